@@ -1,0 +1,317 @@
+// The records of a gpuperf trace: plain structs, no behaviour.
+//
+// Every id that names a string (kernel name, API name, path, ...) is a StringId into
+// the trace's string table; every call stack is a StackId into its stack table.
+// Id 0 means "none" for both. Timestamps are CLOCK_MONOTONIC nanoseconds of the
+// recording host. Enumerations mirror CUPTI's numbering where CUPTI has one, so the
+// translation at the edge stays a cast that tests can check.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuperf {
+
+using StringId = uint32_t;
+using StackId = uint32_t;
+
+enum class ApiDomain : uint8_t { kUnknown = 0, kRuntime = 1, kDriver = 2, kInternal = 3 };
+
+// Same values as CUpti_ActivityMemcpyKind.
+enum class MemcpyKind : uint8_t {
+  kUnknown = 0,
+  kHtoD = 1,
+  kDtoH = 2,
+  kHtoA = 3,
+  kAtoH = 4,
+  kAtoA = 5,
+  kAtoD = 6,
+  kDtoA = 7,
+  kDtoD = 8,
+  kHtoH = 9,
+  kPtoP = 10,
+};
+
+// Same values as CUpti_ActivityMemoryKind.
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
+  kDeviceStatic = 6,
+  kManagedStatic = 7,
+};
+
+// Same values as CUpti_ActivitySynchronizationType.
+enum class SyncKind : uint8_t {
+  kUnknown = 0,
+  kEventSynchronize = 1,
+  kStreamWaitEvent = 2,
+  kStreamSynchronize = 3,
+  kContextSynchronize = 4,
+};
+
+// Same values as CUpti_ActivityMemoryOperationType.
+enum class MemoryOp : uint8_t { kUnknown = 0, kAllocation = 1, kRelease = 2 };
+
+enum class NvtxKind : uint8_t { kRange = 1, kMark = 2 };
+
+// Our own grouping of CUpti_ActivityOverheadKind (whose values are sparse bit fields).
+enum class OverheadKind : uint8_t {
+  kUnknown = 0,
+  kDriverCompiler = 1,
+  kBufferFlush = 2,
+  kInstrumentation = 3,
+  kResource = 4,
+  kModuleLoading = 5,
+  kLazyFunctionLoading = 6,
+  kCommandBufferFull = 7,
+  kActivityBufferRequest = 8,
+  kUvmActivityInit = 9,
+};
+
+// One per recorded process (one per trace file).
+struct ProcessRecord {
+  uint32_t pid = 0;
+  uint32_t parent_pid = 0;
+  StringId command = 0;  // argv joined by spaces
+  StringId hostname = 0;
+  StringId gpuperf_version = 0;
+  uint64_t start_ns = 0;  // when the injection library initialized
+  uint64_t end_ns = 0;    // last flush; 0 when the process died before its final flush
+};
+
+struct ThreadRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;  // gettid() value, as CUPTI reports with CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
+  StringId name = 0;
+};
+
+// The device limits that theoretical occupancy needs, plus identity.
+struct DeviceRecord {
+  uint32_t pid = 0;
+  uint32_t device_id = 0;
+  StringId name = 0;
+  uint32_t compute_major = 0;
+  uint32_t compute_minor = 0;
+  uint32_t sm_count = 0;
+  uint32_t warp_size = 0;
+  uint32_t max_threads_per_block = 0;
+  uint32_t max_warps_per_sm = 0;
+  uint32_t max_blocks_per_sm = 0;
+  uint32_t max_registers_per_block = 0;
+  uint32_t max_registers_per_sm = 0;
+  uint32_t max_shared_per_block = 0;  // bytes
+  uint32_t max_shared_per_sm = 0;     // bytes
+  uint64_t global_memory_bytes = 0;
+  uint64_t memory_bandwidth_kbps = 0;  // KB/s as CUPTI reports it
+  uint32_t core_clock_khz = 0;
+};
+
+struct ContextRecord {
+  uint32_t pid = 0;
+  uint32_t context_id = 0;
+  uint32_t device_id = 0;
+  uint32_t null_stream_id = 0;
+  uint8_t is_green = 0;
+};
+
+struct KernelRecord {
+  uint32_t pid = 0;
+  StringId name = 0;  // mangled, as CUPTI reports it; analysis demangles
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t grid_x = 0, grid_y = 0, grid_z = 0;
+  uint32_t block_x = 0, block_y = 0, block_z = 0;
+  uint32_t cluster_x = 0, cluster_y = 0, cluster_z = 0;
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_bytes = 0;
+  uint32_t dynamic_shared_bytes = 0;
+  uint32_t correlation_id = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+  uint8_t device_launched = 0;
+};
+
+struct MemcpyRecord {
+  uint32_t pid = 0;
+  MemcpyKind kind = MemcpyKind::kUnknown;
+  MemoryKind src_kind = MemoryKind::kUnknown;
+  MemoryKind dst_kind = MemoryKind::kUnknown;
+  uint64_t bytes = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t src_device_id = 0;  // peer-to-peer copies only
+  uint32_t dst_device_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  uint32_t runtime_correlation_id = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+};
+
+struct MemsetRecord {
+  uint32_t pid = 0;
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  MemoryKind memory_kind = MemoryKind::kUnknown;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+};
+
+struct ApiRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  ApiDomain domain = ApiDomain::kUnknown;
+  uint32_t callback_id = 0;  // CUPTI cbid within the domain
+  StringId name = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  int32_t return_code = 0;  // cudaError_t or CUresult
+};
+
+struct SyncRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;  // from the API record of the same correlation id, when known
+  SyncKind kind = SyncKind::kUnknown;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;  // UINT32_MAX when not applicable, as CUPTI does
+  uint32_t event_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+};
+
+struct MemoryRecord {
+  uint32_t pid = 0;
+  MemoryOp op = MemoryOp::kUnknown;
+  MemoryKind memory_kind = MemoryKind::kUnknown;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint64_t timestamp_ns = 0;
+  uint32_t correlation_id = 0;
+  uint8_t is_async = 0;  // stream-ordered (cudaMallocAsync) allocation
+};
+
+struct NvtxRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  NvtxKind kind = NvtxKind::kRange;
+  StringId name = 0;
+  StringId domain = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;  // equals start_ns for a mark; 0 when the range never ended
+  uint32_t color = 0;
+};
+
+struct OverheadRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  OverheadKind kind = OverheadKind::kUnknown;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+// The CPU stack that issued the API call with this correlation id.
+struct LaunchLinkRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t correlation_id = 0;
+  StackId stack_id = 0;
+};
+
+struct ExternalCorrelationRecord {
+  uint32_t pid = 0;
+  uint32_t external_kind = 0;  // CUpti_ExternalCorrelationKind
+  uint64_t external_id = 0;
+  uint32_t correlation_id = 0;
+};
+
+// A pair of clock readings taken at the same moment, so traces can be aligned with
+// wall-clock time and with tools that use another clock.
+struct ClockRecord {
+  uint32_t pid = 0;
+  uint64_t monotonic_ns = 0;
+  uint64_t realtime_ns = 0;
+};
+
+// A counter from the stats table (include/gpuperf/stats.h): drops and our own costs.
+struct StatRecord {
+  uint32_t pid = 0;
+  uint32_t stat = 0;  // StatId
+  uint64_t value = 0;
+};
+
+// One loaded ELF object of a recorded process.
+struct ModuleRecord {
+  uint32_t pid = 0;
+  StringId path = 0;
+  StringId build_id = 0;  // hex
+  uint64_t load_bias = 0;
+  uint64_t start = 0;  // lowest mapped address of its PT_LOAD segments
+  uint64_t end = 0;    // one past the highest
+};
+
+// An interned call stack: program counters, innermost first.
+struct StackRecord {
+  uint32_t pid = 0;
+  StackId id = 0;
+  std::vector<uint64_t> pcs;
+};
+
+struct SymbolFrame {
+  StringId function = 0;  // demangled; 0 when unknown
+  StringId file = 0;
+  uint32_t line = 0;
+  StringId module = 0;
+  uint64_t module_offset = 0;
+};
+
+// What a PC of a process resolved to. frames[0] is the innermost inlined function,
+// the last frame the real (outlined) function that contains the PC.
+struct SymbolRecord {
+  uint32_t pid = 0;
+  uint64_t pc = 0;
+  std::vector<SymbolFrame> frames;
+};
+
+// Every fixed-size record type: X(TypeName, snake_name, chunk type number).
+// Chunk type numbers are part of the file format: never reuse or renumber one.
+#define GPUPERF_FIXED_RECORD_TYPES(X)              \
+  X(Process, process, 1)                           \
+  X(Thread, thread, 2)                             \
+  X(Device, device, 3)                             \
+  X(Context, context, 4)                           \
+  X(Kernel, kernel, 5)                             \
+  X(Memcpy, memcpy, 6)                             \
+  X(Memset, memset, 7)                             \
+  X(Api, api, 8)                                   \
+  X(Sync, sync, 9)                                 \
+  X(Memory, memory, 10)                            \
+  X(Nvtx, nvtx, 11)                                \
+  X(Overhead, overhead, 12)                        \
+  X(LaunchLink, launch_link, 13)                   \
+  X(ExternalCorrelation, external_correlation, 14) \
+  X(Clock, clock, 15)                              \
+  X(Stat, stat, 16)                                \
+  X(Module, module, 17)
+
+}  // namespace gpuperf

@@ -1,0 +1,70 @@
+// The table of counters a recording keeps about itself: what it dropped and what it
+// cost. Every drop is counted here and shown by `gpuperf report`; nothing is lost
+// silently. Stat ids are stored in traces: append new ones, never renumber.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace gpuperf {
+
+enum class StatSeverity : uint8_t {
+  kInfo,      // a cost or a count, nothing wrong
+  kWarning,   // something degraded, but no data was lost
+  kDataLoss,  // records that the trace does not have
+};
+
+// X(name, id, severity, description)
+#define GPUPERF_STATS(X)                                                                           \
+  X(cupti_dropped_records, 1, kDataLoss, "activity records CUPTI dropped (its buffers were full)") \
+  X(incomplete_records, 2, kDataLoss, "activity records without timestamps (never completed)")     \
+  X(untranslated_records, 3, kInfo, "activity records of kinds gpuperf does not keep")             \
+  X(writer_queue_full, 4, kDataLoss, "record batches dropped because the writer queue was full")   \
+  X(launch_links_dropped, 5, kDataLoss, "launch stacks dropped (per-thread buffer full)")          \
+  X(unwind_failed, 6, kDataLoss, "launches whose CPU stack could not be unwound")                  \
+  X(stack_table_full, 7, kDataLoss, "launch stacks not interned (stack table at its limit)")       \
+  X(write_errors, 8, kDataLoss, "chunks that could not be written to disk")                        \
+  X(cupti_subscribe_failed, 9, kWarning,                                                           \
+    "CUPTI callbacks unavailable (another profiler subscribed): no API stacks")                    \
+  X(cupti_call_failed, 10, kWarning, "CUPTI calls that failed (see the log)")                      \
+  X(callbacks, 11, kInfo, "CUPTI API callbacks handled")                                           \
+  X(callback_ns, 12, kInfo, "time spent in gpuperf's API callbacks (ns)")                          \
+  X(stacks_unwound, 13, kInfo, "CPU stacks unwound at launches")                                   \
+  X(unwind_ns, 14, kInfo, "time spent unwinding (ns)")                                             \
+  X(activity_buffers, 15, kInfo, "CUPTI activity buffers processed")                               \
+  X(activity_records, 16, kInfo, "CUPTI activity records processed")                               \
+  X(translate_ns, 17, kInfo, "time spent translating activity records (ns)")                       \
+  X(bytes_written, 18, kInfo, "bytes written to the trace file")                                   \
+  X(chunks_written, 19, kInfo, "chunks written to the trace file")                                 \
+  X(compress_ns, 20, kInfo, "time spent compressing and writing chunks (ns)")                      \
+  X(unique_stacks, 21, kInfo, "distinct launch stacks")                                            \
+  X(module_refreshes, 22, kInfo, "module table refreshes (after dlopen)")                          \
+  X(forked_children_ignored, 23, kInfo, "forked children in which recording was switched off")
+
+enum class StatId : uint32_t {
+#define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,
+  GPUPERF_STATS(GPUPERF_STAT_ENUM)
+#undef GPUPERF_STAT_ENUM
+};
+
+inline constexpr uint32_t kMaxStatId = 64;
+
+struct StatInfo {
+  std::string_view name;
+  StatSeverity severity;
+  std::string_view description;
+};
+
+// Name, severity and description of a stat id; a placeholder for ids from a newer gpuperf.
+inline StatInfo GetStatInfo(uint32_t id) {
+  switch (id) {
+#define GPUPERF_STAT_INFO(name, id, severity, description) \
+  case id:                                                 \
+    return {#name, StatSeverity::severity, description};
+    GPUPERF_STATS(GPUPERF_STAT_INFO)
+#undef GPUPERF_STAT_INFO
+  }
+  return {"unknown_stat", StatSeverity::kInfo, "a counter from a newer gpuperf"};
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,57 @@
+// Streaming reader of a trace file, or of a directory of per-process trace files read
+// as one trace.
+//
+// Ids are remapped while reading so that they are unique across all files of a
+// directory: the sink sees every string and stack (with its global id) before any
+// record that uses it. Damage is survived, not fatal: a chunk that fails its checksum
+// is skipped and counted, a file cut off mid-chunk yields every complete chunk and a
+// warning. Only input that is not a trace at all, or of a format version we cannot
+// read, is an error.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuperf/records.h"
+#include "gpuperf/status.h"
+
+namespace gpuperf {
+
+// Receives batches of records in file order. Override what you need.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void OnString(StringId id, std::string_view text) {}
+  virtual void OnStack(const StackRecord& stack) {}
+  virtual void OnSymbol(const SymbolRecord& symbol) {}
+#define GPUPERF_SINK_ON(Type, name, number) \
+  virtual void On##Type(std::span<const Type##Record> records) {}
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_SINK_ON)
+#undef GPUPERF_SINK_ON
+};
+
+// What the reader saw, including every recoverable problem.
+struct ReadReport {
+  uint32_t files = 0;
+  uint32_t format_version = 0;
+  uint64_t chunks_read = 0;
+  uint64_t chunks_corrupt = 0;   // failed checksum or decoding: skipped
+  uint64_t chunks_unknown = 0;   // types from a newer gpuperf: skipped
+  uint64_t bytes_truncated = 0;  // bytes at the end of a file that were not a whole chunk
+  uint64_t records_read = 0;
+  uint32_t max_local_string_id = 0;   // highest string id a file defined (for appending)
+  uint64_t complete_bytes = 0;        // bytes of the last file up to its last whole chunk
+  std::vector<std::string> warnings;  // one line each, for humans
+};
+
+// Reads FILE or every *.gpt file in DIR (sorted by name) into the sink.
+Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report);
+
+// Reads trace bytes already in memory (the fuzz target and tests use this).
+Status ReadTraceBytes(std::span<const uint8_t> bytes, std::string_view display_name,
+                      RecordSink& sink, ReadReport* report);
+
+}  // namespace gpuperf

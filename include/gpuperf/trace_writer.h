@@ -1,0 +1,67 @@
+// Append-only writer of one trace file (one per recorded process).
+//
+// Records are buffered per type and written as typed, length-prefixed, checksummed,
+// zstd-compressed chunks. Strings and stacks are interned: the chunk that defines an
+// id is always written before any chunk that uses it, so a reader can stream. A file
+// cut off at any point still holds every chunk written before the cut.
+//
+// Not thread-safe: feed it from one thread (the injection library's writer thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gpuperf/records.h"
+#include "gpuperf/status.h"
+
+namespace gpuperf {
+
+struct TraceWriterOptions {
+  // Records of one type buffered before a chunk is written.
+  uint32_t records_per_chunk = 32768;
+  // zstd level: 1 is fast enough for the injection library's writer thread.
+  int compression_level = 1;
+};
+
+struct TraceWriterStats {
+  uint64_t chunks_written = 0;
+  uint64_t bytes_written = 0;
+  uint64_t records_written = 0;
+  uint64_t write_errors = 0;
+};
+
+class TraceWriter {
+ public:
+  // Creates (truncates) the file and writes the header.
+  static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path,
+                                                     TraceWriterOptions options = {});
+  // Opens an existing trace to add chunks at its end (the symbolizer adds symbols after
+  // the recording). A damaged tail is cut off first so that new chunks stay readable.
+  static Result<std::unique_ptr<TraceWriter>> Append(const std::string& path,
+                                                     TraceWriterOptions options = {});
+  virtual ~TraceWriter() = default;
+
+  // Returns the id of this string, adding it on first sight. Id 0 is the empty string.
+  virtual StringId InternString(std::string_view text) = 0;
+
+  // Adds a stack under the id the caller chose (the injection library interns stacks
+  // itself). Ids must be unique within the file and non-zero.
+  virtual void AddStack(const StackRecord& stack) = 0;
+  virtual void AddSymbol(const SymbolRecord& symbol) = 0;
+
+#define GPUPERF_WRITER_ADD(Type, name, number) virtual void Add(const Type##Record& record) = 0;
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_ADD)
+#undef GPUPERF_WRITER_ADD
+
+  // Writes every buffered record. Safe to call often: empty buffers write nothing.
+  virtual Status Flush() = 0;
+  // Flushes and closes. The writer is unusable afterwards.
+  virtual Status Close() = 0;
+
+  virtual const TraceWriterStats& stats() const = 0;
+};
+
+}  // namespace gpuperf

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what gpuperf needs from Debian packages, only what is missing.
+# Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs)
+set -euo pipefail
+
+packages=(cmake g++ make pkg-config libzstd-dev zstd libdw-dev libelf-dev zlib1g-dev liblzma-dev
+          libbz2-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+          libbenchmark-dev libunwind8 clang-format clang libbpf-dev bpftool)
+if [[ "${1:-}" == "--test" ]]; then
+  # protoc decodes our Perfetto output; chromium checks the interactive flame graph;
+  # llvm provides the symbolizer used as a test oracle.
+  packages+=(protobuf-compiler chromium python3 llvm binutils)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} == 0 )); then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

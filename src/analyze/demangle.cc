@@ -1,0 +1,63 @@
+#include "analyze/demangle.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+
+namespace gpuperf {
+
+std::string Demangle(std::string_view name) {
+  if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return std::string(name);
+  std::string mangled(name);
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || demangled == nullptr) return mangled;
+  std::string result(demangled);
+  std::free(demangled);
+  return result;
+}
+
+std::string ShortName(std::string_view name) {
+  // Cut the argument list: the last top-level '(' (skipping "(anonymous namespace)").
+  int depth = 0;
+  size_t cut = name.size();
+  for (size_t i = name.size(); i-- > 0;) {
+    char c = name[i];
+    if (c == ')' || c == '>' || c == ']') ++depth;
+    if (c == '(' || c == '<' || c == '[') --depth;
+    if (c == '(' && depth == 0) {
+      if (name.substr(i).starts_with("(anonymous namespace)")) continue;
+      cut = i;
+      break;
+    }
+  }
+  std::string_view head = name.substr(0, cut);
+  // Drop template arguments at any level, keep the qualified name.
+  std::string out;
+  depth = 0;
+  for (char c : head) {
+    if (c == '<') {
+      ++depth;
+      continue;
+    }
+    if (c == '>') {
+      if (depth > 0) --depth;
+      continue;
+    }
+    if (depth == 0) out += c;
+  }
+  // Drop a leading return type ("void foo" -> "foo"): the last top-level space.
+  size_t space = out.rfind(' ');
+  if (space != std::string::npos && out.find("(anonymous namespace)") == std::string::npos) {
+    out = out.substr(space + 1);
+  }
+  return out.empty() ? std::string(name) : out;
+}
+
+const std::string& DemangleCache::Get(std::string_view mangled) {
+  auto it = cache_.find(std::string(mangled));
+  if (it != cache_.end()) return it->second;
+  return cache_.emplace(std::string(mangled), Demangle(mangled)).first->second;
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,30 @@
+#include "analyze/demangle.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuperf {
+namespace {
+
+TEST(Demangle, DemanglesKernelNames) {
+  EXPECT_EQ(Demangle("_Z13softmaxKernelPfii"), "softmaxKernel(float*, int, int)");
+  EXPECT_EQ(Demangle("ampere_sgemm_128x64_tn"), "ampere_sgemm_128x64_tn");
+  EXPECT_EQ(Demangle("_Zbroken"), "_Zbroken");
+}
+
+TEST(Demangle, ShortNames) {
+  EXPECT_EQ(ShortName("softmaxKernel(float*, int, int)"), "softmaxKernel");
+  EXPECT_EQ(ShortName("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<"
+                      "float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, "
+                      "std::array<char*, 1ul>)"),
+            "at::native::vectorized_elementwise_kernel");
+  EXPECT_EQ(ShortName("flash_fwd_kernel"), "flash_fwd_kernel");
+}
+
+TEST(Demangle, CacheReturnsSameText) {
+  DemangleCache cache;
+  EXPECT_EQ(cache.Get("_Z13softmaxKernelPfii"), "softmaxKernel(float*, int, int)");
+  EXPECT_EQ(&cache.Get("_Z13softmaxKernelPfii"), &cache.Get("_Z13softmaxKernelPfii"));
+}
+
+}  // namespace
+}  // namespace gpuperf

@@ -1,0 +1,49 @@
+// How subcommands join the CLI: each cmd_*.cc defines a registration function and
+// registers it with GPUPERF_COMMAND, so main() stays thin and adding a command touches
+// one new file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpuperf/status.h"
+#include "gpuperf/trace_reader.h"
+
+namespace gpuperf::cli {
+
+// A command's registration adds its subcommand to `app`; its callback stores the
+// process exit code in `*exit_code`.
+using RegisterFn = std::function<void(CLI::App& app, int* exit_code)>;
+
+struct CommandEntry {
+  int order;  // position in --help
+  RegisterFn reg;
+};
+
+std::vector<CommandEntry>& CommandRegistry();
+
+struct CommandRegistrar {
+  CommandRegistrar(int order, RegisterFn reg) {
+    CommandRegistry().push_back({order, std::move(reg)});
+  }
+};
+
+#define GPUPERF_COMMAND(order, fn) \
+  static ::gpuperf::cli::CommandRegistrar gp_registrar_##fn(order, fn)
+
+// Prints "gpuperf: <message>" to stderr and returns the exit code for the status.
+int ReportError(const Status& status);
+
+// Exit codes shared by all commands (record returns the command's own code instead).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // the command could not do its job
+inline constexpr int kExitUsage = 2;     // bad command line
+inline constexpr int kExitBadInput = 3;  // the input is not a trace, or cannot be read
+
+// Prints the reader's warnings (damage, truncation) to stderr, one line each.
+void PrintReadWarnings(const ReadReport& report);
+
+}  // namespace gpuperf::cli

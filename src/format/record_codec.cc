@@ -1,0 +1,107 @@
+#include "format/record_codec.h"
+
+namespace gpuperf::format {
+
+namespace {
+// Limits that only damaged input exceeds; checked before allocating.
+constexpr uint64_t kMaxStackDepth = 4096;
+constexpr uint64_t kMaxInlineFrames = 1024;
+}  // namespace
+
+void EncodeStrings(uint32_t first_id, std::span<const std::string> strings, std::string& out) {
+  PutVarint(out, first_id);
+  for (const std::string& s : strings) {
+    PutVarint(out, s.size());
+    out.append(s);
+  }
+}
+
+bool DecodeStrings(ByteCursor& in, uint32_t count, uint32_t* first_id,
+                   std::vector<std::string>& out) {
+  *first_id = static_cast<uint32_t>(in.Varint());
+  if (count > in.remaining()) return false;
+  out.clear();
+  out.reserve(count);
+  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
+    uint64_t size = in.Varint();
+    const uint8_t* bytes = in.Bytes(size);
+    if (bytes == nullptr) return false;
+    out.emplace_back(reinterpret_cast<const char*>(bytes), size);
+  }
+  return !in.failed();
+}
+
+void EncodeStacks(std::span<const StackRecord> stacks, std::string& out) {
+  for (const StackRecord& stack : stacks) {
+    PutVarint(out, stack.pid);
+    PutVarint(out, stack.id);
+    PutVarint(out, stack.pcs.size());
+    uint64_t last = 0;
+    for (uint64_t pc : stack.pcs) {
+      // Neighbouring frames are usually in the same module: deltas are short.
+      PutVarint(out, ZigZag(static_cast<int64_t>(pc - last)));
+      last = pc;
+    }
+  }
+}
+
+bool DecodeStacks(ByteCursor& in, uint32_t count, std::vector<StackRecord>& out) {
+  if (count > in.remaining()) return false;
+  out.clear();
+  out.reserve(count);
+  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
+    StackRecord stack;
+    stack.pid = static_cast<uint32_t>(in.Varint());
+    stack.id = static_cast<StackId>(in.Varint());
+    uint64_t depth = in.Varint();
+    if (depth > kMaxStackDepth || depth > in.remaining()) return false;
+    stack.pcs.resize(depth);
+    uint64_t last = 0;
+    for (uint64_t& pc : stack.pcs) {
+      pc = last + static_cast<uint64_t>(UnZigZag(in.Varint()));
+      last = pc;
+    }
+    out.push_back(std::move(stack));
+  }
+  return !in.failed();
+}
+
+void EncodeSymbols(std::span<const SymbolRecord> symbols, std::string& out) {
+  for (const SymbolRecord& symbol : symbols) {
+    PutVarint(out, symbol.pid);
+    PutVarint(out, symbol.pc);
+    PutVarint(out, symbol.frames.size());
+    for (const SymbolFrame& frame : symbol.frames) {
+      PutVarint(out, frame.function);
+      PutVarint(out, frame.file);
+      PutVarint(out, frame.line);
+      PutVarint(out, frame.module);
+      PutVarint(out, frame.module_offset);
+    }
+  }
+}
+
+bool DecodeSymbols(ByteCursor& in, uint32_t count, IdMaps& ids, std::vector<SymbolRecord>& out) {
+  if (count > in.remaining()) return false;
+  out.clear();
+  out.reserve(count);
+  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
+    SymbolRecord symbol;
+    symbol.pid = static_cast<uint32_t>(in.Varint());
+    symbol.pc = in.Varint();
+    uint64_t frames = in.Varint();
+    if (frames > kMaxInlineFrames || frames > in.remaining()) return false;
+    symbol.frames.resize(frames);
+    for (SymbolFrame& frame : symbol.frames) {
+      frame.function = ids.MapString(in.Varint());
+      frame.file = ids.MapString(in.Varint());
+      frame.line = static_cast<uint32_t>(in.Varint());
+      frame.module = ids.MapString(in.Varint());
+      frame.module_offset = in.Varint();
+    }
+    out.push_back(std::move(symbol));
+  }
+  return !in.failed();
+}
+
+}  // namespace gpuperf::format

@@ -1,0 +1,148 @@
+#include "format/text_dump.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <vector>
+
+#include "format/enum_names.h"
+#include "format/record_schema.h"
+#include "gpuperf/stats.h"
+
+namespace gpuperf {
+namespace {
+
+class DumpSink final : public RecordSink {
+ public:
+  explicit DumpSink(std::ostream& out) : out_(out) { strings_.emplace_back(); }
+
+  void OnString(StringId id, std::string_view text) override {
+    if (strings_.size() <= id) strings_.resize(id + 1);
+    strings_[id] = std::string(text);
+  }
+
+  void OnStack(const StackRecord& stack) override {
+    line_.assign("stack id=");
+    line_ += std::to_string(stack.id);
+    line_ += " pid=" + std::to_string(stack.pid) + " pcs=";
+    for (size_t i = 0; i < stack.pcs.size(); ++i) {
+      if (i) line_ += ',';
+      AppendHex(stack.pcs[i]);
+    }
+    Emit();
+  }
+
+  void OnSymbol(const SymbolRecord& symbol) override {
+    line_.assign("symbol pid=" + std::to_string(symbol.pid) + " pc=");
+    AppendHex(symbol.pc);
+    for (const SymbolFrame& frame : symbol.frames) {
+      line_ += " frame=";
+      AppendQuoted(line_, Str(frame.function));
+      line_ += '@';
+      AppendQuoted(line_, Str(frame.file));
+      line_ += ':' + std::to_string(frame.line) + '@';
+      AppendQuoted(line_, Str(frame.module));
+      line_ += '+';
+      AppendHex(frame.module_offset);
+    }
+    Emit();
+  }
+
+#define GPUPERF_DUMP_ON(Type, name, number)                              \
+  void On##Type(std::span<const Type##Record> records) override {        \
+    for (const Type##Record& record : records) DumpFixed(#name, record); \
+  }
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_DUMP_ON)
+#undef GPUPERF_DUMP_ON
+
+ private:
+  template <class T>
+  void DumpFixed(const char* type_name, const T& record) {
+    line_.assign(type_name);
+    format::ForEachField(record, [&](const char* field, const auto& value, format::FieldEnc enc) {
+      using FieldT = std::remove_cvref_t<decltype(value)>;
+      line_ += ' ';
+      line_ += field;
+      line_ += '=';
+      if (enc == format::FieldEnc::kString) {
+        AppendQuoted(line_, Str(static_cast<StringId>(value)));
+      } else if constexpr (std::is_enum_v<FieldT>) {
+        line_ += EnumName(value);
+      } else {
+        line_ += std::to_string(value);
+      }
+    });
+    if constexpr (std::is_same_v<T, StatRecord>) {
+      line_ += " # ";
+      line_ += GetStatInfo(record.stat).name;
+    }
+    Emit();
+  }
+
+  std::string_view Str(StringId id) const {
+    return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
+  }
+
+  void AppendHex(uint64_t value) {
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "0x%" PRIx64, value);
+    line_ += buf;
+  }
+
+  void Emit() {
+    line_ += '\n';
+    out_ << line_;
+  }
+
+  std::ostream& out_;
+  std::vector<std::string> strings_;
+  std::string line_;
+};
+
+}  // namespace
+
+void AppendQuoted(std::string& out, std::string_view text) {
+  out += '"';
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+Status DumpTrace(const std::string& path, std::ostream& out, ReadReport* report) {
+  ReadReport local;
+  ReadReport& seen = report ? *report : local;
+  DumpSink sink(out);
+  Status status = ReadTrace(path, sink, &seen);
+  if (!status.ok()) return status;
+  out << "# files=" << seen.files << " version=" << seen.format_version
+      << " chunks=" << seen.chunks_read << " records=" << seen.records_read
+      << " corrupt_chunks=" << seen.chunks_corrupt << " unknown_chunks=" << seen.chunks_unknown
+      << " truncated_bytes=" << seen.bytes_truncated << "\n";
+  return Status::Ok();
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,349 @@
+// Round trips and damage handling of the trace file format.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "base/crc32c.h"
+#include "format/file_format.h"
+#include "format/record_schema.h"
+#include "format/text_dump.h"
+#include "gpuperf/trace.h"
+#include "gpuperf/trace_writer.h"
+#include "support/temp_dir.h"
+
+namespace gpuperf {
+namespace {
+
+using testing::ReadFileToString;
+using testing::TempDir;
+using testing::WriteStringToFile;
+
+template <class T>
+std::vector<uint64_t> FieldValues(const T& record) {
+  std::vector<uint64_t> values;
+  format::ForEachField(record, [&](const char*, const auto& value, format::FieldEnc) {
+    values.push_back(format::FieldToU64(value));
+  });
+  return values;
+}
+
+// Fills every field of a record with a value derived from (seed, field index), using
+// valid string and stack ids for fields of those kinds.
+template <class T>
+T MakeRecord(TraceWriter& writer, uint64_t seed) {
+  T record{};
+  int index = 0;
+  format::ForEachField(record, [&](const char* name, auto& value, format::FieldEnc enc) {
+    using FieldT = std::remove_cvref_t<decltype(value)>;
+    ++index;
+    if constexpr (std::is_enum_v<FieldT>) {
+      value = static_cast<FieldT>(1 + (seed + index) % 2);
+    } else if (enc == format::FieldEnc::kString) {
+      value = writer.InternString(std::string(name) + "-" + std::to_string(seed % 3));
+    } else if (enc == format::FieldEnc::kStack) {
+      value = static_cast<FieldT>(1 + seed % 2);
+    } else if constexpr (sizeof(FieldT) == 8) {
+      value = static_cast<FieldT>((1ull << 40) + seed * 1000003 + index);
+    } else if constexpr (std::is_signed_v<FieldT>) {
+      value = static_cast<FieldT>(static_cast<int64_t>(seed % 5) - 2 - index);
+    } else {
+      value = static_cast<FieldT>(seed * 31 + index);
+    }
+  });
+  return record;
+}
+
+struct Expected {
+#define GP_EXPECTED_VECTOR(Type, name, number) std::vector<Type##Record> name##s;
+  GPUPERF_FIXED_RECORD_TYPES(GP_EXPECTED_VECTOR)
+#undef GP_EXPECTED_VECTOR
+  std::vector<StackRecord> stacks;
+};
+
+// Writes `count` records of every type plus two stacks and a symbol.
+Expected WriteEverything(const std::string& path, int count, uint32_t records_per_chunk) {
+  Expected expected;
+  TraceWriterOptions options;
+  options.records_per_chunk = records_per_chunk;
+  auto writer = TraceWriter::Create(path, options);
+  EXPECT_TRUE(writer.ok()) << writer.status().message();
+  for (uint32_t id = 1; id <= 2; ++id) {
+    StackRecord stack{7, id, {0x401000 + id, 0x7f0000001234, 0x400500}};
+    (*writer)->AddStack(stack);
+    expected.stacks.push_back(stack);
+  }
+  SymbolRecord symbol{7,
+                      0x401001,
+                      {{(*writer)->InternString("inlined_fn"), (*writer)->InternString("a.cc"), 12,
+                        (*writer)->InternString("/bin/app"), 0x1001},
+                       {(*writer)->InternString("main"), 0, 0, 0, 0}}};
+  (*writer)->AddSymbol(symbol);
+  for (int i = 0; i < count; ++i) {
+#define GP_WRITE_ONE(Type, name, number)                             \
+  expected.name##s.push_back(MakeRecord<Type##Record>(**writer, i)); \
+  (*writer)->Add(expected.name##s.back());
+    GPUPERF_FIXED_RECORD_TYPES(GP_WRITE_ONE)
+#undef GP_WRITE_ONE
+  }
+  EXPECT_TRUE((*writer)->Close().ok());
+  return expected;
+}
+
+TEST(TraceFormat, RoundTripsEveryRecordType) {
+  TempDir dir;
+  const std::string path = dir.File("all.gpt");
+  Expected expected = WriteEverything(path, 10, 3);
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  EXPECT_EQ(trace->read_report.chunks_corrupt, 0u);
+  EXPECT_TRUE(trace->read_report.warnings.empty());
+#define GP_CHECK_TYPE(Type, name, number)                                       \
+  ASSERT_EQ(trace->name##s.size(), expected.name##s.size()) << #name;           \
+  for (size_t i = 0; i < expected.name##s.size(); ++i) {                        \
+    EXPECT_EQ(FieldValues(trace->name##s[i]), FieldValues(expected.name##s[i])) \
+        << #name << " record " << i;                                            \
+  }
+  GPUPERF_FIXED_RECORD_TYPES(GP_CHECK_TYPE)
+#undef GP_CHECK_TYPE
+  // A single file keeps its ids, so string ids resolve to the same text.
+  EXPECT_EQ(trace->str(trace->kernels[1].name), "name-1");
+  ASSERT_EQ(trace->stacks.size(), 3u);
+  EXPECT_EQ(trace->stacks[2].pcs, expected.stacks[1].pcs);
+  ASSERT_EQ(trace->symbols.size(), 1u);
+  ASSERT_EQ(trace->symbols[0].frames.size(), 2u);
+  EXPECT_EQ(trace->str(trace->symbols[0].frames[0].function), "inlined_fn");
+  EXPECT_EQ(trace->symbols[0].frames[0].line, 12u);
+  EXPECT_EQ(trace->str(trace->symbols[0].frames[1].function), "main");
+}
+
+TEST(TraceFormat, DumpShowsRecordsReadably) {
+  TempDir dir;
+  const std::string path = dir.File("t.gpt");
+  auto writer = TraceWriter::Create(path);
+  ASSERT_TRUE(writer.ok());
+  KernelRecord kernel;
+  kernel.pid = 12;
+  kernel.name = (*writer)->InternString("vec\"Add\n");
+  kernel.start_ns = 100;
+  kernel.end_ns = 250;
+  (*writer)->Add(kernel);
+  MemcpyRecord copy;
+  copy.kind = MemcpyKind::kHtoD;
+  (*writer)->Add(copy);
+  ASSERT_TRUE((*writer)->Close().ok());
+  std::ostringstream out;
+  ASSERT_TRUE(DumpTrace(path, out, nullptr).ok());
+  const std::string text = out.str();
+  EXPECT_NE(text.find("kernel pid=12 name=\"vec\\\"Add\\n\" device_id=0"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("start_ns=100 end_ns=250"), std::string::npos) << text;
+  EXPECT_NE(text.find("memcpy pid=0 kind=HtoD"), std::string::npos) << text;
+  EXPECT_NE(text.find("# files=1 version=1"), std::string::npos) << text;
+}
+
+TEST(TraceFormat, TruncatedFileYieldsEveryCompleteChunk) {
+  TempDir dir;
+  const std::string path = dir.File("full.gpt");
+  WriteEverything(path, 40, 4);
+  const std::string bytes = ReadFileToString(path);
+  auto full = LoadTrace(path);
+  ASSERT_TRUE(full.ok());
+  size_t previous = 0;
+  bool saw_mid_chunk_warning = false;
+  for (size_t cut = format::kFileHeaderSize; cut <= bytes.size(); cut += 37) {
+    const std::string cut_path = dir.File("cut.gpt");
+    WriteStringToFile(cut_path, bytes.substr(0, cut));
+    auto trace = LoadTrace(cut_path);
+    ASSERT_TRUE(trace.ok()) << "cut at " << cut << ": " << trace.status().message();
+    EXPECT_EQ(trace->read_report.chunks_corrupt, 0u);
+    EXPECT_GE(trace->kernels.size(), previous) << "cut at " << cut;
+    previous = trace->kernels.size();
+    if (trace->read_report.bytes_truncated > 0) {
+      ASSERT_FALSE(trace->read_report.warnings.empty());
+      saw_mid_chunk_warning |=
+          trace->read_report.warnings[0].find("ends inside a chunk") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(saw_mid_chunk_warning);
+  // Cutting off only the last byte loses exactly the last chunk.
+  WriteStringToFile(dir.File("cut.gpt"), bytes.substr(0, bytes.size() - 1));
+  auto almost = LoadTrace(dir.File("cut.gpt"));
+  ASSERT_TRUE(almost.ok());
+  EXPECT_EQ(almost->read_report.chunks_read + 1, full->read_report.chunks_read);
+}
+
+TEST(TraceFormat, CorruptedChunkIsSkippedAndCounted) {
+  TempDir dir;
+  const std::string path = dir.File("c.gpt");
+  WriteEverything(path, 40, 4);
+  std::string bytes = ReadFileToString(path);
+  auto full = LoadTrace(path);
+  ASSERT_TRUE(full.ok());
+  bytes[bytes.size() / 2] ^= 0x5a;  // inside some chunk's payload or header
+  WriteStringToFile(path, bytes);
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  EXPECT_GE(trace->read_report.chunks_corrupt, 1u);
+  EXPECT_GE(trace->read_report.chunks_read + 2, full->read_report.chunks_read);
+  EXPECT_LT(trace->read_report.chunks_read, full->read_report.chunks_read);
+  ASSERT_FALSE(trace->read_report.warnings.empty());
+  EXPECT_NE(trace->read_report.warnings[0].find("damaged chunk"), std::string::npos);
+}
+
+TEST(TraceFormat, DamagedChunkHeaderResynchronizes) {
+  TempDir dir;
+  const std::string path = dir.File("h.gpt");
+  WriteEverything(path, 20, 4);
+  std::string bytes = ReadFileToString(path);
+  // Break the magic of the first chunk: everything after it must still be read.
+  bytes[format::kFileHeaderSize] ^= 0xff;
+  WriteStringToFile(path, bytes);
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(trace->read_report.chunks_corrupt, 1u);
+  EXPECT_EQ(trace->kernels.size(), 20u);
+}
+
+TEST(TraceFormat, EmptyFileIsAClearError) {
+  TempDir dir;
+  WriteStringToFile(dir.File("empty.gpt"), "");
+  auto trace = LoadTrace(dir.File("empty.gpt"));
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().code(), StatusCode::kNotATrace);
+  EXPECT_NE(trace.status().message().find("is empty"), std::string::npos);
+}
+
+TEST(TraceFormat, NonTraceInputIsAClearError) {
+  TempDir dir;
+  WriteStringToFile(dir.File("notes.txt"), "this is not a trace\n");
+  auto trace = LoadTrace(dir.File("notes.txt"));
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().code(), StatusCode::kNotATrace);
+  EXPECT_NE(trace.status().message().find("is not a gpuperf trace"), std::string::npos);
+}
+
+TEST(TraceFormat, WrongVersionIsAClearError) {
+  TempDir dir;
+  const std::string path = dir.File("v.gpt");
+  WriteEverything(path, 1, 4);
+  std::string bytes = ReadFileToString(path);
+  const uint32_t newer = format::kFormatVersion + 1;
+  std::memcpy(bytes.data() + 8, &newer, 4);
+  WriteStringToFile(path, bytes);
+  auto trace = LoadTrace(path);
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().code(), StatusCode::kUnsupportedVersion);
+  EXPECT_NE(trace.status().message().find("version 2"), std::string::npos);
+  EXPECT_NE(trace.status().message().find("upgrade gpuperf"), std::string::npos);
+}
+
+TEST(TraceFormat, MissingPathIsNotFound) {
+  auto trace = LoadTrace("/nonexistent/trace.gpt");
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().code(), StatusCode::kNotFound);
+}
+
+TEST(TraceFormat, UnknownChunkTypeIsSkipped) {
+  TempDir dir;
+  const std::string path = dir.File("u.gpt");
+  WriteEverything(path, 2, 100);
+  std::string bytes = ReadFileToString(path);
+  // Append a well-formed chunk of a type from the future.
+  std::string chunk(format::kChunkHeaderSize + 3, '\0');
+  uint32_t magic = format::kChunkMagic, size = 3, count = 1;
+  uint16_t type = 999, flags = 0;
+  std::memcpy(chunk.data(), &magic, 4);
+  std::memcpy(chunk.data() + 4, &type, 2);
+  std::memcpy(chunk.data() + 6, &flags, 2);
+  std::memcpy(chunk.data() + 8, &size, 4);
+  std::memcpy(chunk.data() + 12, &size, 4);
+  std::memcpy(chunk.data() + 16, &count, 4);
+  uint32_t crc = 0;
+  crc = gpuperf::Crc32c(0, chunk.data(), 20);
+  crc = gpuperf::Crc32c(crc, chunk.data() + format::kChunkHeaderSize, 3);
+  std::memcpy(chunk.data() + 20, &crc, 4);
+  WriteStringToFile(path, bytes + chunk);
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(trace->read_report.chunks_unknown, 1u);
+  EXPECT_EQ(trace->read_report.chunks_corrupt, 0u);
+  EXPECT_EQ(trace->kernels.size(), 2u);
+}
+
+TEST(TraceFormat, DirectoryReadsAsOneTraceWithRemappedIds) {
+  TempDir dir;
+  for (uint32_t pid : {100u, 200u}) {
+    auto writer = TraceWriter::Create(dir.File("app." + std::to_string(pid) + ".gpt"));
+    ASSERT_TRUE(writer.ok());
+    // Both files use local stack id 1 and string id 1, for different content.
+    (*writer)->InternString(pid == 100 ? "only-in-100" : "only-in-200");
+    (*writer)->AddStack(StackRecord{pid, 1, {pid * 16ull}});
+    KernelRecord kernel;
+    kernel.pid = pid;
+    kernel.name = (*writer)->InternString("shared_kernel");
+    kernel.correlation_id = 5;
+    (*writer)->Add(kernel);
+    (*writer)->Add(LaunchLinkRecord{pid, pid, 5, 1});
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  WriteStringToFile(dir.File("README.txt"), "not a trace, not read");
+  auto trace = LoadTrace(dir.path().string());
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  EXPECT_EQ(trace->read_report.files, 2u);
+  ASSERT_EQ(trace->kernels.size(), 2u);
+  EXPECT_EQ(trace->kernels[0].name, trace->kernels[1].name);  // deduplicated
+  EXPECT_EQ(trace->str(trace->kernels[1].name), "shared_kernel");
+  ASSERT_EQ(trace->launch_links.size(), 2u);
+  for (const LaunchLinkRecord& link : trace->launch_links) {
+    const StackRecord& stack = trace->stacks[link.stack_id];
+    EXPECT_EQ(stack.pid, link.pid);
+    EXPECT_EQ(stack.pcs, std::vector<uint64_t>{link.pid * 16ull});
+  }
+}
+
+TEST(TraceFormat, EmptyDirectoryIsAClearError) {
+  TempDir dir;
+  auto trace = LoadTrace(dir.path().string());
+  ASSERT_FALSE(trace.ok());
+  EXPECT_NE(trace.status().message().find("holds no trace files"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuperf
+
+namespace gpuperf {
+namespace {
+
+TEST(TraceFormat, AppendAddsChunksAfterATruncatedTail) {
+  TempDir dir;
+  const std::string path = dir.File("a.gpt");
+  WriteEverything(path, 8, 4);
+  std::string bytes = ReadFileToString(path);
+  WriteStringToFile(path, bytes.substr(0, bytes.size() - 5));  // a torn last chunk
+  auto before = LoadTrace(path);
+  ASSERT_TRUE(before.ok());
+  {
+    auto writer = TraceWriter::Append(path);
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    SymbolRecord symbol{
+        7,
+        0x400500,
+        {{(*writer)->InternString("appended_fn"), (*writer)->InternString("name-1"), 3, 0, 0}}};
+    (*writer)->AddSymbol(symbol);
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  auto after = LoadTrace(path);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->read_report.bytes_truncated, 0u);
+  EXPECT_EQ(after->kernels.size(), before->kernels.size());
+  ASSERT_EQ(after->symbols.size(), 2u);
+  EXPECT_EQ(after->str(after->symbols[1].frames[0].function), "appended_fn");
+  // "name-1" existed already: it resolves to the same global id as before.
+  EXPECT_EQ(after->str(after->symbols[1].frames[0].file), "name-1");
+  EXPECT_EQ(after->symbols[1].frames[0].file, after->kernels[1].name);
+}
+
+}  // namespace
+}  // namespace gpuperf

@@ -1,0 +1,53 @@
+#include <span>
+
+#include "gpuperf/trace.h"
+
+namespace gpuperf {
+namespace {
+
+class TraceBuilder final : public RecordSink {
+ public:
+  explicit TraceBuilder(Trace& trace) : trace_(trace) {
+    trace_.strings.assign(1, std::string());
+    trace_.stacks.assign(1, StackRecord());
+  }
+  void OnString(StringId id, std::string_view text) override {
+    if (trace_.strings.size() <= id) trace_.strings.resize(id + 1);
+    trace_.strings[id] = std::string(text);
+  }
+  void OnStack(const StackRecord& stack) override {
+    if (trace_.stacks.size() <= stack.id) trace_.stacks.resize(stack.id + 1);
+    trace_.stacks[stack.id] = stack;
+  }
+  void OnSymbol(const SymbolRecord& symbol) override { trace_.symbols.push_back(symbol); }
+#define GPUPERF_BUILDER_ON(Type, name, number)                                   \
+  void On##Type(std::span<const Type##Record> records) override {                \
+    trace_.name##s.insert(trace_.name##s.end(), records.begin(), records.end()); \
+  }
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BUILDER_ON)
+#undef GPUPERF_BUILDER_ON
+
+ private:
+  Trace& trace_;
+};
+
+}  // namespace
+
+Result<Trace> LoadTrace(const std::string& path) {
+  Trace trace;
+  TraceBuilder builder(trace);
+  GP_RETURN_IF_ERROR(ReadTrace(path, builder, &trace.read_report));
+  return trace;
+}
+
+void ReplayTrace(const Trace& trace, RecordSink& sink) {
+  for (StringId id = 1; id < trace.strings.size(); ++id) sink.OnString(id, trace.strings[id]);
+  for (size_t id = 1; id < trace.stacks.size(); ++id) sink.OnStack(trace.stacks[id]);
+  for (const SymbolRecord& symbol : trace.symbols) sink.OnSymbol(symbol);
+#define GPUPERF_REPLAY(Type, name, number) \
+  if (!trace.name##s.empty()) sink.On##Type(std::span<const Type##Record>(trace.name##s));
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_REPLAY)
+#undef GPUPERF_REPLAY
+}
+
+}  // namespace gpuperf

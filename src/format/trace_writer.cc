@@ -1,0 +1,242 @@
+#include "gpuperf/trace_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/crc32c.h"
+#include "format/file_format.h"
+#include "format/record_codec.h"
+#include "gpuperf/trace_reader.h"
+
+namespace gpuperf {
+namespace {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
+void PutU32(char* out, uint32_t value) {
+  std::memcpy(out, &value, 4);
+}
+void PutU16(char* out, uint16_t value) {
+  std::memcpy(out, &value, 2);
+}
+
+class FileTraceWriter final : public TraceWriter {
+ public:
+  FileTraceWriter(int fd, TraceWriterOptions options, StringId first_string_id = 1)
+      : fd_(fd), options_(options), cctx_(ZSTD_createCCtx()), next_string_id_(first_string_id) {
+    if (options_.records_per_chunk == 0) options_.records_per_chunk = 1;
+  }
+  ~FileTraceWriter() override {
+    Close();
+    ZSTD_freeCCtx(cctx_);
+  }
+
+  Status WriteHeader() {
+    char header[format::kFileHeaderSize] = {};
+    std::memcpy(header, format::kFileMagic, sizeof(format::kFileMagic));
+    PutU32(header + 8, format::kFormatVersion);
+    PutU32(header + 12, 0);
+    return WriteAll(header, sizeof(header));
+  }
+
+  StringId InternString(std::string_view text) override {
+    if (text.empty()) return 0;
+    auto it = string_ids_.find(text);
+    if (it != string_ids_.end()) return it->second;
+    StringId id = next_string_id_++;
+    string_ids_.emplace(std::string(text), id);
+    if (pending_strings_.empty()) pending_first_string_ = id;
+    pending_strings_.emplace_back(text);
+    return id;
+  }
+
+  void AddStack(const StackRecord& stack) override {
+    pending_stacks_.push_back(stack);
+    if (pending_stacks_.size() >= options_.records_per_chunk) FlushDefinitions();
+  }
+
+  void AddSymbol(const SymbolRecord& symbol) override {
+    pending_symbols_.push_back(symbol);
+    if (pending_symbols_.size() >= options_.records_per_chunk) FlushDefinitions();
+  }
+
+#define GPUPERF_WRITER_ADD_IMPL(Type, name, number)                                    \
+  void Add(const Type##Record& record) override {                                      \
+    name##s_.push_back(record);                                                        \
+    if (name##s_.size() >= options_.records_per_chunk) FlushRecords(name##s_, number); \
+  }
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_ADD_IMPL)
+#undef GPUPERF_WRITER_ADD_IMPL
+
+  Status Flush() override {
+    if (fd_ < 0) return Error(StatusCode::kIoError, "trace writer is closed");
+    FlushDefinitions();
+#define GPUPERF_WRITER_FLUSH(Type, name, number) FlushRecords(name##s_, number);
+    GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_FLUSH)
+#undef GPUPERF_WRITER_FLUSH
+    Status status = last_error_;
+    last_error_ = Status::Ok();
+    return status;
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::Ok();
+    Status status = Flush();
+    if (::close(fd_) != 0 && status.ok()) {
+      status = Error(StatusCode::kIoError, std::string("closing trace: ") + std::strerror(errno));
+    }
+    fd_ = -1;
+    return status;
+  }
+
+  const TraceWriterStats& stats() const override {
+    return writer_stats_;
+  }
+
+ private:
+  // Strings first: symbols name strings, and every record chunk may name both.
+  void FlushDefinitions() {
+    if (!pending_strings_.empty()) {
+      raw_.clear();
+      format::EncodeStrings(pending_first_string_, pending_strings_, raw_);
+      WriteChunk(format::kChunkStrings, pending_strings_.size());
+      pending_strings_.clear();
+    }
+    if (!pending_stacks_.empty()) {
+      raw_.clear();
+      format::EncodeStacks(pending_stacks_, raw_);
+      WriteChunk(format::kChunkStacks, pending_stacks_.size());
+      pending_stacks_.clear();
+    }
+    if (!pending_symbols_.empty()) {
+      raw_.clear();
+      format::EncodeSymbols(pending_symbols_, raw_);
+      WriteChunk(format::kChunkSymbols, pending_symbols_.size());
+      pending_symbols_.clear();
+    }
+  }
+
+  template <class T>
+  void FlushRecords(std::vector<T>& records, uint16_t type) {
+    if (records.empty()) return;
+    FlushDefinitions();
+    raw_.clear();
+    format::EncodeFixed<T>(records, raw_);
+    WriteChunk(type, records.size());
+    records.clear();
+  }
+
+  void WriteChunk(uint16_t type, size_t record_count) {
+    const size_t bound = ZSTD_compressBound(raw_.size());
+    chunk_.resize(format::kChunkHeaderSize + bound);
+    size_t payload_size = ZSTD_compressCCtx(cctx_, chunk_.data() + format::kChunkHeaderSize, bound,
+                                            raw_.data(), raw_.size(), options_.compression_level);
+    uint16_t flags = format::kChunkFlagZstd;
+    if (ZSTD_isError(payload_size)) {
+      // Cannot happen with a valid level and bound; store uncompressed rather than lose data.
+      std::memcpy(chunk_.data() + format::kChunkHeaderSize, raw_.data(), raw_.size());
+      payload_size = raw_.size();
+      flags = 0;
+    }
+    char* header = chunk_.data();
+    PutU32(header + 0, format::kChunkMagic);
+    PutU16(header + 4, type);
+    PutU16(header + 6, flags);
+    PutU32(header + 8, static_cast<uint32_t>(payload_size));
+    PutU32(header + 12, static_cast<uint32_t>(raw_.size()));
+    PutU32(header + 16, static_cast<uint32_t>(record_count));
+    uint32_t crc = Crc32c(0, header, 20);
+    crc = Crc32c(crc, header + format::kChunkHeaderSize, payload_size);
+    PutU32(header + 20, crc);
+    const size_t total = format::kChunkHeaderSize + payload_size;
+    Status status = WriteAll(chunk_.data(), total);
+    if (!status.ok()) {
+      ++writer_stats_.write_errors;
+      if (last_error_.ok()) last_error_ = status;
+      return;
+    }
+    ++writer_stats_.chunks_written;
+    writer_stats_.bytes_written += total;
+    writer_stats_.records_written += record_count;
+  }
+
+  Status WriteAll(const char* data, size_t size) {
+    while (size > 0) {
+      ssize_t n = ::write(fd_, data, size);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Error(StatusCode::kIoError, std::string("writing trace: ") + std::strerror(errno));
+      }
+      data += n;
+      size -= static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  int fd_;
+  TraceWriterOptions options_;
+  ZSTD_CCtx* cctx_;
+  TraceWriterStats writer_stats_;
+  Status last_error_;
+
+  std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> string_ids_;
+  StringId next_string_id_;
+  StringId pending_first_string_ = 1;
+  std::vector<std::string> pending_strings_;
+  std::vector<StackRecord> pending_stacks_;
+  std::vector<SymbolRecord> pending_symbols_;
+#define GPUPERF_WRITER_BUFFER(Type, name, number) std::vector<Type##Record> name##s_;
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_BUFFER)
+#undef GPUPERF_WRITER_BUFFER
+
+  std::string raw_;
+  std::string chunk_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TraceWriter>> TraceWriter::Append(const std::string& path,
+                                                         TraceWriterOptions options) {
+  // Learn the file's highest string id: appended strings continue after it (the reader
+  // merges equal texts, so a string written again under a new id costs only bytes).
+  RecordSink ignore;
+  ReadReport report;
+  GP_RETURN_IF_ERROR(ReadTrace(path, ignore, &report));
+  if (report.files != 1) return Error(StatusCode::kInvalidArgument, path + " is not one file");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error(StatusCode::kIoError,
+                 "cannot open " + path + " to append: " + std::strerror(errno));
+  }
+  if (::ftruncate(fd, static_cast<off_t>(report.complete_bytes)) != 0 ||
+      ::lseek(fd, 0, SEEK_END) < 0) {
+    ::close(fd);
+    return Error(StatusCode::kIoError, "cannot append to " + path + ": " + std::strerror(errno));
+  }
+  return std::unique_ptr<TraceWriter>(
+      std::make_unique<FileTraceWriter>(fd, options, report.max_local_string_id + 1));
+}
+
+Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
+                                                         TraceWriterOptions options) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Error(StatusCode::kIoError,
+                 "cannot create trace file " + path + ": " + std::strerror(errno));
+  }
+  auto writer = std::make_unique<FileTraceWriter>(fd, options);
+  GP_RETURN_IF_ERROR(writer->WriteHeader());
+  return std::unique_ptr<TraceWriter>(std::move(writer));
+}
+
+}  // namespace gpuperf

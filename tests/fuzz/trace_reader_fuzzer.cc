@@ -1,0 +1,27 @@
+// libFuzzer target: the reader must survive any bytes (no crash, no hang, no huge
+// allocation) and report damage through ReadReport, never through a crash.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "gpuperf/trace_reader.h"
+
+namespace {
+
+class CountingSink final : public gpuperf::RecordSink {
+ public:
+  void OnKernel(std::span<const gpuperf::KernelRecord> records) override {
+    count_ += records.size();
+  }
+  void OnStack(const gpuperf::StackRecord& stack) override { count_ += stack.pcs.size(); }
+  size_t count_ = 0;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  CountingSink sink;
+  gpuperf::ReadReport report;
+  (void)gpuperf::ReadTraceBytes(std::span<const uint8_t>(data, size), "fuzz", sink, &report);
+  return 0;
+}
