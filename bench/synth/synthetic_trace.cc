@@ -193,7 +193,8 @@ void WriteSynthetic(TraceWriter& writer, const SyntheticOptions& o) {
     const uint32_t name_index = static_cast<uint32_t>((r * r / 1000) * o.kernel_names / 1000);
     writer.Add(LaunchLinkRecord{
         pid, tid, correlation,
-        1 + static_cast<StackId>((name_index * 7 + rng.Below(3)) % o.unique_stacks)});
+        1 + static_cast<StackId>((name_index * 7 + rng.Below(3)) % o.unique_stacks), launch_name,
+        api.start_ns});
     KernelRecord kernel;
     kernel.pid = pid;
     kernel.name = names[name_index];
@@ -238,7 +239,8 @@ void WriteSynthetic(TraceWriter& writer, const SyntheticOptions& o) {
       copy_api.correlation_id = correlation;
       if (o.api_records) writer.Add(copy_api);
       writer.Add(LaunchLinkRecord{pid, tid, correlation,
-                                  1 + static_cast<StackId>(rng.Below(o.unique_stacks))});
+                                  1 + static_cast<StackId>(rng.Below(o.unique_stacks)), memcpy_name,
+                                  copy_api.start_ns});
       writer.Add(copy);
       ++correlation;
       cpu_now = copy_api.end_ns + 500;

@@ -231,11 +231,15 @@ struct OverheadRecord {
 };
 
 // The CPU stack that issued the API call with this correlation id.
+// Nested calls (a runtime launch calling a driver launch) each get a link to the stack of
+// the outermost call, so a kernel finds its stack whichever correlation id it carries.
 struct LaunchLinkRecord {
   uint32_t pid = 0;
   uint32_t tid = 0;
   uint32_t correlation_id = 0;
-  StackId stack_id = 0;
+  StackId stack_id = 0;       // 0 when the stack could not be taken (counted in stats)
+  StringId api_name = 0;      // the outermost API, e.g. "cudaLaunchKernel"
+  uint64_t timestamp_ns = 0;  // API enter
 };
 
 struct ExternalCorrelationRecord {

@@ -110,7 +110,8 @@ GP_DEFINE_SCHEMA(NvtxRecord, GP_NVTX_FIELDS)
 GP_DEFINE_SCHEMA(OverheadRecord, GP_OVERHEAD_FIELDS)
 
 #define GP_LAUNCH_LINK_FIELDS(F) \
-  F(pid, kPlain) F(tid, kPlain) F(correlation_id, kDelta) F(stack_id, kStack)
+  F(pid, kPlain) F(tid, kPlain) F(correlation_id, kDelta) F(stack_id, kStack) \
+  F(api_name, kString) F(timestamp_ns, kDelta)
 GP_DEFINE_SCHEMA(LaunchLinkRecord, GP_LAUNCH_LINK_FIELDS)
 
 #define GP_EXTERNAL_CORRELATION_FIELDS(F) \
