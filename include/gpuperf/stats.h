@@ -28,7 +28,8 @@ enum class StatSeverity : uint8_t {
     "CUPTI callbacks unavailable (another profiler subscribed): no API stacks")                    \
   X(cupti_call_failed, 10, kWarning, "CUPTI calls that failed (see the log)")                      \
   X(callbacks, 11, kInfo, "CUPTI API callbacks handled")                                           \
-  X(callback_ns, 12, kInfo, "time spent in gpuperf's API callbacks (ns)")                          \
+  X(callback_ns, 12, kInfo,                                                                        \
+    "time spent in gpuperf's API callbacks (ns, sampled 1 in 16 and scaled)")                      \
   X(stacks_unwound, 13, kInfo, "CPU stacks unwound at launches")                                   \
   X(unwind_ns, 14, kInfo, "time spent unwinding (ns)")                                             \
   X(activity_buffers, 15, kInfo, "CUPTI activity buffers processed")                               \

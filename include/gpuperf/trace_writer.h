@@ -47,6 +47,10 @@ class TraceWriter {
   // Returns the id of this string, adding it on first sight. Id 0 is the empty string.
   virtual StringId InternString(std::string_view text) = 0;
 
+  // Defines a string under an id the caller chose (the injection library interns names
+  // on CUPTI's thread). Ids must be unique and non-zero; do not mix with InternString.
+  virtual void AddString(StringId id, std::string_view text) = 0;
+
   // Adds a stack under the id the caller chose (the injection library interns stacks
   // itself). Ids must be unique within the file and non-zero.
   virtual void AddStack(const StackRecord& stack) = 0;

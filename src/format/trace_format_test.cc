@@ -347,3 +347,30 @@ TEST(TraceFormat, AppendAddsChunksAfterATruncatedTail) {
 
 }  // namespace
 }  // namespace gpuperf
+
+namespace gpuperf {
+namespace {
+
+TEST(TraceFormat, CallerChosenStringIdsMayHaveGaps) {
+  TempDir dir;
+  const std::string path = dir.File("s.gpt");
+  auto writer = TraceWriter::Create(path);
+  ASSERT_TRUE(writer.ok());
+  (*writer)->AddString(1, "one");
+  (*writer)->AddString(2, "two");
+  (*writer)->AddString(7, "seven");
+  KernelRecord kernel;
+  kernel.name = 7;
+  (*writer)->Add(kernel);
+  kernel.name = 2;
+  (*writer)->Add(kernel);
+  ASSERT_TRUE((*writer)->Close().ok());
+  auto trace = LoadTrace(path);
+  ASSERT_TRUE(trace.ok());
+  ASSERT_EQ(trace->kernels.size(), 2u);
+  EXPECT_EQ(trace->str(trace->kernels[0].name), "seven");
+  EXPECT_EQ(trace->str(trace->kernels[1].name), "two");
+}
+
+}  // namespace
+}  // namespace gpuperf

@@ -60,6 +60,16 @@ class FileTraceWriter final : public TraceWriter {
     return id;
   }
 
+  void AddString(StringId id, std::string_view text) override {
+    if (id == 0) return;
+    // A strings chunk holds consecutive ids: start a new chunk at a gap.
+    if (!pending_strings_.empty() && id != pending_first_string_ + pending_strings_.size()) {
+      FlushDefinitions();
+    }
+    if (pending_strings_.empty()) pending_first_string_ = id;
+    pending_strings_.emplace_back(text);
+  }
+
   void AddStack(const StackRecord& stack) override {
     pending_stacks_.push_back(stack);
     if (pending_stacks_.size() >= options_.records_per_chunk) FlushDefinitions();

@@ -1,0 +1,225 @@
+// gpuperf record: runs a command with the injection library and summarizes the trace.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/record_options.h"
+#include "cli/record_summary.h"
+
+namespace gpuperf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+pid_t g_child = -1;
+
+// Ctrl+C reaches the child directly (same process group); a signal sent to gpuperf
+// alone (kill, a job scheduler) is passed on, so the child can flush and exit cleanly.
+void ForwardSignal(int sig, siginfo_t* info, void*) {
+  if (g_child > 0 && info != nullptr && info->si_code != SI_KERNEL) kill(g_child, sig);
+}
+
+std::string ExecutableDir() {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return ".";
+  return fs::path(std::string(path, n)).parent_path().string();
+}
+
+Result<std::string> FindInjectionLibrary(const std::string& explicit_path) {
+  std::vector<std::string> candidates;
+  if (!explicit_path.empty()) {
+    candidates.push_back(explicit_path);
+  } else if (const char* env = std::getenv("GPUPERF_INJECT_LIB"); env && *env) {
+    candidates.push_back(env);
+  } else {
+    const std::string dir = ExecutableDir();
+    for (const char* relative :
+         {"/libgpuperf_inject.so", "/../lib/libgpuperf_inject.so",
+          "/src/inject/libgpuperf_inject.so", "/../lib/gpuperf/libgpuperf_inject.so"}) {
+      candidates.push_back(dir + relative);
+    }
+  }
+  for (const std::string& candidate : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return fs::canonical(candidate, ec).string();
+  }
+  return Error(StatusCode::kNotFound,
+               "injection library libgpuperf_inject.so not found (looked at " + candidates[0] +
+                   (candidates.size() > 1 ? " and next to the gpuperf binary" : "") +
+                   "); pass --inject-lib PATH");
+}
+
+// execvp's search, done first so that a typo is one clear message, not a child error.
+bool CommandExists(const std::string& command) {
+  if (command.find('/') != std::string::npos) return access(command.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    std::string dir = dirs.substr(start, colon - start);
+    if (dir.empty()) dir = ".";
+    const std::string full = dir + "/" + command;
+    struct stat st;
+    if (stat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(full.c_str(), X_OK) == 0) {
+      return true;
+    }
+    start = colon + 1;
+  }
+  return false;
+}
+
+bool HasTraceFiles(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".gpt") return true;
+  }
+  return false;
+}
+
+Result<std::string> PrepareOutputDir(const RecordOptions& options) {
+  std::string dir = options.output_dir;
+  std::error_code ec;
+  if (dir.empty()) {
+    // Never mix two runs: the default name gets a number when taken.
+    const std::string base = "gpuperf-" + fs::path(options.command[0]).filename().string();
+    dir = base;
+    for (int n = 2; fs::exists(dir, ec) && HasTraceFiles(dir); ++n) {
+      dir = base + "-" + std::to_string(n);
+    }
+  } else if (fs::exists(dir, ec) && HasTraceFiles(dir)) {
+    if (!options.force) {
+      return Error(StatusCode::kInvalidArgument,
+                   "output directory " + dir +
+                       " already holds a recording; choose another -o or pass --force");
+    }
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() == ".gpt") fs::remove(entry.path(), ec);
+    }
+  }
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir) || access(dir.c_str(), W_OK) != 0) {
+    return Error(StatusCode::kIoError, "output directory " + dir + " is not writable" +
+                                           (ec ? ": " + ec.message() : std::string()));
+  }
+  return fs::absolute(dir).lexically_normal().string();
+}
+
+int RunRecord(const RecordOptions& options) {
+  if (options.command.empty()) {
+    return ReportError(Error(StatusCode::kInvalidArgument,
+                             "nothing to record: give a command after --, e.g. "
+                             "gpuperf record -- ./my_app"));
+  }
+  std::string activities_error;
+  if (!ValidateActivities(options.activities, &activities_error)) {
+    return ReportError(Error(StatusCode::kInvalidArgument, activities_error));
+  }
+  if (!CommandExists(options.command[0])) {
+    std::fprintf(stderr, "gpuperf: command not found: %s\n", options.command[0].c_str());
+    return 127;
+  }
+  auto library = FindInjectionLibrary(options.inject_lib);
+  if (!library.ok()) return ReportError(library.status());
+  auto dir = PrepareOutputDir(options);
+  if (!dir.ok()) return ReportError(dir.status());
+
+  if (const char* existing = std::getenv("CUDA_INJECTION64_PATH"); existing && *existing) {
+    std::fprintf(stderr, "gpuperf: replacing CUDA_INJECTION64_PATH=%s (one injection at a time)\n",
+                 existing);
+  }
+  std::vector<std::pair<std::string, std::string>> env = RecordEnvironment(options, *library, *dir);
+
+  pid_t child = fork();
+  if (child < 0) {
+    return ReportError(Error(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno)));
+  }
+  if (child == 0) {
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "gpuperf: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  g_child = child;
+  struct sigaction forward;
+  std::memset(&forward, 0, sizeof(forward));
+  forward.sa_sigaction = ForwardSignal;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGINT, &forward, nullptr);
+  sigaction(SIGTERM, &forward, nullptr);
+  sigaction(SIGHUP, &forward, nullptr);
+
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = -1;
+  const int exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                        : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                              : 1;
+  if (WIFSIGNALED(status) && !options.quiet) {
+    std::fprintf(stderr, "gpuperf: %s was killed by signal %d (%s)\n", options.command[0].c_str(),
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+  }
+
+  if (!HasTraceFiles(*dir)) {
+    std::fprintf(stderr,
+                 "gpuperf: no CUDA activity recorded: %s never initialized CUDA (no trace in "
+                 "%s)\n",
+                 options.command[0].c_str(), dir->c_str());
+    std::error_code ec;
+    if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
+    return exit_code;
+  }
+  if (!options.no_symbolize) {
+    Status symbolized = SymbolizeRecording(*dir, options.quiet);
+    if (!symbolized.ok()) {
+      std::fprintf(stderr, "gpuperf: warning: symbolization failed: %s\n",
+                   symbolized.message().c_str());
+    }
+  }
+  if (!options.quiet) {
+    auto totals = SummarizeRecording(*dir);
+    if (totals.ok()) {
+      std::fputs(FormatRecordSummary(*totals, *dir).c_str(), stderr);
+    } else {
+      std::fprintf(stderr, "gpuperf: cannot read the recording: %s\n",
+                   totals.status().message().c_str());
+    }
+  }
+  return exit_code;
+}
+
+void RegisterRecord(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<RecordOptions>();
+  auto* cmd = app.add_subcommand(
+      "record",
+      "Run a command and record its GPU activity and launch stacks.\n"
+      "Works on any CUDA program (PyTorch, static cudart, ...) without recompiling or root.");
+  cmd->footer("Usage: gpuperf record [OPTIONS] -- COMMAND [ARGS...]");
+  AddRecordOptions(*cmd, *options);
+  cmd->callback([options, exit_code] { *exit_code = RunRecord(*options); });
+}
+
+}  // namespace
+
+GPUPERF_COMMAND(10, RegisterRecord);
+
+}  // namespace gpuperf::cli

@@ -1,0 +1,109 @@
+#include "cli/record_options.h"
+
+#include <cmath>
+
+namespace gpuperf::cli {
+namespace {
+
+constexpr const char* kActivityNames[] = {"kernel",   "memcpy", "memset", "runtime",
+                                          "driver",   "sync",   "memory", "nvtx",
+                                          "overhead", "graph",  "all",    "default"};
+
+}  // namespace
+
+void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
+  cmd.add_option("-o,--output", o.output_dir,
+                 "Directory for the trace files, one <program>.<pid>.gpt per process\n"
+                 "(default: gpuperf-<program>, numbered if taken)");
+  cmd.add_flag("-f,--force", o.force, "Replace the trace files of an earlier recording in -o");
+  cmd.add_option("-a,--activities", o.activities,
+                 "What to record, comma-separated: kernel,memcpy,memset,runtime,driver,\n"
+                 "sync,memory,nvtx,overhead,graph, or all (default: all but graph;\n"
+                 "'graph' records one span per graph launch instead of its kernels)");
+  cmd.add_flag("--no-stacks", o.no_stacks,
+               "Do not take CPU stacks at launches (lowest overhead; leaves CUPTI's\n"
+               "callback slot free for another tool)");
+  cmd.add_flag("--no-symbolize", o.no_symbolize,
+               "Skip resolving stack addresses to function names after the run");
+  cmd.add_option("--stack-depth", o.stack_depth, "Deepest stack kept, in frames (default 64)")
+      ->check(CLI::Range(1, 256));
+  cmd.add_option("--buffer-size", o.buffer_kb, "CUPTI activity buffer size in KiB (default 8192)")
+      ->check(CLI::Range(64, 1 << 20));
+  cmd.add_option("--max-memory", o.max_memory_mb,
+                 "Memory the recorder may use in the target, MiB (default 64); past it\n"
+                 "records are dropped and counted, never silently")
+      ->check(CLI::Range(4, 1 << 16));
+  cmd.add_option("--flush-period", o.flush_period_ms,
+                 "How often the trace file is brought up to date, ms (default 500)")
+      ->check(CLI::Range(10, 600000));
+  cmd.add_option("--delay", o.delay_s, "Start recording this many seconds after CUDA starts")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--duration", o.duration_s, "Stop recording after this many seconds")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
+  cmd.add_flag("-v,--verbose", o.verbose, "Let the injection library explain what it does");
+  cmd.add_option("--inject-lib", o.inject_lib,
+                 "Path of libgpuperf_inject.so (default: next to the gpuperf binary)");
+  cmd.add_option("--save-buffers", o.save_buffers_dir,
+                 "Also save raw CUPTI buffers in this directory (for gpuperf's own tests)");
+  cmd.add_option("command", o.command, "The command to record, after --")->expected(-1);
+}
+
+bool ValidateActivities(const std::string& list, std::string* error) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty()) continue;
+    bool known = false;
+    for (const char* name : kActivityNames) known |= item == name;
+    if (!known) {
+      *error = "unknown activity '" + item +
+               "' (choose from kernel, memcpy, memset, runtime, driver, sync, memory, nvtx, "
+               "overhead, graph, all)";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordOptions& o,
+                                                                   const std::string& library,
+                                                                   const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> env;
+  env.emplace_back("CUDA_INJECTION64_PATH", library);
+  const bool nvtx = o.activities.empty() || o.activities.find("nvtx") != std::string::npos ||
+                    o.activities.find("all") != std::string::npos ||
+                    o.activities.find("default") != std::string::npos;
+  // NVTX ranges reach CUPTI only through NVTX's own injection hook.
+  if (nvtx) env.emplace_back("NVTX_INJECTION64_PATH", library);
+  env.emplace_back("GPUPERF_OUTPUT_DIR", dir);
+  if (!o.activities.empty()) env.emplace_back("GPUPERF_ACTIVITIES", o.activities);
+  env.emplace_back("GPUPERF_STACKS", o.no_stacks ? "0" : "1");
+  if (o.stack_depth) env.emplace_back("GPUPERF_STACK_DEPTH", std::to_string(o.stack_depth));
+  if (o.buffer_kb) env.emplace_back("GPUPERF_BUFFER_KB", std::to_string(o.buffer_kb));
+  if (o.max_memory_mb) env.emplace_back("GPUPERF_MAX_MEMORY_MB", std::to_string(o.max_memory_mb));
+  if (o.flush_period_ms)
+    env.emplace_back("GPUPERF_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms));
+  if (o.delay_s > 0) {
+    env.emplace_back("GPUPERF_DELAY_MS", std::to_string(std::llround(o.delay_s * 1000)));
+  }
+  if (o.duration_s > 0) {
+    env.emplace_back("GPUPERF_DURATION_MS", std::to_string(std::llround(o.duration_s * 1000)));
+  }
+  if (o.quiet) env.emplace_back("GPUPERF_LOG", "quiet");
+  if (o.verbose) env.emplace_back("GPUPERF_LOG", "verbose");
+  if (!o.save_buffers_dir.empty()) env.emplace_back("GPUPERF_SAVE_BUFFERS", o.save_buffers_dir);
+  return env;
+}
+
+Status SymbolizeRecording(const std::string& dir, bool quiet) {
+  // Filled in when src/symbolize lands.
+  (void)dir;
+  (void)quiet;
+  return Status::Ok();
+}
+
+}  // namespace gpuperf::cli

@@ -1,0 +1,47 @@
+// Options of `gpuperf record` and the environment they become for the injection library.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuperf/status.h"
+
+namespace gpuperf::cli {
+
+struct RecordOptions {
+  std::vector<std::string> command;
+  std::string output_dir;
+  bool force = false;
+  std::string activities;  // empty = default
+  bool no_stacks = false;
+  bool no_symbolize = false;
+  bool quiet = false;
+  bool verbose = false;
+  uint32_t buffer_kb = 0;
+  uint32_t max_memory_mb = 0;
+  uint32_t flush_period_ms = 0;
+  double delay_s = 0;
+  double duration_s = 0;
+  uint32_t stack_depth = 0;
+  std::string inject_lib;
+  std::string save_buffers_dir;
+};
+
+void AddRecordOptions(CLI::App& cmd, RecordOptions& options);
+
+// Checks the --activities list; on error fills `error` with a message naming the valid ones.
+bool ValidateActivities(const std::string& list, std::string* error);
+
+// The variables the child runs with.
+std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordOptions& options,
+                                                                   const std::string& library,
+                                                                   const std::string& dir);
+
+// Resolves launch-stack PCs to names in every trace of `dir` (no-op when the symbolizer
+// is not built in).
+Status SymbolizeRecording(const std::string& dir, bool quiet);
+
+}  // namespace gpuperf::cli

@@ -1,0 +1,96 @@
+#include "cli/record_summary.h"
+
+#include <filesystem>
+#include <map>
+
+#include "base/units.h"
+#include "gpuperf/stats.h"
+#include "gpuperf/trace_reader.h"
+
+namespace gpuperf::cli {
+namespace {
+
+class TotalsSink final : public RecordSink {
+ public:
+  explicit TotalsSink(RecordTotals& totals) : totals_(totals) {}
+  void OnProcess(std::span<const ProcessRecord> records) override {
+    for (const auto& r : records) pids_[r.pid] = true;
+  }
+  void OnKernel(std::span<const KernelRecord> records) override {
+    totals_.kernels += records.size();
+    for (const auto& r : records) totals_.kernel_ns += r.end_ns - r.start_ns;
+  }
+  void OnApi(std::span<const ApiRecord> records) override { totals_.api_calls += records.size(); }
+  void OnMemcpy(std::span<const MemcpyRecord> records) override {
+    totals_.memcpys += records.size();
+    for (const auto& r : records) totals_.memcpy_bytes += r.bytes;
+  }
+  void OnMemset(std::span<const MemsetRecord> records) override {
+    totals_.memsets += records.size();
+  }
+  void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
+    totals_.launch_links += records.size();
+    for (const auto& r : records) totals_.links_with_stack += r.stack_id != 0;
+  }
+  void OnStat(std::span<const StatRecord> records) override {
+    // Cumulative counters: the last value of each (pid, stat) wins.
+    for (const auto& r : records) last_[{r.pid, r.stat}] = r.value;
+  }
+  void Finish() {
+    totals_.processes = static_cast<uint32_t>(pids_.size());
+    std::map<uint32_t, uint64_t> lost_by_stat;
+    for (const auto& [key, value] : last_) {
+      if (GetStatInfo(key.second).severity == StatSeverity::kDataLoss && value > 0) {
+        lost_by_stat[key.second] += value;
+        totals_.lost += value;
+      }
+    }
+    for (const auto& [stat, value] : lost_by_stat) {
+      if (!totals_.lost_detail.empty()) totals_.lost_detail += ", ";
+      totals_.lost_detail += FormatCount(value) + " " + std::string(GetStatInfo(stat).description);
+    }
+  }
+
+ private:
+  RecordTotals& totals_;
+  std::map<uint32_t, bool> pids_;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> last_;
+};
+
+}  // namespace
+
+Result<RecordTotals> SummarizeRecording(const std::string& dir) {
+  RecordTotals totals;
+  TotalsSink sink(totals);
+  ReadReport report;
+  GP_RETURN_IF_ERROR(ReadTrace(dir, sink, &report));
+  sink.Finish();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".gpt") totals.bytes_on_disk += entry.file_size(ec);
+  }
+  return totals;
+}
+
+std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
+  std::string out;
+  out += "gpuperf: recorded " + FormatCount(t.processes) +
+         (t.processes == 1 ? " process" : " processes") + " into " + dir + " (" +
+         FormatBytes(t.bytes_on_disk) + ")\n";
+  out += "  kernels   " + FormatCount(t.kernels) + " (" + FormatDuration(t.kernel_ns) +
+         " of GPU time)\n";
+  out += "  copies    " + FormatCount(t.memcpys) + " (" + FormatBytes(t.memcpy_bytes) + "), sets " +
+         FormatCount(t.memsets) + "\n";
+  out += "  API calls " + FormatCount(t.api_calls) + ", launch stacks " +
+         FormatCount(t.links_with_stack) + " of " + FormatCount(t.launch_links) + "\n";
+  if (t.lost > 0) {
+    out += "  LOST      " + t.lost_detail + "\n";
+  } else {
+    out += "  lost      nothing\n";
+  }
+  out += "next: gpuperf report " + dir + "  |  gpuperf flamegraph " + dir + "  |  gpuperf export " +
+         dir + "\n";
+  return out;
+}
+
+}  // namespace gpuperf::cli

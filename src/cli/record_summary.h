@@ -1,0 +1,30 @@
+// What `gpuperf record` prints after the run: a few lines a person reads at a glance.
+#pragma once
+
+#include <string>
+
+#include "gpuperf/status.h"
+
+namespace gpuperf::cli {
+
+struct RecordTotals {
+  uint32_t processes = 0;
+  uint64_t kernels = 0;
+  uint64_t kernel_ns = 0;
+  uint64_t api_calls = 0;
+  uint64_t memcpys = 0;
+  uint64_t memcpy_bytes = 0;
+  uint64_t memsets = 0;
+  uint64_t launch_links = 0;
+  uint64_t links_with_stack = 0;
+  uint64_t lost = 0;  // every data-loss stat, summed
+  std::string lost_detail;
+  uint64_t bytes_on_disk = 0;
+};
+
+// Streams the traces in `dir` and totals them.
+Result<RecordTotals> SummarizeRecording(const std::string& dir);
+
+std::string FormatRecordSummary(const RecordTotals& totals, const std::string& dir);
+
+}  // namespace gpuperf::cli

@@ -1,0 +1,108 @@
+#include "inject/config.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace gpuperf::inject {
+namespace {
+
+struct ActivityName {
+  const char* name;
+  uint32_t bit;
+};
+
+constexpr ActivityName kActivityNames[] = {
+    {"kernel", kActKernel},   {"memcpy", kActMemcpy}, {"memset", kActMemset},
+    {"runtime", kActRuntime}, {"driver", kActDriver}, {"sync", kActSync},
+    {"memory", kActMemory},   {"nvtx", kActNvtx},     {"overhead", kActOverhead},
+    {"graph", kActGraph},
+};
+
+bool ReadUint(const char* name, uint64_t* out, std::string* error) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return true;
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0') {
+    if (error->empty()) *error = std::string(name) + "=" + text + " is not a number";
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
+bool ParseActivities(const std::string& text, uint32_t* bits, std::string* bad_name) {
+  uint32_t result = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    if (item.empty()) continue;
+    if (item == "all") {
+      for (const auto& a : kActivityNames) result |= a.bit;
+      continue;
+    }
+    if (item == "default") {
+      result |= kDefaultActivities;
+      continue;
+    }
+    bool found = false;
+    for (const auto& a : kActivityNames) {
+      if (item == a.name) {
+        result |= a.bit;
+        found = true;
+      }
+    }
+    if (!found) {
+      *bad_name = item;
+      return false;
+    }
+  }
+  *bits = result;
+  return true;
+}
+
+Config ReadConfigFromEnvironment(std::string* error) {
+  Config config;
+  if (const char* dir = std::getenv("GPUPERF_OUTPUT_DIR"); dir && *dir) config.output_dir = dir;
+  if (const char* acts = std::getenv("GPUPERF_ACTIVITIES"); acts && *acts) {
+    std::string bad;
+    if (!ParseActivities(acts, &config.activities, &bad) && error->empty()) {
+      *error = "GPUPERF_ACTIVITIES: unknown activity '" + bad + "'";
+    }
+  }
+  if (const char* stacks = std::getenv("GPUPERF_STACKS"); stacks && *stacks) {
+    config.stacks = std::strcmp(stacks, "0") != 0;
+  }
+  uint64_t value = 0;
+  if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;
+  value = 0;
+  if (ReadUint("GPUPERF_MAX_MEMORY_MB", &value, error) && value) {
+    config.max_memory_bytes = value << 20;
+  }
+  value = 0;
+  if (ReadUint("GPUPERF_FLUSH_PERIOD_MS", &value, error) && value) {
+    config.flush_period_ms = static_cast<uint32_t>(value);
+  }
+  value = 0;
+  if (ReadUint("GPUPERF_STACK_DEPTH", &value, error) && value) {
+    config.max_stack_depth = static_cast<uint32_t>(value > 256 ? 256 : value);
+  }
+  ReadUint("GPUPERF_DELAY_MS", &config.delay_ms, error);
+  ReadUint("GPUPERF_DURATION_MS", &config.duration_ms, error);
+  if (const char* dir = std::getenv("GPUPERF_SAVE_BUFFERS"); dir && *dir) {
+    config.save_buffers_dir = dir;
+  }
+  // Keep buffers sane: CUPTI needs room for at least a few records per buffer.
+  if (config.buffer_bytes < (64u << 10)) config.buffer_bytes = 64u << 10;
+  if (config.max_memory_bytes < 2 * config.buffer_bytes) {
+    config.max_memory_bytes = 2 * config.buffer_bytes;
+  }
+  return config;
+}
+
+}  // namespace gpuperf::inject

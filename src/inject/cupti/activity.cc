@@ -1,0 +1,137 @@
+#include "inject/cupti/activity.h"
+
+#include <cupti.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+
+#include "inject/cupti/cupti_call.h"
+#include "inject/recorder.h"
+
+namespace gpuperf::inject {
+namespace {
+
+std::atomic<uint64_t> g_outstanding_bytes{0};
+std::atomic<uint32_t> g_saved_buffers{0};
+
+uint64_t CUPTIAPI MonotonicTimestamp() {
+  return MonotonicNs();
+}
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = nullptr;
+  *size = 0;
+  *max_records = 0;
+  Recorder* recorder = GetRecorder();
+  if (recorder == nullptr) return;
+  const uint64_t bytes = recorder->config.buffer_bytes;
+  // Over the memory budget: give CUPTI no buffer. It then drops records and counts
+  // them, and we report that count; the app is never slowed or grown without bound.
+  if (g_outstanding_bytes.load() + bytes > recorder->config.max_memory_bytes / 2) return;
+  void* memory = nullptr;
+  if (posix_memalign(&memory, 8, bytes) != 0) return;
+  g_outstanding_bytes.fetch_add(bytes);
+  *buffer = static_cast<uint8_t*>(memory);
+  *size = bytes;
+}
+
+// Testing aid: keep the raw buffer so it can be replayed through the translator in CI.
+void SaveBuffer(const std::string& dir, const uint8_t* buffer, size_t valid_size) {
+  const uint32_t n = g_saved_buffers.fetch_add(1);
+  const std::string path =
+      dir + "/buffer-" + std::to_string(getpid()) + "-" + std::to_string(n) + ".bin";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t ignored = ::write(fd, buffer, valid_size);
+  (void)ignored;
+  ::close(fd);
+}
+
+void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
+                              size_t valid_size) {
+  Recorder* recorder = GetRecorder();
+  if (recorder != nullptr && valid_size > 0 && !recorder->disabled.load()) {
+    try {
+      if (!recorder->config.save_buffers_dir.empty()) {
+        SaveBuffer(recorder->config.save_buffers_dir, buffer, valid_size);
+      }
+      auto batch = std::make_unique<RecordBatch>();
+      const uint64_t start = MonotonicNs();
+      TranslateCounts counts;
+      {
+        std::lock_guard<std::mutex> lock(recorder->translate_mutex);
+        counts = recorder->translator->TranslateBuffer(buffer, valid_size, *batch);
+      }
+      CountStat(StatId::translate_ns, MonotonicNs() - start);
+      CountStat(StatId::activity_buffers);
+      CountStat(StatId::activity_records, counts.records);
+      if (counts.incomplete) CountStat(StatId::incomplete_records, counts.incomplete);
+      if (counts.untranslated) CountStat(StatId::untranslated_records, counts.untranslated);
+      recorder->writer.Enqueue(std::move(batch));
+    } catch (...) {
+      LogOnce("could not process an activity buffer (out of memory?)");
+    }
+  }
+  CountDroppedRecords(context, stream_id);
+  std::free(buffer);
+  g_outstanding_bytes.fetch_sub(size);
+}
+
+}  // namespace
+
+void CountDroppedRecords(void* context, uint32_t stream_id) {
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(static_cast<CUcontext>(context), stream_id, &dropped) ==
+          CUPTI_SUCCESS &&
+      dropped > 0) {
+    CountStat(StatId::cupti_dropped_records, dropped);
+  }
+}
+
+bool RegisterActivityCallbacks(Recorder& recorder) {
+  GP_CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  // One clock for everything: CUPTI's default on Linux is CLOCK_REALTIME.
+  GP_CUPTI_CALL(cuptiActivityRegisterTimestampCallback(MonotonicTimestamp));
+  return GP_CUPTI_CALL(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted)) ==
+         CUPTI_SUCCESS;
+}
+
+void EnableActivities(Recorder& recorder, bool enable) {
+  const uint32_t a = recorder.config.activities;
+  auto set = [enable](CUpti_ActivityKind kind) {
+    CUptiResult result = enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+    if (result != CUPTI_SUCCESS) {
+      CountStat(StatId::cupti_call_failed);
+      LogVerbose("activity kind %d: %s", static_cast<int>(kind), CuptiErrorText(result));
+    }
+  };
+  // Device and context records describe the hardware: always on.
+  set(CUPTI_ACTIVITY_KIND_DEVICE);
+  set(CUPTI_ACTIVITY_KIND_CONTEXT);
+  // CONCURRENT_KERNEL, never KERNEL: KERNEL serializes kernel execution.
+  if (a & kActKernel) set(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (a & kActMemcpy) {
+    set(CUPTI_ACTIVITY_KIND_MEMCPY);
+    set(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  }
+  if (a & kActMemset) set(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (a & kActRuntime) set(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (a & kActDriver) set(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (a & kActSync) set(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (a & kActMemory) set(CUPTI_ACTIVITY_KIND_MEMORY2);
+  if (a & kActNvtx) set(CUPTI_ACTIVITY_KIND_MARKER);
+  if (a & kActOverhead) set(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  if (a & kActGraph) set(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+  set(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+}
+
+void FlushActivities(bool forced) {
+  cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+}  // namespace gpuperf::inject

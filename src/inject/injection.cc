@@ -1,0 +1,241 @@
+// libgpuperf_inject.so: loaded into the target by libcuda through CUDA_INJECTION64_PATH
+// (works with static cudart and any framework). No CUPTI calls happen before
+// InitializeInjection; no exception, abort or blocking wait ever reaches the host.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#include "inject/cupti/activity.h"
+#include "inject/cupti/callbacks.h"
+#include "inject/cupti/cupti_call.h"
+#include "inject/log.h"
+#include "inject/recorder.h"
+#include "inject/stack_capture.h"
+#include "inject/stats.h"
+
+namespace gpuperf::inject {
+
+std::atomic<uint64_t> g_stats[kMaxStatId];
+
+namespace {
+
+Recorder* g_recorder = nullptr;
+std::once_flag g_init_once;
+struct sigaction g_old_actions[65];
+volatile sig_atomic_t g_in_signal_flush = 0;
+
+std::string ReadCommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  return raw;
+}
+
+std::string ExecutableName() {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "process";
+  std::string full(path, n);
+  size_t slash = full.rfind('/');
+  return slash == std::string::npos ? full : full.substr(slash + 1);
+}
+
+void MakeDirectories(const std::string& dir) {
+  std::string partial;
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      if (!partial.empty()) mkdir(partial.c_str(), 0755);
+    }
+    if (i < dir.size()) partial += dir[i];
+  }
+}
+
+void FinishRecording(const char* why) {
+  Recorder* recorder = g_recorder;
+  if (recorder == nullptr || recorder->disabled.load() ||
+      static_cast<uint32_t>(getpid()) != recorder->pid || recorder->finished.exchange(true)) {
+    return;
+  }
+  // Forced: CUPTI also hands over records of work that had not finished.
+  FlushActivities(true);
+  recorder->disabled.store(true);
+  if (!recorder->writer.Finish(10000)) {
+    LogOnce("the trace writer did not finish in 10 s (%s); the trace may lack its end", why);
+  }
+}
+
+void OnExit() {
+  try {
+    FinishRecording("exit");
+  } catch (...) {
+  }
+}
+
+void OnForkChild() {
+  // The child has no CUPTI worker and no writer thread; flushing CUPTI there hangs
+  // (HPCToolkit #195). A child that execs gets injected afresh through the environment.
+  if (g_recorder != nullptr) g_recorder->disabled.store(true);
+}
+
+void OnSignal(int sig, siginfo_t* info, void* context) {
+  Recorder* recorder = g_recorder;
+  const struct sigaction& old = g_old_actions[sig];
+  const bool default_action = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
+  if (recorder != nullptr && !recorder->disabled.load() && !g_in_signal_flush &&
+      static_cast<uint32_t>(getpid()) == recorder->pid && recorder->writer.running()) {
+    g_in_signal_flush = 1;
+    // Flushing is not async-signal-safe: the writer thread does it. We wait for it a
+    // bounded time (nanosleep is async-signal-safe), then let the signal go on.
+    recorder->writer.RequestSignalFlush(default_action);
+    for (int i = 0; i < 3000 && !recorder->writer.SignalFlushDone(); ++i) {
+      timespec ms{0, 1000000};
+      nanosleep(&ms, nullptr);
+    }
+    if (default_action) recorder->disabled.store(true);
+    g_in_signal_flush = 0;
+  }
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction != nullptr) old.sa_sigaction(sig, info, context);
+  } else if (old.sa_handler == SIG_DFL) {
+    sigaction(sig, &old, nullptr);
+    raise(sig);  // delivered with the default action once we return
+  } else if (old.sa_handler != SIG_IGN) {
+    old.sa_handler(sig);
+  }
+}
+
+void InstallSignalHandlers() {
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    action.sa_sigaction = OnSignal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(sig, &action, &g_old_actions[sig]);
+    // An app that ignores the signal keeps ignoring it.
+    if (!(g_old_actions[sig].sa_flags & SA_SIGINFO) && g_old_actions[sig].sa_handler == SIG_IGN) {
+      sigaction(sig, &g_old_actions[sig], nullptr);
+    }
+  }
+}
+
+// Capture range: switches recording on after the delay and off after the duration.
+void OnPeriod(Recorder& recorder, uint64_t now_ns) {
+  const uint64_t begin = recorder.start_ns + recorder.config.delay_ms * 1000000ull;
+  const uint64_t end =
+      recorder.config.duration_ms ? begin + recorder.config.duration_ms * 1000000ull : UINT64_MAX;
+  const bool inside = now_ns >= begin && now_ns < end;
+  if (inside != recorder.capturing.load()) {
+    EnableActivities(recorder, inside);
+    recorder.capturing.store(inside);
+    LogVerbose("capture range %s", inside ? "started" : "ended");
+  }
+}
+
+void Initialize() {
+  if (const char* level = std::getenv("GPUPERF_LOG")) {
+    if (std::strcmp(level, "quiet") == 0) SetLogLevel(LogLevel::kQuiet);
+    if (std::strcmp(level, "verbose") == 0) SetLogLevel(LogLevel::kVerbose);
+  }
+  auto recorder = std::make_unique<Recorder>();
+  std::string config_error;
+  recorder->config = ReadConfigFromEnvironment(&config_error);
+  if (!config_error.empty()) LogOnce("ignoring a bad setting: %s", config_error.c_str());
+  recorder->pid = static_cast<uint32_t>(getpid());
+  recorder->start_ns = MonotonicNs();
+  recorder->translator = std::make_unique<Translator>(recorder->pid, recorder->names);
+  Recorder& r = *recorder;
+
+  if (!RegisterActivityCallbacks(r)) {
+    LogOnce("CUPTI activity tracing is unavailable: nothing will be recorded");
+    return;
+  }
+  MakeDirectories(r.config.output_dir);
+  const std::string path =
+      r.config.output_dir + "/" + ExecutableName() + "." + std::to_string(r.pid) + ".gpt";
+  ProcessRecord process;
+  process.pid = r.pid;
+  process.parent_pid = static_cast<uint32_t>(getppid());
+  process.command = r.names.Intern(ReadCommandLine());
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  process.hostname = r.names.Intern(host);
+  process.gpuperf_version = r.names.Intern(GPUPERF_VERSION);
+  process.start_ns = r.start_ns;
+
+  if (r.config.stacks) InitStackCapture(r.config.max_stack_depth);
+  WriterHooks hooks;
+  hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
+  hooks.on_period = [&r](uint64_t now) { OnPeriod(r, now); };
+  Status status = r.writer.Start(path, r.config, r.pid, r.names, process, std::move(hooks));
+  if (!status.ok()) {
+    LogOnce("cannot record: %s", status.message().c_str());
+    return;
+  }
+  g_recorder = recorder.release();
+
+  // Callbacks are needed for stacks only; without stacks we leave CUPTI's single
+  // subscriber slot free for other tools (e.g. torch.profiler).
+  if (r.config.stacks) r.subscribed = EnableCallbacks(r);
+  if (r.config.delay_ms == 0) {
+    EnableActivities(r, true);
+    r.capturing.store(true);
+  }
+  GP_CUPTI_CALL(cuptiActivityFlushPeriod(r.config.flush_period_ms));
+  atexit(OnExit);
+  pthread_atfork(nullptr, nullptr, OnForkChild);
+  InstallSignalHandlers();
+  LogVerbose("recording to %s (stacks: %s)", path.c_str(),
+             r.config.stacks ? StackUnwinderName() : "off");
+}
+
+}  // namespace
+
+Recorder* GetRecorder() {
+  return g_recorder;
+}
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+}  // namespace gpuperf::inject
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  try {
+    std::call_once(gpuperf::inject::g_init_once, gpuperf::inject::Initialize);
+  } catch (...) {
+    gpuperf::inject::LogOnce("initialization failed; the program runs unprofiled");
+  }
+  return 1;
+}
+
+// NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;
+// `record` points it at us, and we hand NVTX to the libcupti we are linked against.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_table) {
+  using Fn = int (*)(void*);
+  static Fn forward = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "InitializeInjectionNvtx2"));
+  if (forward == nullptr || forward == reinterpret_cast<Fn>(&InitializeInjectionNvtx2)) {
+    void* cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+    if (cupti == nullptr) cupti = dlopen("libcupti.so.13", RTLD_NOW);
+    forward = cupti ? reinterpret_cast<Fn>(dlsym(cupti, "InitializeInjectionNvtx2")) : nullptr;
+  }
+  if (forward == nullptr || forward == reinterpret_cast<Fn>(&InitializeInjectionNvtx2)) return 0;
+  return forward(get_table);
+}

@@ -1,0 +1,17 @@
+// Logging from inside someone else's process: one line per event kind at most, to
+// stderr, prefixed "gpuperf:". GPUPERF_LOG=quiet silences it, =verbose adds detail.
+#pragma once
+
+namespace gpuperf::inject {
+
+enum class LogLevel { kQuiet = 0, kNormal = 1, kVerbose = 2 };
+
+void SetLogLevel(LogLevel level);
+LogLevel GetLogLevel();
+
+// printf-style; prints at most once per call site key (the format string's address).
+void LogOnce(const char* format, ...) __attribute__((format(printf, 1, 2)));
+// printf-style; only with GPUPERF_LOG=verbose.
+void LogVerbose(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace gpuperf::inject

@@ -1,0 +1,34 @@
+// Records translated from one CUPTI buffer (or one flush), handed to the writer thread
+// as a unit. Plain vectors: the batch is built on one thread and consumed on another.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "gpuperf/records.h"
+
+namespace gpuperf::inject {
+
+struct RecordBatch {
+#define GPUPERF_BATCH_VECTOR(Type, name, number) std::vector<Type##Record> name##s;
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_VECTOR)
+#undef GPUPERF_BATCH_VECTOR
+
+  size_t RecordCount() const {
+    size_t n = 0;
+#define GPUPERF_BATCH_COUNT(Type, name, number) n += name##s.size();
+    GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_COUNT)
+#undef GPUPERF_BATCH_COUNT
+    return n;
+  }
+  // Approximate heap bytes, for the memory budget.
+  size_t ApproxBytes() const {
+    size_t n = 0;
+#define GPUPERF_BATCH_BYTES(Type, name, number) n += name##s.capacity() * sizeof(Type##Record);
+    GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_BYTES)
+#undef GPUPERF_BATCH_BYTES
+    return n;
+  }
+};
+
+}  // namespace gpuperf::inject

@@ -1,0 +1,205 @@
+#include "inject/writer_thread.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <vector>
+
+#include "inject/link_buffers.h"
+#include "inject/log.h"
+#include "inject/stack_capture.h"
+#include "inject/stats.h"
+
+namespace gpuperf::inject {
+namespace {
+
+uint64_t NowNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+}  // namespace
+
+Status WriterThread::Start(const std::string& path, const Config& config, uint32_t pid,
+                           NameTable& names, ProcessRecord process, WriterHooks hooks) {
+  TraceWriterOptions options;
+  auto writer = TraceWriter::Create(path, options);
+  if (!writer.ok()) return writer.status();
+  writer_ = std::move(writer).value();
+  config_ = config;
+  pid_ = pid;
+  names_ = &names;
+  process_ = process;
+  hooks_ = std::move(hooks);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Error(StatusCode::kIoError, "eventfd failed");
+  running_ = true;
+  thread_ = std::thread([this] { Run(); });
+  return Status::Ok();
+}
+
+void WriterThread::Wake() {
+  uint64_t one = 1;
+  ssize_t ignored = ::write(wake_fd_, &one, sizeof(one));
+  (void)ignored;
+}
+
+void WriterThread::Enqueue(std::unique_ptr<RecordBatch> batch) {
+  const size_t bytes = batch->ApproxBytes();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (queued_bytes_ + bytes > config_.max_memory_bytes / 2 || !running_) {
+      CountStat(StatId::writer_queue_full, batch->RecordCount());
+      return;
+    }
+    queued_bytes_ += bytes;
+    queue_.push_back(std::move(batch));
+  }
+  // Wake early only when a lot is waiting: batching keeps chunks large.
+  if (bytes > (1u << 20)) Wake();
+}
+
+void WriterThread::RequestSignalFlush(bool final) {
+  signal_flush_done_.store(false, std::memory_order_release);
+  signal_flush_.store(final ? 2 : 1, std::memory_order_release);
+  Wake();
+}
+
+void WriterThread::Run() {
+  // Our own thread: keep the app's signals away from it (they belong to the app).
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+
+  const uint64_t period_ns = static_cast<uint64_t>(config_.flush_period_ms) * 1000000ull;
+  uint64_t next_period = NowNs(CLOCK_MONOTONIC) + period_ns;
+  {
+    std::vector<ModuleRecord> modules;
+    modules_.Refresh(pid_, *names_, modules);
+    WriteCycle(false);
+    for (const ModuleRecord& m : modules) writer_->Add(m);
+    writer_->Add(process_);
+    writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
+    writer_->Flush();
+  }
+  while (!stop_.load()) {
+    const uint64_t now = NowNs(CLOCK_MONOTONIC);
+    const int timeout_ms =
+        next_period > now ? static_cast<int>((next_period - now) / 1000000ull) + 1 : 0;
+    pollfd fd{wake_fd_, POLLIN, 0};
+    ::poll(&fd, 1, timeout_ms);
+    uint64_t drained;
+    ssize_t ignored = ::read(wake_fd_, &drained, sizeof(drained));
+    (void)ignored;
+    if (stop_.load()) break;
+
+    const int signal_flush = signal_flush_.exchange(0);
+    if (signal_flush != 0) {
+      if (hooks_.flush_cupti) hooks_.flush_cupti(true);
+      WriteCycle(signal_flush == 2);
+      WriteStats(NowNs(CLOCK_MONOTONIC));
+      writer_->Flush();
+      if (signal_flush == 2) {
+        writer_->Close();
+        running_ = false;
+      }
+      signal_flush_done_.store(true, std::memory_order_release);
+      if (signal_flush == 2) break;
+      continue;
+    }
+    const uint64_t after = NowNs(CLOCK_MONOTONIC);
+    const bool period_due = after >= next_period;
+    if (period_due) {
+      next_period = after + period_ns;
+      if (hooks_.on_period) hooks_.on_period(after);
+      if (hooks_.flush_cupti) hooks_.flush_cupti(false);
+    }
+    WriteCycle(false);
+    if (period_due) {
+      WriteStats(after);
+      Status status = writer_->Flush();
+      if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
+    }
+  }
+  if (running_) {
+    WriteCycle(true);
+    process_.end_ns = NowNs(CLOCK_MONOTONIC);
+    writer_->Add(process_);
+    writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
+    WriteStats(process_.end_ns);
+    Status status = writer_->Close();
+    if (!status.ok()) LogOnce("cannot finish the trace: %s", status.message().c_str());
+    running_ = false;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  finished_ = true;
+  finished_cv_.notify_all();
+}
+
+void WriterThread::WriteCycle(bool final) {
+  std::deque<std::unique_ptr<RecordBatch>> batches;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    batches.swap(queue_);
+    queued_bytes_ = 0;
+  }
+  // Links, stacks, then names: each is drained after everything that could refer to
+  // it, and written before it, so no record points at an undefined id.
+  std::vector<LaunchLinkRecord> links;
+  std::vector<ThreadRecord> threads;
+  DrainLinks(links, &threads, pid_, *names_);
+  std::vector<StackRecord> stacks;
+  DrainNewStacks(stacks, pid_);
+  std::vector<ModuleRecord> modules;
+  if (modules_.NeedsRefresh(stacks)) modules_.Refresh(pid_, *names_, modules);
+  std::vector<std::pair<StringId, std::string>> strings;
+  names_->DrainNew(strings);
+
+  for (const auto& [id, text] : strings) writer_->AddString(id, text);
+  for (const StackRecord& stack : stacks) writer_->AddStack(stack);
+  for (const ModuleRecord& module : modules) writer_->Add(module);
+  for (const ThreadRecord& thread : threads) writer_->Add(thread);
+  for (const auto& batch : batches) {
+#define GPUPERF_WRITE_BATCH(Type, name, number) \
+  for (const auto& record : batch->name##s) writer_->Add(record);
+    GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_BATCH)
+#undef GPUPERF_WRITE_BATCH
+  }
+  for (const LaunchLinkRecord& link : links) writer_->Add(link);
+  (void) final;
+}
+
+void WriterThread::WriteStats(uint64_t now_ns) {
+  const TraceWriterStats& ws = writer_->stats();
+  SetStat(StatId::bytes_written, ws.bytes_written);
+  SetStat(StatId::chunks_written, ws.chunks_written);
+  SetStat(StatId::write_errors, ws.write_errors);
+  // Cumulative values: readers take the last record of each stat.
+  for (uint32_t id = 1; id < kMaxStatId; ++id) {
+    uint64_t value = g_stats[id].load(std::memory_order_relaxed);
+    if (value != 0) writer_->Add(StatRecord{pid_, id, value});
+  }
+  (void)now_ns;
+}
+
+bool WriterThread::Finish(uint32_t timeout_ms) {
+  if (!thread_.joinable()) return true;
+  stop_.store(true);
+  Wake();
+  std::unique_lock<std::mutex> lock(mutex_);
+  bool done = finished_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                    [this] { return finished_; });
+  lock.unlock();
+  if (done) {
+    thread_.join();
+  } else {
+    thread_.detach();  // never hang the host process on exit
+  }
+  return done;
+}
+
+}  // namespace gpuperf::inject

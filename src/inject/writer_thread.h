@@ -1,0 +1,80 @@
+// The writer thread: the only code that touches the trace file. CUPTI's threads hand
+// it translated batches; app threads never wait for it. Every flush period it drains
+// launch links, new stacks and names, writes them and flushes the file, so a process
+// that dies without exit handlers loses at most one period.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "gpuperf/status.h"
+#include "gpuperf/trace_writer.h"
+#include "inject/config.h"
+#include "inject/modules.h"
+#include "inject/name_table.h"
+#include "inject/record_batch.h"
+
+namespace gpuperf::inject {
+
+struct WriterHooks {
+  // Called on the writer thread each period before draining (asks CUPTI to hand over
+  // completed buffers) and for signal flushes (forced).
+  std::function<void(bool forced)> flush_cupti;
+  // Called each period: capture-range bookkeeping.
+  std::function<void(uint64_t now_ns)> on_period;
+};
+
+class WriterThread {
+ public:
+  Status Start(const std::string& path, const Config& config, uint32_t pid, NameTable& names,
+               ProcessRecord process, WriterHooks hooks);
+
+  // From any non-app thread. Drops (and counts) the batch when over the memory budget.
+  void Enqueue(std::unique_ptr<RecordBatch> batch);
+
+  // Async-signal-safe: asks the writer to flush CUPTI and the file now; `final` also
+  // closes the trace (the process is about to die). Returns at once.
+  void RequestSignalFlush(bool final);
+  bool SignalFlushDone() const { return signal_flush_done_.load(std::memory_order_acquire); }
+
+  // Final drain and close, waiting at most `timeout_ms`. Returns false on timeout.
+  bool Finish(uint32_t timeout_ms);
+
+  bool running() const { return running_.load(); }
+
+ private:
+  void Run();
+  void WriteCycle(bool final);
+  void WriteStats(uint64_t now_ns);
+  void Wake();
+
+  std::unique_ptr<TraceWriter> writer_;
+  Config config_;
+  uint32_t pid_ = 0;
+  NameTable* names_ = nullptr;
+  ProcessRecord process_;
+  WriterHooks hooks_;
+  ModuleTracker modules_;
+
+  std::mutex mutex_;
+  std::deque<std::unique_ptr<RecordBatch>> queue_;
+  size_t queued_bytes_ = 0;
+  std::condition_variable finished_cv_;
+  bool finished_ = false;
+
+  int wake_fd_ = -1;  // eventfd: writable from signal handlers
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> running_{false};
+  std::atomic<int> signal_flush_{0};  // 0 none, 1 flush, 2 final
+  std::atomic<bool> signal_flush_done_{false};
+  std::thread thread_;
+};
+
+}  // namespace gpuperf::inject
