@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -82,7 +83,16 @@ void InitStackCapture(uint32_t max_depth) {
   g_max_depth = max_depth < 256 ? max_depth : 256;
   // RTLD_LOCAL: libunwind exports weak backtrace/_Unwind_Backtrace that must not
   // interpose on the application's.
-  if (void* lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL)) {
+  // gpuperf ships a copy beside itself for hosts without one (the CUDA images lack it).
+  void* lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  Dl_info self;
+  if (lib == nullptr && dladdr(reinterpret_cast<void*>(&InitStackCapture), &self) &&
+      self.dli_fname != nullptr) {
+    std::string dir = self.dli_fname;
+    dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/') + 1);
+    lib = dlopen((dir + "libunwind.so.8").c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  if (lib != nullptr) {
     g_unw_backtrace = reinterpret_cast<UnwBacktraceFn>(dlsym(lib, "unw_backtrace"));
   }
   g_skip_count = 0;
@@ -104,6 +114,8 @@ StackId CaptureLaunchStack() {
     _Unwind_Backtrace(CollectFrame, &state);
     depth = state.depth;
   }
+  // The outermost frame is sometimes reported as PC 0: not a frame.
+  while (depth > 0 && raw[depth - 1] == nullptr) --depth;
   int first = 0;
   while (first < depth && Skipped(reinterpret_cast<uintptr_t>(raw[first]))) ++first;
   if (depth - first <= 0) {
