@@ -1,0 +1,1 @@
+extern "C" int InitializeInjection(void){return 1;}
