@@ -109,9 +109,8 @@ uint32_t LaunchKernel(const char* name, bool nested = false, bool incomplete = f
   params.blockDim = dim3(128);
   params.stream = reinterpret_cast<cudaStream_t>(g_stream);
   FakeCuptiApiFrame runtime;
-  uint32_t correlation_id =
-      Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-            name, &params);
+  uint32_t correlation_id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, name, &params);
   if (nested) {
     cuLaunchKernel_params driver_params{};
     driver_params.gridDimX = 256;
@@ -140,8 +139,10 @@ void Memcpy(uint64_t bytes, bool to_device) {
   copy.correlation_id = driver_id;
   copy.runtime_correlation_id = runtime_id;
   copy.copy_kind = to_device ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
-  copy.src_kind = to_device ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  copy.dst_kind = to_device ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  copy.src_kind =
+      to_device ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  copy.dst_kind =
+      to_device ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   copy.bytes = bytes;
   GpuInterval(bytes / 20 + 1000, &copy.start, &copy.end);  // ~20 GB/s
   copy.device_id = kDevice;

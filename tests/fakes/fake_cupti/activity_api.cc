@@ -41,8 +41,8 @@ bool ValidKind(CUpti_ActivityKind kind) {
 void ClearApiOverrides(CUpti_ActivityKind kind) {
   // "Activity kind CUPTI_ACTIVITY_KIND_RUNTIME overrides the settings done by this API if it
   // is called after the API" (and the same for DRIVER).
-  auto& table = kind == CUPTI_ACTIVITY_KIND_RUNTIME ? G().runtime_api_override
-                                                    : G().driver_api_override;
+  auto& table =
+      kind == CUPTI_ACTIVITY_KIND_RUNTIME ? G().runtime_api_override : G().driver_api_override;
   for (auto& entry : table) entry = 0;
 }
 
@@ -108,7 +108,9 @@ void* AttributeSlot(CUpti_ActivityAttribute attr, size_t* size) {
 }  // namespace
 
 namespace fake_cupti {
-void ResetActivityAttributes() { Attrs() = Attributes(); }
+void ResetActivityAttributes() {
+  Attrs() = Attributes();
+}
 }  // namespace fake_cupti
 
 extern "C" {
@@ -288,11 +290,21 @@ CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrela
 }
 
 // Switches the fake accepts without changing what it records.
-CUptiResult CUPTIAPI cuptiActivityEnableLatencyTimestamps(uint8_t) { return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiActivityEnableLaunchAttributes(uint8_t) { return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiActivityEnableDeviceGraph(uint8_t) { return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiActivityEnableAllocationSource(uint8_t) { return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiActivityEnableAllSyncRecords(uint8_t) { return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityEnableLatencyTimestamps(uint8_t) {
+  return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableLaunchAttributes(uint8_t) {
+  return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableDeviceGraph(uint8_t) {
+  return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableAllocationSource(uint8_t) {
+  return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityEnableAllSyncRecords(uint8_t) {
+  return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t) {
   return CUPTI_SUCCESS;
 }
@@ -300,8 +312,8 @@ CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t) {
 CUptiResult CUPTIAPI cuptiActivityEnableHWTrace(uint8_t enable) {
   return enable ? Fail(CUPTI_ERROR_NOT_SUPPORTED) : CUPTI_SUCCESS;
 }
-CUptiResult CUPTIAPI cuptiActivityConfigureUnifiedMemoryCounter(
-    CUpti_ActivityUnifiedMemoryCounterConfig*, uint32_t) {
+CUptiResult CUPTIAPI
+cuptiActivityConfigureUnifiedMemoryCounter(CUpti_ActivityUnifiedMemoryCounterConfig*, uint32_t) {
   return Fail(CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED);
 }
 CUptiResult CUPTIAPI cuptiActivityConfigurePCSampling(CUcontext, CUpti_ActivityPCSamplingConfig*) {

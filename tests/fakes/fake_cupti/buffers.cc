@@ -216,8 +216,14 @@ void BufferQueue::WorkerLoop(uint64_t generation) {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_worker_ && worker_generation_ == generation) {
     if (period_ms_ > 0) {
-      // The period overrides CUPTI's heuristics: full buffers leave only on the tick.
-      cv_.wait_for(lock, std::chrono::milliseconds(period_ms_));
+      // The period overrides CUPTI's heuristics: full buffers leave only on the tick, however
+      // often a filled buffer wakes us before it.
+      uint32_t period = period_ms_;
+      auto tick = std::chrono::steady_clock::now() + std::chrono::milliseconds(period);
+      bool interrupted = cv_.wait_until(lock, tick, [&] {
+        return stop_worker_ || worker_generation_ != generation || period_ms_ != period;
+      });
+      if (interrupted) continue;
     } else {
       cv_.wait(lock, [&] {
         return stop_worker_ || worker_generation_ != generation || !ready_.empty() ||
@@ -284,7 +290,9 @@ void BufferQueue::AddDropped(size_t n) {
   stats.records_dropped += n;
 }
 
-size_t BufferQueue::TakeDropped() { return dropped_.exchange(0); }
+size_t BufferQueue::TakeDropped() {
+  return dropped_.exchange(0);
+}
 
 size_t BufferQueue::PendingBuffers() {
   size_t pending = 0;

@@ -13,8 +13,7 @@ using fake_cupti::kMaxCbid;
 
 namespace {
 
-CUpti_Subscriber_st* NewSubscriber(CUpti_CallbackFunc callback, void* userdata,
-                                   const char* name) {
+CUpti_Subscriber_st* NewSubscriber(CUpti_CallbackFunc callback, void* userdata, const char* name) {
   auto* subscriber = new CUpti_Subscriber_st();
   subscriber->callback = callback;
   subscriber->userdata = userdata;
@@ -57,8 +56,8 @@ bool ValidDomain(CUpti_CallbackDomain domain) {
 
 extern "C" {
 
-CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber,
-                                    CUpti_CallbackFunc callback, void* userdata) {
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                    void* userdata) {
   if (subscriber == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   CUpti_Subscriber_st* created = NewSubscriber(callback, userdata, nullptr);
   CUptiResult result = Install(created, nullptr);
@@ -124,9 +123,9 @@ CUptiResult CUPTIAPI cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHand
 }
 
 CUptiResult CUPTIAPI cuptiSupportedDomains(size_t* domain_count, CUpti_DomainTable* domain_table) {
-  static CUpti_CallbackDomain kDomains[] = {
-      CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_RESOURCE,
-      CUPTI_CB_DOMAIN_SYNCHRONIZE, CUPTI_CB_DOMAIN_NVTX, CUPTI_CB_DOMAIN_STATE};
+  static CUpti_CallbackDomain kDomains[] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                            CUPTI_CB_DOMAIN_RESOURCE,   CUPTI_CB_DOMAIN_SYNCHRONIZE,
+                                            CUPTI_CB_DOMAIN_NVTX,       CUPTI_CB_DOMAIN_STATE};
   if (domain_count == nullptr || domain_table == nullptr) {
     return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   }

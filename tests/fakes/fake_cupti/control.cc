@@ -44,7 +44,9 @@ CUcontext Handle(uint32_t context_id) {
 
 extern "C" {
 
-uint64_t fake_cupti_now(void) { return fake_cupti::Now(); }
+uint64_t fake_cupti_now(void) {
+  return fake_cupti::Now();
+}
 
 uint32_t fake_cupti_create_context(uint32_t device_id) {
   fake_cupti::State& g = G();
@@ -67,9 +69,13 @@ void fake_cupti_destroy_context(uint32_t context_id) {
   G().current_context.compare_exchange_strong(expected, 0);
 }
 
-CUcontext fake_cupti_context_handle(uint32_t context_id) { return Handle(context_id); }
+CUcontext fake_cupti_context_handle(uint32_t context_id) {
+  return Handle(context_id);
+}
 
-uint32_t fake_cupti_current_context(void) { return G().current_context.load(); }
+uint32_t fake_cupti_current_context(void) {
+  return G().current_context.load();
+}
 
 CUstream fake_cupti_create_stream(uint32_t context_id, uint32_t stream_id) {
   auto* stream = new fake_cupti::State::FakeStream{context_id, stream_id};
@@ -89,8 +95,7 @@ const char* fake_cupti_function_name(CUpti_CallbackDomain domain, CUpti_Callback
 }
 
 uint32_t fake_cupti_api_enter(FakeCuptiApiFrame* frame, CUpti_CallbackDomain domain,
-                              CUpti_CallbackId cbid, const char* symbol_name,
-                              const void* params) {
+                              CUpti_CallbackId cbid, const char* symbol_name, const void* params) {
   fake_cupti::State& g = G();
   *frame = FakeCuptiApiFrame{};
   frame->domain = domain;
@@ -305,8 +310,8 @@ int fake_cupti_emit_marker(CUpti_ActivityFlag flags, uint32_t id, const char* na
   return Emit(&record, sizeof(record), record.kind, 0);
 }
 
-int fake_cupti_emit_overhead(CUpti_ActivityOverheadKind overhead_kind, uint64_t start,
-                             uint64_t end, uint32_t correlation_id) {
+int fake_cupti_emit_overhead(CUpti_ActivityOverheadKind overhead_kind, uint64_t start, uint64_t end,
+                             uint32_t correlation_id) {
   CUpti_ActivityOverhead3 record{};
   record.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
   record.overheadKind = overhead_kind;
@@ -397,7 +402,9 @@ void fake_cupti_complete_pending(uint64_t start, uint64_t end) {
   G().buffers.CompletePending(start, end);
 }
 
-void fake_cupti_drop_records(size_t n) { G().buffers.AddDropped(n); }
+void fake_cupti_drop_records(size_t n) {
+  G().buffers.AddDropped(n);
+}
 
 void fake_cupti_get_stats(FakeCuptiStats* stats) {
   fake_cupti::State& g = G();
@@ -455,9 +462,9 @@ void fake_cupti_reset(void) {
   fake_cupti::State& g = G();
   g.buffers.Reset();
   auto& b = g.buffers.stats;
-  for (auto* counter : {&b.requested, &b.completed, &b.completed_on_worker, &b.empty_returned,
-                        &b.records_written, &b.records_delivered, &b.records_dropped,
-                        &b.incomplete_delivered, &b.misaligned}) {
+  for (auto* counter :
+       {&b.requested, &b.completed, &b.completed_on_worker, &b.empty_returned, &b.records_written,
+        &b.records_delivered, &b.records_dropped, &b.incomplete_delivered, &b.misaligned}) {
     *counter = 0;
   }
   auto& c = g.counters;

@@ -64,8 +64,7 @@ const char* fake_cupti_function_name(CUpti_CallbackDomain domain, CUpti_Callback
 // ---- other callback domains ----
 
 // Resource domain: issues `cbid` with CUpti_ResourceData (context, stream) if enabled.
-void fake_cupti_resource_event(CUpti_CallbackIdResource cbid, uint32_t context_id,
-                               CUstream stream);
+void fake_cupti_resource_event(CUpti_CallbackIdResource cbid, uint32_t context_id, CUstream stream);
 // Synchronize domain: issues `cbid` with CUpti_SynchronizeData if enabled.
 void fake_cupti_sync_event(CUpti_CallbackIdSync cbid, uint32_t context_id, CUstream stream);
 
@@ -129,8 +128,8 @@ int fake_cupti_emit_memory(uint32_t correlation_id, CUpti_ActivityMemoryOperatio
 // start with its end; name/domain are interned (name is NULL on an end marker, as in CUPTI).
 int fake_cupti_emit_marker(CUpti_ActivityFlag flags, uint32_t id, const char* name,
                            const char* domain, uint64_t timestamp);
-int fake_cupti_emit_overhead(CUpti_ActivityOverheadKind overhead_kind, uint64_t start,
-                             uint64_t end, uint32_t correlation_id);
+int fake_cupti_emit_overhead(CUpti_ActivityOverheadKind overhead_kind, uint64_t start, uint64_t end,
+                             uint32_t correlation_id);
 int fake_cupti_emit_device(uint32_t device_id, const char* name);
 int fake_cupti_emit_context(uint32_t context_id, uint32_t device_id);
 int fake_cupti_emit_graph_trace(uint32_t correlation_id, uint32_t graph_id, uint32_t device_id,
@@ -169,10 +168,10 @@ typedef struct FakeCuptiStats {
   uint64_t forced_flush_calls;
   uint64_t subscribe_calls;
   uint64_t subscribe_rejected;
-  uint64_t misaligned_buffers;        // request callback gave a buffer not 8-byte aligned
-  uint64_t timestamp_callback_late;   // registered after an activity kind was enabled
-  uint64_t kinds_ever_enabled;        // bit k set if kind k (< 64) was ever enabled
-  uint64_t pending_buffers;           // buffers holding records not yet delivered
+  uint64_t misaligned_buffers;       // request callback gave a buffer not 8-byte aligned
+  uint64_t timestamp_callback_late;  // registered after an activity kind was enabled
+  uint64_t kinds_ever_enabled;       // bit k set if kind k (< 64) was ever enabled
+  uint64_t pending_buffers;          // buffers holding records not yet delivered
 } FakeCuptiStats;
 void fake_cupti_get_stats(FakeCuptiStats* stats);
 // One line "fake-cupti: pid=... key=value ..." written to `fd` (async-signal-safe enough for

@@ -30,7 +30,9 @@ CUptiResult CUPTIAPI cuptiGetErrorMessage(CUptiResult result, const char** str) 
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiGetLastError(void) { return fake_cupti::TakeLastError(); }
+CUptiResult CUPTIAPI cuptiGetLastError(void) {
+  return fake_cupti::TakeLastError();
+}
 
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp) {
   if (timestamp == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
