@@ -57,10 +57,13 @@ std::atomic<long> g_requests{0};
 thread_local bool t_in_flush = false;
 thread_local std::vector<uint32_t> t_open_calls;  // correlation ids between ENTER and EXIT
 
-std::mutex g_mu;
-std::unordered_set<uint32_t> g_correlation_ids;               // seen at API ENTER
-std::unordered_map<uint32_t, uint32_t> g_correlation_thread;  // id -> tid at ENTER
-std::unordered_set<uint32_t> g_app_threads;
+// Leaked on purpose: the periodic flusher and CUPTI's worker may still run while static
+// destructors do at exit.
+std::mutex& g_mu = *new std::mutex;
+auto& g_correlation_ids = *new std::unordered_set<uint32_t>;               // seen at API ENTER
+auto& g_correlation_thread = *new std::unordered_map<uint32_t, uint32_t>;  // id -> tid at ENTER
+auto& g_app_threads = *new std::unordered_set<uint32_t>;
+std::atomic<bool> g_exiting{false};
 
 uint32_t Tid() {
   return static_cast<uint32_t>(syscall(SYS_gettid));
@@ -254,6 +257,7 @@ void AtExit() {
     fflush(stdout);
     return;
   }
+  g_exiting = true;
   Flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   PrintSummary();
 }
@@ -345,6 +349,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     std::thread([period] {
       while (true) {
         std::this_thread::sleep_for(std::chrono::milliseconds(period));
+        if (g_exiting) return;
         Flush(0);
         // What a process killed now would keep (the last such line before an _exit).
         PrintSummary();
