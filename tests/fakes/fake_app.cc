@@ -1,0 +1,485 @@
+// fake_cuda_app: stands in for a CUDA application and libcuda on a machine without a GPU.
+// It loads the injection library the way libcuda does on cuInit (CUDA_INJECTION64_PATH, dlopen,
+// InitializeInjection once), then runs one scenario through the fake libcupti: runtime and
+// driver API calls with callbacks, and the activity records the GPU would produce.
+//
+//   fake_cuda_app <scenario> [args]      (fake_cuda_app --list shows the scenarios)
+//
+// Every scenario prints one line with what it generated, for tests to compare with a trace:
+//   fake-app: pid=.. scenario=.. kernels=.. memcpys=.. ... launches=..
+#include <cupti.h>  // also the runtime/driver parameter structs (cudaLaunchKernel_v7000_params)
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_cupti/fake_cupti.h"
+
+namespace {
+
+// What this process generated, printed by ReportCounts().
+struct Counts {
+  std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0}, syncs{0}, memory{0}, markers{0},
+      runtime_api{0}, driver_api{0}, launches{0}, graph_launches{0}, incomplete{0}, dropped{0};
+};
+Counts g_counts;
+const char* g_scenario = "";
+uint32_t g_context = 0;
+CUstream g_stream = nullptr;
+constexpr uint32_t kStreamId = 13;
+constexpr uint32_t kDevice = 0;
+
+void ReportCounts(int threads = 1) {
+  printf(
+      "fake-app: pid=%d scenario=%s kernels=%llu memcpys=%llu memsets=%llu syncs=%llu "
+      "memory=%llu markers=%llu runtime_api=%llu driver_api=%llu api=%llu launches=%llu "
+      "graph_launches=%llu incomplete=%llu dropped=%llu threads=%d\n",
+      static_cast<int>(getpid()), g_scenario, (unsigned long long)g_counts.kernels.load(),
+      (unsigned long long)g_counts.memcpys.load(), (unsigned long long)g_counts.memsets.load(),
+      (unsigned long long)g_counts.syncs.load(), (unsigned long long)g_counts.memory.load(),
+      (unsigned long long)g_counts.markers.load(), (unsigned long long)g_counts.runtime_api.load(),
+      (unsigned long long)g_counts.driver_api.load(),
+      (unsigned long long)(g_counts.runtime_api.load() + g_counts.driver_api.load()),
+      (unsigned long long)g_counts.launches.load(),
+      (unsigned long long)g_counts.graph_launches.load(),
+      (unsigned long long)g_counts.incomplete.load(), (unsigned long long)g_counts.dropped.load(),
+      threads);
+  fflush(stdout);
+}
+
+// ---- the parts of libcuda/libcudart the scenarios use ----
+
+// GPU time: work on the stream starts after the API call and after the previous work ends.
+std::atomic<uint64_t> g_gpu_busy_until{0};
+void GpuInterval(uint64_t duration_ns, uint64_t* start, uint64_t* end) {
+  uint64_t now = fake_cupti_now();
+  uint64_t prev = g_gpu_busy_until.load();
+  uint64_t begin;
+  do {
+    begin = (prev > now ? prev : now) + 800;
+  } while (!g_gpu_busy_until.compare_exchange_weak(prev, begin + duration_ns));
+  *start = begin;
+  *end = begin + duration_ns;
+}
+
+uint32_t Enter(FakeCuptiApiFrame* frame, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+               const char* symbol = nullptr, const void* params = nullptr) {
+  (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_counts.runtime_api : g_counts.driver_api)++;
+  return fake_cupti_api_enter(frame, domain, cbid, symbol, params);
+}
+
+void EmitKernel(uint32_t correlation_id, const char* name, uint32_t graph_id = 0,
+                uint64_t graph_node_id = 0, bool incomplete = false) {
+  FakeCuptiKernel kernel{};
+  kernel.correlation_id = correlation_id;
+  kernel.name = name;
+  kernel.device_id = kDevice;
+  kernel.context_id = g_context;
+  kernel.stream_id = kStreamId;
+  GpuInterval(2000 + (correlation_id % 7) * 300, &kernel.start, &kernel.end);
+  kernel.graph_id = graph_id;
+  kernel.graph_node_id = graph_node_id;
+  kernel.grid_x = 256;
+  kernel.grid_y = kernel.grid_z = 1;
+  kernel.block_x = 128;
+  kernel.block_y = kernel.block_z = 1;
+  kernel.registers_per_thread = 32;
+  kernel.incomplete = incomplete ? 1 : 0;
+  fake_cupti_emit_kernel(&kernel);
+  g_counts.kernels++;
+  if (incomplete) g_counts.incomplete++;
+}
+
+// cudaLaunchKernel; with `nested`, the runtime call makes a cuLaunchKernel driver call, and the
+// kernel carries the driver call's correlation id (the innermost launching API).
+uint32_t LaunchKernel(const char* name, bool nested = false, bool incomplete = false) {
+  static int fake_function;
+  cudaLaunchKernel_v7000_params params{};
+  params.func = &fake_function;
+  params.gridDim = dim3(256);
+  params.blockDim = dim3(128);
+  params.stream = reinterpret_cast<cudaStream_t>(g_stream);
+  FakeCuptiApiFrame runtime;
+  uint32_t correlation_id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, name, &params);
+  if (nested) {
+    cuLaunchKernel_params driver_params{};
+    driver_params.gridDimX = 256;
+    driver_params.blockDimX = 128;
+    driver_params.hStream = g_stream;
+    FakeCuptiApiFrame driver;
+    correlation_id = Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API,
+                           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, name, &driver_params);
+    fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  }
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  g_counts.launches++;
+  EmitKernel(correlation_id, name, 0, 0, incomplete);
+  return correlation_id;
+}
+
+// cudaMemcpy (runtime) nesting cuMemcpyHtoD_v2/DtoH_v2 (driver), as cudart does.
+void Memcpy(uint64_t bytes, bool to_device) {
+  FakeCuptiApiFrame runtime, driver;
+  uint32_t runtime_id =
+      Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
+  uint32_t driver_id = Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API,
+                             to_device ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2
+                                       : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2);
+  FakeCuptiMemcpy copy{};
+  copy.correlation_id = driver_id;
+  copy.runtime_correlation_id = runtime_id;
+  copy.copy_kind = to_device ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  copy.src_kind =
+      to_device ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  copy.dst_kind =
+      to_device ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  copy.bytes = bytes;
+  GpuInterval(bytes / 20 + 1000, &copy.start, &copy.end);  // ~20 GB/s
+  copy.device_id = kDevice;
+  copy.context_id = g_context;
+  copy.stream_id = kStreamId;
+  fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  fake_cupti_emit_memcpy(&copy);
+  g_counts.memcpys++;
+}
+
+void Memset(uint64_t bytes) {
+  FakeCuptiApiFrame runtime, driver;
+  Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020);
+  uint32_t driver_id =
+      Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2);
+  FakeCuptiMemset set{};
+  set.correlation_id = driver_id;
+  set.bytes = bytes;
+  GpuInterval(bytes / 100 + 800, &set.start, &set.end);
+  set.device_id = kDevice;
+  set.context_id = g_context;
+  set.stream_id = kStreamId;
+  set.memory_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  fake_cupti_emit_memset(&set);
+  g_counts.memsets++;
+}
+
+void DeviceSynchronize() {
+  FakeCuptiApiFrame runtime;
+  uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
+  uint64_t start = fake_cupti_now();
+  uint64_t busy = g_gpu_busy_until.load();
+  fake_cupti_sync_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, g_context, nullptr);
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, g_context,
+                       kStreamId, start, busy > start ? busy : start + 100);
+  g_counts.syncs++;
+}
+
+uint64_t Malloc(uint64_t bytes) {
+  static std::atomic<uint64_t> next_address{0x7f0000000000ull};
+  uint64_t address = next_address.fetch_add((bytes + 0xfff) & ~0xfffull);
+  FakeCuptiApiFrame runtime, driver;
+  uint32_t id =
+      Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
+  fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  fake_cupti_emit_memory(id, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, bytes, kDevice, g_context,
+                         fake_cupti_now());
+  g_counts.memory++;
+  return address;
+}
+
+void Free(uint64_t address, uint64_t bytes) {
+  FakeCuptiApiFrame runtime, driver;
+  uint32_t id =
+      Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020);
+  Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2);
+  fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  fake_cupti_emit_memory(id, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
+                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, bytes, kDevice, g_context,
+                         fake_cupti_now());
+  g_counts.memory++;
+}
+
+// cudaGraphLaunch of a 3-kernel graph. The graph's work carries the correlation id of the
+// cuGraphLaunch driver call it nests. With GRAPH_TRACE enabled, CUPTI reports the graph as one
+// CUpti_ActivityGraphTrace2 instead of its nodes.
+void GraphLaunch(uint32_t graph_id) {
+  static const char* kNodes[] = {"_Z6gemm_aPfS_", "_Z7softmaxPf", "_Z9layernormPfS_"};
+  FakeCuptiApiFrame runtime, driver;
+  Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
+  uint32_t id = Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch);
+  fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  g_counts.launches++;
+  g_counts.graph_launches++;
+  if (fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, g_context)) {
+    uint64_t start, end;
+    GpuInterval(9000, &start, &end);
+    fake_cupti_emit_graph_trace(id, graph_id, kDevice, g_context, kStreamId, start, end);
+    return;
+  }
+  for (uint64_t node = 0; node < 3; ++node) {
+    EmitKernel(id, kNodes[node], graph_id, (uint64_t{graph_id} << 32) | (node + 1));
+  }
+}
+
+void Marker(CUpti_ActivityFlag flags, uint32_t id, const char* name) {
+  fake_cupti_emit_marker(flags, id, name, "fake-app", fake_cupti_now());
+  g_counts.markers++;
+}
+
+// What cuInit does before and after the injection: load it once, then report the device and
+// create the primary context (device/context records, resource callback).
+void CudaInit() {
+  if (const char* path = getenv("CUDA_INJECTION64_PATH"); path != nullptr && *path != '\0') {
+    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      fprintf(stderr, "fake-app: cannot load injection library: %s\n", dlerror());
+    } else if (auto init = reinterpret_cast<int (*)()>(dlsym(handle, "InitializeInjection"))) {
+      int ok = init();
+      if (ok == 0) fprintf(stderr, "fake-app: InitializeInjection returned 0\n");
+    } else {
+      fprintf(stderr, "fake-app: %s has no InitializeInjection\n", path);
+    }
+  }
+  fake_cupti_emit_device(kDevice, "NVIDIA H100 80GB HBM3 (fake)");
+  g_context = fake_cupti_create_context(kDevice);
+  g_stream = fake_cupti_create_stream(g_context, kStreamId);
+}
+
+// ---- scenarios ----
+
+int ArgOr(int argc, char** argv, int index, int fallback) {
+  return argc > index ? atoi(argv[index]) : fallback;
+}
+
+void BasicWorkload() {
+  uint64_t bytes = 1 << 20;
+  uint64_t a = Malloc(bytes);
+  Memcpy(bytes, /*to_device=*/true);
+  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 4242);
+  LaunchKernel("_Z6vecAddPKfS0_Pfi");
+  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, nullptr);
+  for (int i = 0; i < 4; ++i) LaunchKernel(i % 2 ? "_Z5scalePfi" : "_Z6vecAddPKfS0_Pfi");
+  Memset(bytes);
+  Memcpy(bytes, /*to_device=*/false);
+  DeviceSynchronize();
+  Free(a, bytes);
+}
+
+int Basic(int, char**) {
+  BasicWorkload();
+  ReportCounts();
+  return 0;
+}
+
+int Threads(int argc, char** argv) {
+  int threads = ArgOr(argc, argv, 2, 4);
+  int launches = ArgOr(argc, argv, 3, 1000);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([launches, t] {
+      std::string name = "_Z6workerILi" + std::to_string(t) + "EEvv";
+      for (int i = 0; i < launches; ++i) LaunchKernel(name.c_str(), /*nested=*/i % 3 == 0);
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  DeviceSynchronize();
+  ReportCounts(threads);
+  return 0;
+}
+
+int Nested(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 100);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z11nestedKernv", /*nested=*/true);
+  ReportCounts();
+  return 0;
+}
+
+int Graph(int, char**) {
+  GraphLaunch(/*graph_id=*/1);
+  GraphLaunch(/*graph_id=*/1);
+  DeviceSynchronize();
+  ReportCounts();
+  return 0;
+}
+
+int Drops(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 100);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z4workv");
+  fake_cupti_drop_records(7);
+  g_counts.dropped += 7;
+  LaunchKernel("_Z10unfinishedv", false, /*incomplete=*/true);
+  ReportCounts();
+  return 0;
+}
+
+int ExitFlush(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 500);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z7pendingv");
+  ReportCounts();
+  return 0;  // records still sit in a partly filled buffer: the injection's exit flush
+}
+
+int Signal(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 300);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z9preSignalv");
+  ReportCounts();
+  kill(getpid(), SIGTERM);
+  // Without a handler the process dies here. With one, the injection flushes and re-raises;
+  // an injection that swallows SIGTERM leaves us to notice.
+  for (int i = 0; i < 100; ++i) usleep(100 * 1000);
+  fprintf(stderr, "fake-app: still alive 10 s after SIGTERM\n");
+  return 99;
+}
+
+int Fork(int argc, char** argv) {
+  for (int i = 0; i < 50; ++i) LaunchKernel("_Z10beforeForkv");
+  fflush(stdout);
+  pid_t plain = fork();
+  if (plain == 0) {
+    // A child that never touches CUDA and leaves through exit(): the atexit handlers it
+    // inherited run here, and must not flush the parent's records a second time.
+    g_scenario = "fork-child";
+    g_counts.kernels = g_counts.launches = g_counts.runtime_api = g_counts.driver_api = 0;
+    ReportCounts();
+    exit(0);
+  }
+  pid_t exec_child = fork();
+  if (exec_child == 0) {
+    char self[] = "/proc/self/exe";
+    char scenario[] = "basic";
+    char* child_argv[] = {argv[0], scenario, nullptr};
+    execv(self, child_argv);
+    _exit(127);
+  }
+  for (int i = 0; i < 50; ++i) LaunchKernel("_Z9afterForkv");
+  int status = 0, failures = 0;
+  for (pid_t child : {plain, exec_child}) {
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fprintf(stderr, "fake-app: child %d failed (status %d)\n", static_cast<int>(child), status);
+      failures++;
+    }
+  }
+  ReportCounts();
+  return failures == 0 ? 0 : 1;
+}
+
+int SecondSubscriber(int, char**) {
+  BasicWorkload();
+  ReportCounts();
+  return 0;
+}
+
+int DeviceReset(int, char**) {
+  BasicWorkload();
+  FakeCuptiApiFrame reset;
+  Enter(&reset, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+  fake_cupti_destroy_context(g_context);
+  fake_cupti_api_exit(&reset, cudaSuccess);
+  // The next runtime call creates a new primary context.
+  g_context = fake_cupti_create_context(kDevice);
+  g_stream = fake_cupti_create_stream(g_context, kStreamId);
+  for (int i = 0; i < 5; ++i) LaunchKernel("_Z10afterResetv");
+  ReportCounts();
+  return 0;
+}
+
+int OsExit(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 1000);
+  int wait_ms = ArgOr(argc, argv, 3, 600);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z6beforev");
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  for (int i = 0; i < 10; ++i) LaunchKernel("_Z9lastBurstv");
+  ReportCounts();
+  printf("fake-app: settled_launches=%d (launched more than %d ms before _exit)\n", launches,
+         wait_ms);
+  fflush(stdout);
+  _exit(0);  // no atexit handlers, no destructors
+}
+
+int Nvtx(int, char**) {
+  uint32_t next_id = 1;
+  for (int step = 0; step < 3; ++step) {
+    uint32_t outer = next_id++;
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, outer, "train_step");
+    uint32_t inner = next_id++;
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, inner, "forward");
+    LaunchKernel("_Z7forwardv");
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, inner, nullptr);
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, next_id++, "checkpoint");
+    LaunchKernel("_Z8backwardv");
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, outer, nullptr);
+  }
+  ReportCounts();
+  return 0;
+}
+
+int Many(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 200000);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z4tinyv");
+  DeviceSynchronize();
+  ReportCounts();
+  return 0;
+}
+
+struct Scenario {
+  const char* name;
+  int (*run)(int, char**);
+  const char* help;
+};
+const Scenario kScenarios[] = {
+    {"basic", Basic, "malloc, copies, 5 launches (one in an external-correlation range), sync"},
+    {"threads", Threads, "[N=4] [M=1000]: N threads x M launches, every third one nested"},
+    {"nested", Nested, "[M=100]: cudaLaunchKernel nesting cuLaunchKernel"},
+    {"graph", Graph, "two cudaGraphLaunch of a 3-kernel graph"},
+    {"drops", Drops, "[M=100]: launches, 7 dropped records, 1 incomplete kernel"},
+    {"exit_flush", ExitFlush, "[M=500]: launches left pending at a normal exit"},
+    {"signal", Signal, "[M=300]: launches, then SIGTERM to itself"},
+    {"fork", Fork, "a child that only exits, a fork+exec of 'basic', 100 launches"},
+    {"second_subscriber", SecondSubscriber, "another tool holds the CUPTI subscriber slot"},
+    {"device_reset", DeviceReset, "basic, cudaDeviceReset, a new context, 5 launches"},
+    {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
+    {"nvtx", Nvtx, "nested NVTX ranges and instant markers around launches"},
+    {"many", Many, "[M=200000]: launches from one thread"},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || strcmp(argv[1], "--list") == 0 || strcmp(argv[1], "--help") == 0) {
+    printf("usage: fake_cuda_app <scenario> [args]\n");
+    for (const auto& scenario : kScenarios) printf("  %-18s %s\n", scenario.name, scenario.help);
+    return argc < 2 ? 2 : 0;
+  }
+  const Scenario* chosen = nullptr;
+  for (const auto& scenario : kScenarios) {
+    if (strcmp(argv[1], scenario.name) == 0) chosen = &scenario;
+  }
+  if (chosen == nullptr) {
+    fprintf(stderr, "fake-app: unknown scenario '%s' (see --list)\n", argv[1]);
+    return 2;
+  }
+  g_scenario = chosen->name;
+  // Registered before the injection loads, so it runs after the injection's own exit handler
+  // and reports what the fake delivered in the end.
+  if (getenv("FAKE_APP_NO_STATS") == nullptr) atexit([] { fake_cupti_print_stats(1); });
+  if (chosen->run == SecondSubscriber) fake_cupti_set_second_subscriber("Nsight Systems");
+  CudaInit();
+  return chosen->run(argc, argv);
+}
