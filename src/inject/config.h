@@ -31,7 +31,8 @@ struct Config {
   uint32_t activities = kDefaultActivities;
   bool stacks = true;
   uint32_t max_stack_depth = 64;
-  uint64_t buffer_bytes = 8ull << 20;       // one CUPTI activity buffer
+  // CUDA 13 keeps one buffer per launching thread, so buffers are kept small.
+  uint64_t buffer_bytes = 2ull << 20;       // one CUPTI activity buffer
   uint64_t max_memory_bytes = 64ull << 20;  // CUPTI buffers + queued batches
   uint32_t flush_period_ms = 500;
   uint64_t delay_ms = 0;         // capture range: start recording after this long

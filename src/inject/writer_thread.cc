@@ -113,11 +113,12 @@ void WriterThread::Run() {
     }
     const uint64_t after = NowNs(CLOCK_MONOTONIC);
     const bool period_due = after >= next_period;
+    const bool early = early_flush_.exchange(false);
     if (period_due) {
       next_period = after + period_ns;
       if (hooks_.on_period) hooks_.on_period(after);
-      if (hooks_.flush_cupti) hooks_.flush_cupti(false);
     }
+    if ((period_due || early) && hooks_.flush_cupti) hooks_.flush_cupti(false);
     WriteCycle(false);
     if (period_due) {
       WriteStats(after);

@@ -42,6 +42,12 @@ class WriterThread {
   // Async-signal-safe: asks the writer to flush CUPTI and the file now; `final` also
   // closes the trace (the process is about to die). Returns at once.
   void RequestSignalFlush(bool final);
+  // Asks for CUPTI's completed buffers now rather than at the next period (cheap;
+  // callable from CUPTI's buffer-request callback).
+  void RequestEarlyFlush() {
+    if (!early_flush_.exchange(true)) Wake();
+  }
+
   bool SignalFlushDone() const { return signal_flush_done_.load(std::memory_order_acquire); }
 
   // Final drain and close, waiting at most `timeout_ms`. Returns false on timeout.
@@ -74,6 +80,7 @@ class WriterThread {
   std::atomic<bool> running_{false};
   std::atomic<int> signal_flush_{0};  // 0 none, 1 flush, 2 final
   std::atomic<bool> signal_flush_done_{false};
+  std::atomic<bool> early_flush_{false};
   std::thread thread_;
 };
 

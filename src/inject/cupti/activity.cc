@@ -30,9 +30,14 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   Recorder* recorder = GetRecorder();
   if (recorder == nullptr) return;
   const uint64_t bytes = recorder->config.buffer_bytes;
-  // Over the memory budget: give CUPTI no buffer. It then drops records and counts
-  // them, and we report that count; the app is never slowed or grown without bound.
-  if (g_outstanding_bytes.load() + bytes > recorder->config.max_memory_bytes / 2) return;
+  // Three quarters of the budget may sit in CUPTI's hands; the rest is for batches
+  // queued to the writer. Half-way there, ask the writer to collect full buffers early.
+  const uint64_t budget = recorder->config.max_memory_bytes / 4 * 3;
+  const uint64_t outstanding = g_outstanding_bytes.load();
+  if (outstanding + bytes > budget / 2) recorder->writer.RequestEarlyFlush();
+  // Over the budget: give CUPTI no buffer. It then drops records and counts them, and we
+  // report that count; the app is never slowed or grown without bound.
+  if (outstanding + bytes > budget) return;
   void* memory = nullptr;
   if (posix_memalign(&memory, 8, bytes) != 0) return;
   g_outstanding_bytes.fetch_add(bytes);
