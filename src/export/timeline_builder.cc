@@ -373,8 +373,13 @@ void TimelineBuilder::OnKernel(std::span<const KernelRecord> records) {
     args_.push_back(
         TextArg(key_block_, LaunchShape(kernel.block_x, kernel.block_y, kernel.block_z)));
     args_.push_back(UintArg(key_registers_, kernel.registers_per_thread));
-    args_.push_back(UintArg(key_static_shared_, kernel.static_shared_bytes));
-    args_.push_back(UintArg(key_dynamic_shared_, kernel.dynamic_shared_bytes));
+    // Zero shared memory is the common case and says nothing: leave it out.
+    if (kernel.static_shared_bytes) {
+      args_.push_back(UintArg(key_static_shared_, kernel.static_shared_bytes));
+    }
+    if (kernel.dynamic_shared_bytes) {
+      args_.push_back(UintArg(key_dynamic_shared_, kernel.dynamic_shared_bytes));
+    }
     args_.push_back(UintArg(key_correlation_, kernel.correlation_id));
     if (kernel.graph_id) args_.push_back(UintArg(key_graph_id_, kernel.graph_id));
     EmitGpuSlice({LaneKind::kKernels, kernel.pid, kernel.device_id, kernel.stream_id},
