@@ -1,0 +1,36 @@
+#include "export/protobuf_writer.h"
+
+#include <cstring>
+
+namespace gpuperf {
+
+void ProtoWriter::Fixed64(uint32_t field, uint64_t value) {
+  Tag(field, kWireFixed64);
+  for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+void ProtoWriter::Double(uint32_t field, double value) {
+  uint64_t bits;
+  static_assert(sizeof(bits) == sizeof(value));
+  std::memcpy(&bits, &value, sizeof(bits));
+  Fixed64(field, bits);
+}
+
+void ProtoWriter::EndNested(Nested nested) {
+  const size_t body_start = nested.length_at + 1;
+  const size_t length = out_.size() - body_start;
+  const size_t length_bytes = VarintSize(length);
+  if (length_bytes > 1) {
+    // Make room for the longer length varint: shift the body right.
+    out_.insert(body_start, length_bytes - 1, '\0');
+  }
+  size_t at = nested.length_at;
+  uint64_t value = length;
+  while (value >= 0x80) {
+    out_[at++] = static_cast<char>((value & 0x7f) | 0x80);
+    value >>= 7;
+  }
+  out_[at] = static_cast<char>(value);
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,75 @@
+// A minimal protobuf wire-format encoder: varints, fixed64, length-delimited fields and
+// nested messages, appended to a byte string. Written for exporters that stream millions
+// of small messages (Perfetto packets, pprof samples) without a protobuf library.
+//
+// Nested messages use a backpatch scheme: BeginNested() reserves one length byte,
+// EndNested() writes the real length and, in the rare case the body outgrew 127 bytes,
+// shifts the body right to make room for the longer varint.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpuperf {
+
+class ProtoWriter {
+ public:
+  // Where a nested message's body starts; returned by BeginNested.
+  struct Nested {
+    size_t length_at;
+  };
+
+  explicit ProtoWriter(std::string& out) : out_(out) {}
+
+  void Varint(uint32_t field, uint64_t value) {
+    Tag(field, kWireVarint);
+    AppendVarint(value);
+  }
+  void Bool(uint32_t field, bool value) { Varint(field, value ? 1 : 0); }
+  // int32/int64 fields: negative values take ten bytes, as the wire format demands.
+  void Int(uint32_t field, int64_t value) { Varint(field, static_cast<uint64_t>(value)); }
+  void Fixed64(uint32_t field, uint64_t value);
+  void Double(uint32_t field, double value);
+  void Bytes(uint32_t field, std::string_view bytes) {
+    Tag(field, kWireLengthDelimited);
+    AppendVarint(bytes.size());
+    out_.append(bytes);
+  }
+
+  Nested BeginNested(uint32_t field) {
+    Tag(field, kWireLengthDelimited);
+    out_.push_back(0);
+    return Nested{out_.size() - 1};
+  }
+  void EndNested(Nested nested);
+
+  std::string& buffer() { return out_; }
+
+  static size_t VarintSize(uint64_t value) {
+    size_t size = 1;
+    while (value >= 0x80) {
+      value >>= 7;
+      ++size;
+    }
+    return size;
+  }
+
+ private:
+  static constexpr uint32_t kWireVarint = 0;
+  static constexpr uint32_t kWireFixed64 = 1;
+  static constexpr uint32_t kWireLengthDelimited = 2;
+
+  void Tag(uint32_t field, uint32_t wire_type) { AppendVarint((field << 3) | wire_type); }
+  void AppendVarint(uint64_t value) {
+    while (value >= 0x80) {
+      out_.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      value >>= 7;
+    }
+    out_.push_back(static_cast<char>(value));
+  }
+
+  std::string& out_;
+};
+
+}  // namespace gpuperf

@@ -1,0 +1,495 @@
+#include "export/timeline_builder.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "format/enum_names.h"
+
+namespace gpuperf {
+namespace {
+
+// Arrow ids: unique per (process, correlation id, ordinal of the GPU activity), and
+// below 2^53 so JSON readers that parse numbers as doubles keep them exact.
+uint64_t FlowId(uint32_t process_index, uint32_t correlation_id, uint32_t ordinal) {
+  return (static_cast<uint64_t>(process_index + 1) << 37) |
+         (static_cast<uint64_t>(correlation_id) << 5) | ordinal;
+}
+
+std::string_view Basename(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+template <class Record>
+std::vector<Record> SortedByThread(std::span<const Record> records) {
+  std::vector<Record> sorted(records.begin(), records.end());
+  // Start order, and the longer (enclosing) slice first when two start together.
+  std::sort(sorted.begin(), sorted.end(), [](const Record& a, const Record& b) {
+    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) <
+           std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
+  });
+  return sorted;
+}
+
+template <class Record>
+std::vector<Record> SortedByStream(std::span<const Record> records) {
+  std::vector<Record> sorted(records.begin(), records.end());
+  std::sort(sorted.begin(), sorted.end(), [](const Record& a, const Record& b) {
+    return std::tie(a.pid, a.device_id, a.stream_id, a.start_ns) <
+           std::tie(b.pid, b.device_id, b.stream_id, b.start_ns);
+  });
+  return sorted;
+}
+
+TimelineArg UintArg(InternedText key, uint64_t value) {
+  TimelineArg arg;
+  arg.key = key;
+  arg.type = TimelineArg::Type::kUint;
+  arg.uint_value = value;
+  return arg;
+}
+
+TimelineArg DoubleArg(InternedText key, double value) {
+  TimelineArg arg;
+  arg.key = key;
+  arg.type = TimelineArg::Type::kDouble;
+  arg.double_value = value;
+  return arg;
+}
+
+TimelineArg TextArg(InternedText key, InternedText value) {
+  TimelineArg arg;
+  arg.key = key;
+  arg.type = TimelineArg::Type::kInternedString;
+  arg.string_value = value;
+  return arg;
+}
+
+// GB/s (decimal, as NVIDIA reports bandwidth) of bytes moved in [start, end).
+double Bandwidth(uint64_t bytes, uint64_t start_ns, uint64_t end_ns) {
+  return end_ns > start_ns ? static_cast<double>(bytes) / static_cast<double>(end_ns - start_ns)
+                           : 0.0;
+}
+
+}  // namespace
+
+InternedText TimelineNames::Intern(std::string_view text) {
+  auto it = keys_.find(text);
+  if (it != keys_.end()) return {it->second, text};
+  texts_.emplace_back(text);
+  const NameKey key = static_cast<NameKey>(texts_.size());
+  keys_.emplace(texts_.back(), key);
+  return {key, texts_.back()};
+}
+
+InternedText TimelineNames::ForString(StringId id, const TimelineIndex& index) {
+  if (by_string_id_.size() <= id) by_string_id_.resize(id + 1, 0);
+  NameKey& key = by_string_id_[id];
+  if (key == 0) key = Intern(Demangle(index.str(id))).key;
+  return {key, texts_[key - 1]};
+}
+
+TimelineBuilder::TimelineBuilder(TimelineIndex& index, const TimelineOptions& options,
+                                 TimelineWriter& writer)
+    : index_(index), options_(options), writer_(writer) {
+  cat_runtime_ = names_.Intern("cuda_runtime");
+  cat_driver_ = names_.Intern("cuda_driver");
+  cat_api_ = names_.Intern("cuda_api");
+  cat_kernel_ = names_.Intern("kernel");
+  cat_memcpy_ = names_.Intern("memcpy");
+  cat_memset_ = names_.Intern("memset");
+  cat_nvtx_ = names_.Intern("nvtx");
+  key_correlation_ = names_.Intern("correlation_id");
+  key_return_code_ = names_.Intern("return_code");
+  key_stack_ = names_.Intern("launch_stack");
+  key_grid_ = names_.Intern("grid");
+  key_block_ = names_.Intern("block");
+  key_registers_ = names_.Intern("registers_per_thread");
+  key_static_shared_ = names_.Intern("static_shared_bytes");
+  key_dynamic_shared_ = names_.Intern("dynamic_shared_bytes");
+  key_bytes_ = names_.Intern("bytes");
+  key_bandwidth_ = names_.Intern("bandwidth_GBps");
+  key_src_kind_ = names_.Intern("src_kind");
+  key_dst_kind_ = names_.Intern("dst_kind");
+  key_memory_kind_ = names_.Intern("memory_kind");
+  key_graph_id_ = names_.Intern("graph_id");
+  key_domain_ = names_.Intern("domain");
+  writer_.Begin({index_.first_clock_monotonic_ns, index_.first_clock_realtime_ns});
+}
+
+uint32_t TimelineBuilder::NewTrack(TimelineTrack track) {
+  track.id = next_track_++;
+  writer_.DefineTrack(track);
+  ++stats_.tracks;
+  return track.id;
+}
+
+uint32_t TimelineBuilder::ProcessTrack(uint32_t pid) {
+  auto it = process_tracks_.find(pid);
+  if (it != process_tracks_.end()) return it->second;
+  TimelineTrack track;
+  track.kind = TrackKind::kProcess;
+  track.pid = pid;
+  const uint32_t process_index = index_.ProcessIndex(pid);
+  track.sort_rank = static_cast<int32_t>(process_index * 1000);
+  std::string command(index_.str(index_.processes[pid].command));
+  if (command.size() > 120) command = command.substr(0, 117) + "...";
+  track.name = command.empty() ? "process " + std::to_string(pid) : command;
+  const uint32_t id = NewTrack(std::move(track));
+  process_tracks_.emplace(pid, id);
+  return id;
+}
+
+std::string TimelineBuilder::ThreadName(uint32_t pid, uint32_t tid) const {
+  auto it = index_.thread_names.find({pid, tid});
+  if (it != index_.thread_names.end()) return std::string(index_.str(it->second));
+  return "thread " + std::to_string(tid);
+}
+
+uint32_t TimelineBuilder::ThreadTrack(uint32_t pid, uint32_t tid) {
+  auto it = thread_tracks_.find({pid, tid});
+  if (it != thread_tracks_.end()) return it->second;
+  TimelineTrack track;
+  track.kind = TrackKind::kThread;
+  track.parent_id = ProcessTrack(pid);
+  track.pid = pid;
+  track.tid = tid;
+  track.sort_rank = static_cast<int32_t>(std::min(tid, 1u << 24) * 64);
+  track.name = ThreadName(pid, tid);
+  const uint32_t id = NewTrack(std::move(track));
+  thread_tracks_.emplace(std::make_pair(pid, tid), id);
+  return id;
+}
+
+std::string TimelineBuilder::GpuName(uint32_t pid, uint32_t device) const {
+  std::string name = "GPU " + std::to_string(device);
+  auto it = index_.devices.find({pid, device});
+  if (it != index_.devices.end() && it->second.name) {
+    name += " (" + std::string(index_.str(it->second.name)) + ")";
+  }
+  if (index_.pids.size() > 1) name += " pid " + std::to_string(pid);
+  return name;
+}
+
+uint32_t TimelineBuilder::GpuTrack(uint32_t pid, uint32_t device) {
+  auto it = gpu_tracks_.find({pid, device});
+  if (it != gpu_tracks_.end()) return it->second;
+  TimelineTrack track;
+  track.kind = TrackKind::kGpu;
+  track.pid = pid;
+  track.device = device;
+  track.sort_rank =
+      static_cast<int32_t>(index_.ProcessIndex(pid) * 1000 + 1 + std::min(device, 998u));
+  track.name = GpuName(pid, device);
+  const uint32_t id = NewTrack(std::move(track));
+  gpu_tracks_.emplace(std::make_pair(pid, device), id);
+  return id;
+}
+
+uint32_t TimelineBuilder::CounterTrack(uint32_t pid, uint32_t device, CounterUnit unit) {
+  auto key = std::make_tuple(pid, device, unit);
+  auto it = counter_tracks_.find(key);
+  if (it != counter_tracks_.end()) return it->second;
+  TimelineTrack track;
+  track.kind = TrackKind::kCounter;
+  track.parent_id = GpuTrack(pid, device);
+  track.pid = pid;
+  track.device = device;
+  track.unit = unit;
+  track.sort_rank = unit == CounterUnit::kPercent ? -2 : -1;
+  track.name = "GPU " + std::to_string(device) +
+               (unit == CounterUnit::kPercent ? " busy %" : " memory in use");
+  const uint32_t id = NewTrack(std::move(track));
+  counter_tracks_.emplace(key, id);
+  return id;
+}
+
+uint32_t TimelineBuilder::NewLaneTrack(const LaneGroupKey& key, uint32_t lane) {
+  const bool on_thread = key.kind == LaneKind::kApi || key.kind == LaneKind::kNvtx;
+  if (key.kind == LaneKind::kApi && lane == 0) return ThreadTrack(key.pid, key.a);
+  TimelineTrack track;
+  track.pid = key.pid;
+  track.lane = lane;
+  std::string base;
+  if (on_thread) {
+    track.kind = key.kind == LaneKind::kApi ? TrackKind::kThread : TrackKind::kNvtx;
+    track.parent_id = ThreadTrack(key.pid, key.a);
+    track.tid = key.a;
+    const int32_t group = key.kind == LaneKind::kNvtx ? 32 : 0;
+    track.sort_rank =
+        static_cast<int32_t>(std::min(key.a, 1u << 24) * 64) + group + std::min<int32_t>(lane, 31);
+    base = ThreadName(key.pid, key.a) + (key.kind == LaneKind::kNvtx ? " NVTX" : "");
+  } else {
+    track.kind = TrackKind::kGpuStream;
+    track.parent_id = GpuTrack(key.pid, key.a);
+    track.device = key.a;
+    track.tid = key.b;
+    const int32_t group = key.kind == LaneKind::kKernels  ? 0
+                          : key.kind == LaneKind::kMemcpy ? 1
+                                                          : 2;
+    track.sort_rank = static_cast<int32_t>(std::min(key.b, 1u << 24) * 16) + group * 4 +
+                      std::min<int32_t>(lane, 3);
+    base = "stream " + std::to_string(key.b) +
+           (key.kind == LaneKind::kMemcpy   ? " memcpy"
+            : key.kind == LaneKind::kMemset ? " memset"
+                                            : "");
+  }
+  if (lane > 0) {
+    base += " (lane " + std::to_string(lane + 1) + ")";
+    ++stats_.extra_lanes;
+  }
+  track.name = std::move(base);
+  return NewTrack(std::move(track));
+}
+
+uint32_t TimelineBuilder::PlaceSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns) {
+  std::vector<Lane>& lanes = lanes_[key];
+  for (Lane& lane : lanes) {
+    if (lane.last_end_ns <= start_ns) {
+      lane.last_end_ns = end_ns;
+      return lane.track;
+    }
+  }
+  const uint32_t track = NewLaneTrack(key, static_cast<uint32_t>(lanes.size()));
+  lanes.push_back({end_ns, track});
+  return track;
+}
+
+CorrelationSlot* TimelineBuilder::Slot(uint32_t pid, uint32_t correlation_id) {
+  if (correlation_id == 0) return nullptr;
+  return &index_.correlations.At(index_.ProcessIndex(pid), correlation_id);
+}
+
+uint64_t TimelineBuilder::FlowIn(uint32_t pid, uint32_t correlation_id) {
+  CorrelationSlot* slot = Slot(pid, correlation_id);
+  if (!slot || !slot->has_launch_api) return 0;
+  const uint32_t ordinal = slot->gpu_seen;
+  if (slot->gpu_seen < kMaxFlowsPerLaunch) slot->gpu_seen = slot->gpu_seen + 1;
+  if (ordinal >= slot->gpu_total) return 0;
+  return FlowId(index_.ProcessIndex(pid), correlation_id, ordinal);
+}
+
+InternedText TimelineBuilder::StackLabel(StackId stack_id) {
+  auto cached = stack_labels_.find(stack_id);
+  if (cached != stack_labels_.end()) return cached->second;
+  InternedText label;
+  auto it = index_.stacks.find(stack_id);
+  if (it != index_.stacks.end()) {
+    std::string text;
+    uint32_t frames = 0;
+    for (uint64_t pc : it->second.pcs) {
+      frames_.clear();
+      index_.symbols->Resolve(it->second.pid, pc, frames_);
+      // Resolve lists a PC's inlined frames outermost first; we list innermost first.
+      for (auto frame = frames_.rbegin(); frame != frames_.rend(); ++frame) {
+        if (frames++ == options_.stack_frames) break;
+        if (!text.empty()) text += '\n';
+        text += frame->function;
+        if (!frame->file.empty()) {
+          text += " (" + std::string(Basename(frame->file));
+          if (frame->line) text += ":" + std::to_string(frame->line);
+          text += ')';
+        }
+      }
+      if (frames > options_.stack_frames) break;
+    }
+    if (!text.empty()) label = names_.Intern(text);
+  }
+  stack_labels_.emplace(stack_id, label);
+  return label;
+}
+
+InternedText TimelineBuilder::LaunchShape(uint32_t x, uint32_t y, uint32_t z) {
+  // 21 bits per dimension covers CUDA's limits except huge grid x; those get their own
+  // string each time they appear, which stays correct.
+  const bool packable = x < (1u << 21) && y < (1u << 21) && z < (1u << 21);
+  const uint64_t key = (static_cast<uint64_t>(x) << 42) | (static_cast<uint64_t>(y) << 21) | z;
+  if (packable) {
+    auto it = launch_shapes_.find(key);
+    if (it != launch_shapes_.end()) return it->second;
+  }
+  InternedText text = names_.Intern("[" + std::to_string(x) + ", " + std::to_string(y) + ", " +
+                                    std::to_string(z) + "]");
+  if (packable) launch_shapes_.emplace(key, text);
+  return text;
+}
+
+void TimelineBuilder::OnApi(std::span<const ApiRecord> records) {
+  for (const ApiRecord& api : SortedByThread(records)) {
+    const uint64_t end_ns = std::max(api.end_ns, api.start_ns);
+    TimelineSlice slice;
+    slice.track = PlaceSlice({LaneKind::kApi, api.pid, api.tid, 0}, api.start_ns, end_ns);
+    slice.start_ns = api.start_ns;
+    slice.end_ns = end_ns;
+    slice.name = api.name ? names_.ForString(api.name, index_)
+                          : names_.Intern("API " + std::to_string(api.callback_id));
+    slice.category = api.domain == ApiDomain::kRuntime  ? cat_runtime_
+                     : api.domain == ApiDomain::kDriver ? cat_driver_
+                                                        : cat_api_;
+    args_.clear();
+    flows_.clear();
+    args_.push_back(UintArg(key_correlation_, api.correlation_id));
+    if (api.return_code != 0) {
+      args_.push_back(UintArg(key_return_code_, static_cast<uint32_t>(api.return_code)));
+    }
+    if (CorrelationSlot* slot = Slot(api.pid, api.correlation_id)) {
+      InternedText stack = slot->stack_id ? StackLabel(slot->stack_id) : InternedText{};
+      if (stack.key) {
+        stack_arg_ = TextArg(key_stack_, stack);
+        slice.stack = &stack_arg_;
+      }
+      const uint32_t process_index = index_.ProcessIndex(api.pid);
+      for (uint32_t i = 0; i < slot->gpu_total; ++i) {
+        flows_.push_back(FlowId(process_index, api.correlation_id, i));
+      }
+    }
+    slice.args = args_;
+    slice.flows_out = flows_;
+    stats_.flows += flows_.size();
+    writer_.Slice(slice);
+    ++stats_.slices;
+  }
+}
+
+void TimelineBuilder::EmitGpuSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns,
+                                   InternedText name, InternedText category, uint64_t flow_in) {
+  TimelineSlice slice;
+  end_ns = std::max(end_ns, start_ns);
+  slice.track = PlaceSlice(key, start_ns, end_ns);
+  slice.start_ns = start_ns;
+  slice.end_ns = end_ns;
+  slice.name = name;
+  slice.category = category;
+  slice.args = args_;
+  slice.flow_in = flow_in;
+  writer_.Slice(slice);
+  ++stats_.slices;
+}
+
+void TimelineBuilder::OnKernel(std::span<const KernelRecord> records) {
+  for (const KernelRecord& kernel : SortedByStream(records)) {
+    args_.clear();
+    args_.push_back(TextArg(key_grid_, LaunchShape(kernel.grid_x, kernel.grid_y, kernel.grid_z)));
+    args_.push_back(
+        TextArg(key_block_, LaunchShape(kernel.block_x, kernel.block_y, kernel.block_z)));
+    args_.push_back(UintArg(key_registers_, kernel.registers_per_thread));
+    // Zero shared memory is the common case and says nothing: leave it out.
+    if (kernel.static_shared_bytes) {
+      args_.push_back(UintArg(key_static_shared_, kernel.static_shared_bytes));
+    }
+    if (kernel.dynamic_shared_bytes) {
+      args_.push_back(UintArg(key_dynamic_shared_, kernel.dynamic_shared_bytes));
+    }
+    args_.push_back(UintArg(key_correlation_, kernel.correlation_id));
+    if (kernel.graph_id) args_.push_back(UintArg(key_graph_id_, kernel.graph_id));
+    EmitGpuSlice({LaneKind::kKernels, kernel.pid, kernel.device_id, kernel.stream_id},
+                 kernel.start_ns, kernel.end_ns, names_.ForString(kernel.name, index_), cat_kernel_,
+                 FlowIn(kernel.pid, kernel.correlation_id));
+  }
+}
+
+void TimelineBuilder::OnMemcpy(std::span<const MemcpyRecord> records) {
+  for (const MemcpyRecord& copy : SortedByStream(records)) {
+    args_.clear();
+    args_.push_back(UintArg(key_bytes_, copy.bytes));
+    args_.push_back(DoubleArg(key_bandwidth_, Bandwidth(copy.bytes, copy.start_ns, copy.end_ns)));
+    args_.push_back(TextArg(key_src_kind_, names_.Intern(EnumName(copy.src_kind))));
+    args_.push_back(TextArg(key_dst_kind_, names_.Intern(EnumName(copy.dst_kind))));
+    args_.push_back(UintArg(key_correlation_, copy.correlation_id));
+    if (copy.graph_id) args_.push_back(UintArg(key_graph_id_, copy.graph_id));
+    InternedText name = names_.Intern("Memcpy " + std::string(EnumName(copy.kind)));
+    EmitGpuSlice({LaneKind::kMemcpy, copy.pid, copy.device_id, copy.stream_id}, copy.start_ns,
+                 copy.end_ns, name, cat_memcpy_, FlowIn(copy.pid, copy.correlation_id));
+  }
+}
+
+void TimelineBuilder::OnMemset(std::span<const MemsetRecord> records) {
+  for (const MemsetRecord& set : SortedByStream(records)) {
+    args_.clear();
+    args_.push_back(UintArg(key_bytes_, set.bytes));
+    args_.push_back(DoubleArg(key_bandwidth_, Bandwidth(set.bytes, set.start_ns, set.end_ns)));
+    args_.push_back(TextArg(key_memory_kind_, names_.Intern(EnumName(set.memory_kind))));
+    args_.push_back(UintArg(key_correlation_, set.correlation_id));
+    if (set.graph_id) args_.push_back(UintArg(key_graph_id_, set.graph_id));
+    EmitGpuSlice({LaneKind::kMemset, set.pid, set.device_id, set.stream_id}, set.start_ns,
+                 set.end_ns, names_.Intern("Memset"), cat_memset_,
+                 FlowIn(set.pid, set.correlation_id));
+  }
+}
+
+void TimelineBuilder::OnNvtx(std::span<const NvtxRecord> records) {
+  for (const NvtxRecord& nvtx : SortedByThread(records)) {
+    InternedText name = names_.ForString(nvtx.name, index_);
+    if (nvtx.kind == NvtxKind::kMark) {
+      // Marks go on the NVTX track's first lane; an instant never breaks nesting.
+      auto& lanes = lanes_[{LaneKind::kNvtx, nvtx.pid, nvtx.tid, 0}];
+      if (lanes.empty()) {
+        lanes.push_back({0, NewLaneTrack({LaneKind::kNvtx, nvtx.pid, nvtx.tid, 0}, 0)});
+      }
+      writer_.Instant(lanes.front().track, nvtx.start_ns, name, cat_nvtx_);
+      ++stats_.instants;
+      continue;
+    }
+    if (nvtx.end_ns == 0 || nvtx.end_ns < nvtx.start_ns) {
+      ++stats_.unfinished_ranges;
+      continue;
+    }
+    args_.clear();
+    if (nvtx.domain) args_.push_back(TextArg(key_domain_, names_.ForString(nvtx.domain, index_)));
+    TimelineSlice slice;
+    slice.track = PlaceSlice({LaneKind::kNvtx, nvtx.pid, nvtx.tid, 0}, nvtx.start_ns, nvtx.end_ns);
+    slice.start_ns = nvtx.start_ns;
+    slice.end_ns = nvtx.end_ns;
+    slice.name = name;
+    slice.category = cat_nvtx_;
+    slice.args = args_;
+    writer_.Slice(slice);
+    ++stats_.slices;
+  }
+}
+
+void TimelineBuilder::OnMemory(std::span<const MemoryRecord> records) {
+  std::vector<MemoryRecord> sorted(records.begin(), records.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const MemoryRecord& a, const MemoryRecord& b) {
+    return a.timestamp_ns < b.timestamp_ns;
+  });
+  for (const MemoryRecord& memory : sorted) {
+    // Host allocations (pageable, pinned) do not use GPU memory.
+    if (memory.memory_kind == MemoryKind::kPageable || memory.memory_kind == MemoryKind::kPinned) {
+      continue;
+    }
+    if (memory.op != MemoryOp::kAllocation && memory.op != MemoryOp::kRelease) continue;
+    int64_t& in_use = memory_in_use_[{memory.pid, memory.device_id}];
+    const int64_t bytes = static_cast<int64_t>(memory.bytes);
+    in_use =
+        memory.op == MemoryOp::kAllocation ? in_use + bytes : std::max<int64_t>(0, in_use - bytes);
+    writer_.Counter(CounterTrack(memory.pid, memory.device_id, CounterUnit::kBytes),
+                    memory.timestamp_ns, static_cast<double>(in_use));
+    ++stats_.counter_values;
+  }
+}
+
+Status TimelineBuilder::Finish() {
+  for (const auto& [key, device] : index_.devices) {
+    const BusyHistogram& busy = *device.busy;
+    if (busy.busy_ns().empty()) continue;
+    const uint32_t track = CounterTrack(key.first, key.second, CounterUnit::kPercent);
+    // One value per change: a steady GPU costs two values, not one per bucket.
+    double last = -1;
+    for (size_t i = 0; i < busy.busy_ns().size(); ++i) {
+      const double percent =
+          100.0 * static_cast<double>(busy.busy_ns()[i]) / static_cast<double>(busy.bucket_ns());
+      if (percent == last) continue;
+      writer_.Counter(track, busy.origin_ns() + i * busy.bucket_ns(), percent);
+      ++stats_.counter_values;
+      last = percent;
+    }
+    if (last != 0) {
+      writer_.Counter(track, busy.origin_ns() + busy.busy_ns().size() * busy.bucket_ns(), 0);
+      ++stats_.counter_values;
+    }
+  }
+  return writer_.Finish();
+}
+
+}  // namespace gpuperf

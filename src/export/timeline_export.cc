@@ -1,0 +1,68 @@
+#include "export/timeline_export.h"
+
+#include <functional>
+#include <memory>
+
+#include "export/chrome_json_writer.h"
+#include "export/perfetto_writer.h"
+
+namespace gpuperf {
+namespace {
+
+std::unique_ptr<TimelineWriter> MakeWriter(TimelineFormat format, std::ostream& out) {
+  return format == TimelineFormat::kPerfetto ? MakePerfettoWriter(out) : MakeChromeJsonWriter(out);
+}
+
+// Runs both passes; `read` feeds every record of the trace to a sink.
+Status Export(const std::function<Status(RecordSink&)>& read, TimelineFormat format,
+              const TimelineOptions& options, std::ostream& out, TimelineStats* stats) {
+  TimelineScan scan(options);
+  GP_RETURN_IF_ERROR(read(scan));
+  std::unique_ptr<TimelineIndex> index = scan.TakeIndex();
+  std::unique_ptr<TimelineWriter> writer = MakeWriter(format, out);
+  TimelineBuilder builder(*index, options, *writer);
+  GP_RETURN_IF_ERROR(read(builder));
+  GP_RETURN_IF_ERROR(builder.Finish());
+  if (stats) *stats = builder.stats();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
+                          const TimelineOptions& options, std::ostream& out, TimelineStats* stats,
+                          ReadReport* report) {
+  bool first_pass = true;
+  return Export(
+      [&](RecordSink& sink) {
+        // Both passes see the same damage; report it once.
+        ReadReport pass_report;
+        Status status = ReadTrace(trace_path, sink, &pass_report);
+        if (first_pass && report) *report = pass_report;
+        first_pass = false;
+        return status;
+      },
+      format, options, out, stats);
+}
+
+Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::ostream& out,
+                      TimelineStats* stats) {
+  return Export(
+      [&](RecordSink& sink) {
+        ReplayTrace(trace, sink);
+        return Status::Ok();
+      },
+      TimelineFormat::kPerfetto, options, out, stats);
+}
+
+Status ExportChromeJson(const Trace& trace, const TimelineOptions& options, std::ostream& out,
+                        TimelineStats* stats) {
+  return Export(
+      [&](RecordSink& sink) {
+        ReplayTrace(trace, sink);
+        return Status::Ok();
+      },
+      TimelineFormat::kChromeJson, options, out, stats);
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,29 @@
+// Timeline export: a trace as a Perfetto protobuf trace or a Chrome JSON trace.
+//
+// Streaming, in two passes over the trace (see timeline_scan.h and timeline_builder.h),
+// so a trace of any length exports in memory bounded by its shape, not its length.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "export/timeline_builder.h"
+#include "gpuperf/status.h"
+#include "gpuperf/trace.h"
+
+namespace gpuperf {
+
+enum class TimelineFormat { kPerfetto, kChromeJson };
+
+// Reads FILE or DIR twice and writes the timeline to `out`.
+Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
+                          const TimelineOptions& options, std::ostream& out,
+                          TimelineStats* stats = nullptr, ReadReport* report = nullptr);
+
+// The same from a trace already in memory.
+Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::ostream& out,
+                      TimelineStats* stats = nullptr);
+Status ExportChromeJson(const Trace& trace, const TimelineOptions& options, std::ostream& out,
+                        TimelineStats* stats = nullptr);
+
+}  // namespace gpuperf

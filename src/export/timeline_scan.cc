@@ -1,0 +1,174 @@
+#include "export/timeline_scan.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace gpuperf {
+
+CorrelationSlot& CorrelationTable::At(uint32_t process_index, uint32_t correlation_id) {
+  const uint64_t key = (static_cast<uint64_t>(process_index) << 32) | (correlation_id >> kPageBits);
+  if (key != last_key_) {
+    auto& page = pages_[key];
+    if (!page) {
+      page = std::make_unique<CorrelationSlot[]>(kPageEntries);
+      std::fill_n(page.get(), kPageEntries, CorrelationSlot{0, 0, 0, 0, 0});
+    }
+    last_key_ = key;
+    last_page_ = page.get();
+  }
+  return last_page_[correlation_id & (kPageEntries - 1)];
+}
+
+void BusyHistogram::AddInterval(uint64_t start_ns, uint64_t end_ns) {
+  if (end_ns <= start_ns) return;
+  if (busy_ns_.empty()) {
+    origin_ns_ = start_ns - start_ns % bucket_ns_;
+    frontier_ns_ = start_ns;
+  }
+  if (start_ns < origin_ns_) start_ns = origin_ns_;  // before the first kernel: clip
+  if (end_ns <= frontier_ns_) return;                // already covered
+  AddCovered(std::max(start_ns, frontier_ns_), end_ns);
+  frontier_ns_ = end_ns;
+}
+
+void BusyHistogram::AddCovered(uint64_t start_ns, uint64_t end_ns) {
+  while ((end_ns - origin_ns_) / bucket_ns_ >= kMaxBuckets) Widen();
+  const size_t last = (end_ns - 1 - origin_ns_) / bucket_ns_;
+  if (busy_ns_.size() <= last) busy_ns_.resize(last + 1, 0);
+  uint64_t at = start_ns;
+  while (at < end_ns) {
+    const size_t bucket = (at - origin_ns_) / bucket_ns_;
+    const uint64_t bucket_end = origin_ns_ + (bucket + 1) * bucket_ns_;
+    const uint64_t until = std::min(end_ns, bucket_end);
+    busy_ns_[bucket] += until - at;
+    at = until;
+  }
+}
+
+void BusyHistogram::Widen() {
+  for (size_t i = 0; i < busy_ns_.size(); i += 2) {
+    busy_ns_[i / 2] = busy_ns_[i] + (i + 1 < busy_ns_.size() ? busy_ns_[i + 1] : 0);
+  }
+  busy_ns_.resize((busy_ns_.size() + 1) / 2);
+  bucket_ns_ *= 2;
+}
+
+uint32_t TimelineIndex::ProcessIndex(uint32_t pid) {
+  auto [it, inserted] = processes.try_emplace(pid);
+  if (inserted) {
+    it->second.index = static_cast<uint32_t>(pids.size());
+    pids.push_back(pid);
+  }
+  return it->second.index;
+}
+
+TimelineScan::TimelineScan(const TimelineOptions& options)
+    : options_(options), index_(std::make_unique<TimelineIndex>()) {
+  index_->symbols = std::make_unique<SymbolTable>(index_->strings);
+}
+
+void TimelineScan::OnString(StringId id, std::string_view text) {
+  if (index_->strings.size() <= id) index_->strings.resize(id + 1);
+  index_->strings[id] = std::string(text);
+}
+
+void TimelineScan::OnStack(const StackRecord& stack) {
+  auto& top = index_->stacks[stack.id];
+  top.pid = stack.pid;
+  const size_t keep = std::min<size_t>(stack.pcs.size(), options_.stack_frames);
+  top.pcs.assign(stack.pcs.begin(), stack.pcs.begin() + keep);
+}
+
+void TimelineScan::OnSymbol(const SymbolRecord& symbol) {
+  index_->symbols->AddSymbol(symbol);
+}
+
+void TimelineScan::OnModule(std::span<const ModuleRecord> records) {
+  for (const ModuleRecord& module : records) index_->symbols->AddModule(module);
+}
+
+void TimelineScan::OnProcess(std::span<const ProcessRecord> records) {
+  for (const ProcessRecord& process : records) {
+    index_->ProcessIndex(process.pid);
+    index_->processes[process.pid].command = process.command;
+  }
+}
+
+void TimelineScan::OnThread(std::span<const ThreadRecord> records) {
+  for (const ThreadRecord& thread : records) {
+    index_->ProcessIndex(thread.pid);
+    if (thread.name) index_->thread_names[{thread.pid, thread.tid}] = thread.name;
+  }
+}
+
+ScannedDevice& TimelineScan::Device(uint32_t pid, uint32_t device) {
+  index_->ProcessIndex(pid);
+  ScannedDevice& scanned = index_->devices[{pid, device}];
+  if (!scanned.busy) scanned.busy = std::make_unique<BusyHistogram>(options_.busy_bucket_ns);
+  return scanned;
+}
+
+void TimelineScan::OnDevice(std::span<const DeviceRecord> records) {
+  for (const DeviceRecord& device : records)
+    Device(device.pid, device.device_id).name = device.name;
+}
+
+void TimelineScan::OnApi(std::span<const ApiRecord> records) {
+  for (const ApiRecord& api : records) {
+    if (api.correlation_id == 0) continue;
+    index_->correlations.At(index_->ProcessIndex(api.pid), api.correlation_id).has_launch_api = 1;
+  }
+}
+
+void TimelineScan::OnLaunchLink(std::span<const LaunchLinkRecord> records) {
+  for (const LaunchLinkRecord& link : records) {
+    if (link.correlation_id == 0 || link.stack_id >= (1u << 22)) continue;
+    index_->correlations.At(index_->ProcessIndex(link.pid), link.correlation_id).stack_id =
+        link.stack_id;
+  }
+}
+
+void TimelineScan::CountGpuActivity(uint32_t pid, uint32_t correlation_id) {
+  if (correlation_id == 0) return;
+  CorrelationSlot& slot = index_->correlations.At(index_->ProcessIndex(pid), correlation_id);
+  if (slot.gpu_total < kMaxFlowsPerLaunch) slot.gpu_total = slot.gpu_total + 1;
+}
+
+void TimelineScan::OnKernel(std::span<const KernelRecord> records) {
+  for (const KernelRecord& kernel : records) CountGpuActivity(kernel.pid, kernel.correlation_id);
+  // Busy time per device: merge each device's kernels in start order.
+  std::vector<const KernelRecord*> sorted;
+  sorted.reserve(records.size());
+  for (const KernelRecord& kernel : records) sorted.push_back(&kernel);
+  std::sort(sorted.begin(), sorted.end(), [](const KernelRecord* a, const KernelRecord* b) {
+    return std::tie(a->pid, a->device_id, a->start_ns) <
+           std::tie(b->pid, b->device_id, b->start_ns);
+  });
+  ScannedDevice* device = nullptr;
+  uint32_t device_pid = 0, device_id = 0;
+  for (const KernelRecord* kernel : sorted) {
+    if (!device || kernel->pid != device_pid || kernel->device_id != device_id) {
+      device = &Device(kernel->pid, kernel->device_id);
+      device_pid = kernel->pid;
+      device_id = kernel->device_id;
+    }
+    device->busy->AddInterval(kernel->start_ns, kernel->end_ns);
+  }
+}
+
+void TimelineScan::OnMemcpy(std::span<const MemcpyRecord> records) {
+  for (const MemcpyRecord& copy : records) CountGpuActivity(copy.pid, copy.correlation_id);
+}
+
+void TimelineScan::OnMemset(std::span<const MemsetRecord> records) {
+  for (const MemsetRecord& set : records) CountGpuActivity(set.pid, set.correlation_id);
+}
+
+void TimelineScan::OnClock(std::span<const ClockRecord> records) {
+  if (index_->first_clock_monotonic_ns == 0 && !records.empty()) {
+    index_->first_clock_monotonic_ns = records.front().monotonic_ns;
+    index_->first_clock_realtime_ns = records.front().realtime_ns;
+  }
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,148 @@
+// The first of the two passes of a timeline export: one cheap read of the trace that
+// learns what the second pass needs before it meets the records that use it.
+//
+// - which (pid, correlation id) pairs have both a launch API call and GPU work, so that
+//   every flow arrow written has both ends, and how many GPU activities each launch
+//   produced (a graph launch produces many);
+// - the launch stack of every correlation id (LaunchLinkRecord), so the API slice can
+//   carry it even when the link is read after the API record;
+// - names: strings, processes, threads, devices; symbols for the launch stacks;
+// - per GPU, how busy it was in each time bucket.
+//
+// Memory stays bounded by the trace's shape, not its length: four bytes per correlation
+// id, the top frames of each distinct stack, and one counter per busy-% bucket.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyze/symbol_table.h"
+#include "gpuperf/trace_reader.h"
+
+namespace gpuperf {
+
+struct TimelineOptions {
+  // Innermost frames of the launch stack shown on an API slice.
+  uint32_t stack_frames = 8;
+  // Width of the GPU busy-% buckets; widened when a long trace would need too many.
+  uint64_t busy_bucket_ns = 1'000'000;
+};
+
+// At most this many flow arrows leave one launch (graph launches run many kernels).
+inline constexpr uint32_t kMaxFlowsPerLaunch = 15;
+
+// What pass one learned about one (process, correlation id).
+struct CorrelationSlot {
+  uint32_t stack_id : 22;       // launch stack; 0 when unknown or beyond 2^22
+  uint32_t has_launch_api : 1;  // an ApiRecord with this correlation id exists
+  uint32_t gpu_total : 4;       // GPU activities with this id, saturating at 15
+  uint32_t gpu_seen : 4;        // pass two: activities already written
+  uint32_t unused : 1;
+};
+static_assert(sizeof(CorrelationSlot) == 4);
+
+// CorrelationSlots of every process, in 64 Ki-entry pages allocated on first use, so
+// dense correlation ids cost four bytes each and sparse ones a page per cluster.
+class CorrelationTable {
+ public:
+  CorrelationSlot& At(uint32_t process_index, uint32_t correlation_id);
+  size_t bytes() const { return pages_.size() * kPageEntries * sizeof(CorrelationSlot); }
+
+ private:
+  static constexpr uint32_t kPageBits = 16;
+  static constexpr uint32_t kPageEntries = 1u << kPageBits;
+  std::unordered_map<uint64_t, std::unique_ptr<CorrelationSlot[]>> pages_;
+  uint64_t last_key_ = ~0ull;
+  CorrelationSlot* last_page_ = nullptr;
+};
+
+// Time during which at least one kernel ran, per fixed-width bucket. Kernels are merged
+// against a running frontier, exact when they arrive in start order (the scan sorts each
+// batch); the bucket width doubles whenever the trace would need more than kMaxBuckets.
+class BusyHistogram {
+ public:
+  explicit BusyHistogram(uint64_t bucket_ns) : bucket_ns_(bucket_ns) {}
+  void AddInterval(uint64_t start_ns, uint64_t end_ns);
+  uint64_t bucket_ns() const { return bucket_ns_; }
+  uint64_t origin_ns() const { return origin_ns_; }
+  const std::vector<uint64_t>& busy_ns() const { return busy_ns_; }
+
+ private:
+  static constexpr size_t kMaxBuckets = 1 << 20;
+  void AddCovered(uint64_t start_ns, uint64_t end_ns);
+  void Widen();
+
+  uint64_t bucket_ns_;
+  uint64_t origin_ns_ = 0;
+  uint64_t frontier_ns_ = 0;
+  std::vector<uint64_t> busy_ns_;
+};
+
+struct ScannedProcess {
+  uint32_t index = 0;  // dense, in order of first sight
+  StringId command = 0;
+};
+
+struct ScannedDevice {
+  StringId name = 0;
+  std::unique_ptr<BusyHistogram> busy;
+};
+
+struct TimelineIndex {
+  std::vector<std::string> strings{std::string()};
+  std::unordered_map<uint32_t, ScannedProcess> processes;          // by pid
+  std::vector<uint32_t> pids;                                      // by process index
+  std::map<std::pair<uint32_t, uint32_t>, StringId> thread_names;  // (pid, tid)
+  std::map<std::pair<uint32_t, uint32_t>, ScannedDevice> devices;  // (pid, device)
+  struct TopFrames {
+    uint32_t pid = 0;
+    std::vector<uint64_t> pcs;  // innermost first
+  };
+  std::unordered_map<StackId, TopFrames> stacks;
+  std::unique_ptr<SymbolTable> symbols;
+  CorrelationTable correlations;
+  uint64_t first_clock_monotonic_ns = 0;
+  uint64_t first_clock_realtime_ns = 0;
+
+  std::string_view str(StringId id) const {
+    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
+  }
+  // Dense index of a pid; assigns the next one on first sight.
+  uint32_t ProcessIndex(uint32_t pid);
+};
+
+// Pass one, as a RecordSink. Feed it every record (ReadTrace or ReplayTrace), then take
+// the index.
+class TimelineScan final : public RecordSink {
+ public:
+  explicit TimelineScan(const TimelineOptions& options);
+  TimelineIndex& index() { return *index_; }
+  std::unique_ptr<TimelineIndex> TakeIndex() { return std::move(index_); }
+
+  void OnString(StringId id, std::string_view text) override;
+  void OnStack(const StackRecord& stack) override;
+  void OnSymbol(const SymbolRecord& symbol) override;
+  void OnProcess(std::span<const ProcessRecord> records) override;
+  void OnThread(std::span<const ThreadRecord> records) override;
+  void OnDevice(std::span<const DeviceRecord> records) override;
+  void OnModule(std::span<const ModuleRecord> records) override;
+  void OnApi(std::span<const ApiRecord> records) override;
+  void OnLaunchLink(std::span<const LaunchLinkRecord> records) override;
+  void OnKernel(std::span<const KernelRecord> records) override;
+  void OnMemcpy(std::span<const MemcpyRecord> records) override;
+  void OnMemset(std::span<const MemsetRecord> records) override;
+  void OnClock(std::span<const ClockRecord> records) override;
+
+ private:
+  void CountGpuActivity(uint32_t pid, uint32_t correlation_id);
+  ScannedDevice& Device(uint32_t pid, uint32_t device);
+
+  TimelineOptions options_;
+  std::unique_ptr<TimelineIndex> index_;
+};
+
+}  // namespace gpuperf
