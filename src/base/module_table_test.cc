@@ -109,15 +109,16 @@ TEST(ModuleTable, RefreshSeesALibraryLoadedLaterAndDrainHandsOutOnlyNewModules) 
   void* symbol = dlsym(handle, "zlibVersion");
   ASSERT_NE(symbol, nullptr);
   uint64_t pc = reinterpret_cast<uint64_t>(symbol);
-  bool was_known = table.Contains(pc);
-  if (!was_known) {
-    EXPECT_TRUE(table.Refresh());
-    EXPECT_TRUE(table.Contains(pc));
-    std::vector<LoadedModule> added;
-    table.DrainNew(added);
-    ASSERT_EQ(added.size(), 1u);
-    EXPECT_NE(added[0].path.find("libz.so"), std::string::npos);
+  if (table.Contains(pc)) {
+    dlclose(handle);
+    GTEST_SKIP() << "libz.so.1 was already loaded";
   }
+  EXPECT_TRUE(table.Refresh());
+  EXPECT_TRUE(table.Contains(pc));
+  std::vector<LoadedModule> added;
+  table.DrainNew(added);
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_NE(added[0].path.find("libz.so"), std::string::npos);
   dlclose(handle);
 }
 
