@@ -224,8 +224,11 @@ Status SymbolizeTraceFile(const std::string& path, const SymbolizeOptions& optio
 }
 
 std::string SymbolizeSummary::ToString() const {
-  std::string text = "symbolized " + std::to_string(pcs - already_symbolized) + " PCs";
-  if (files > 1) text += " in " + std::to_string(files) + " files";
+  std::string where = files > 1 ? " in " + std::to_string(files) + " files" : "";
+  if (pcs == already_symbolized) {
+    return "nothing to do" + where + ": all " + std::to_string(pcs) + " PCs already symbolized";
+  }
+  std::string text = "symbolized " + std::to_string(pcs - already_symbolized) + " PCs" + where;
   text += ": " + std::to_string(with_source) + " with source lines, " +
           std::to_string(function_only) + " function names only, " + std::to_string(unresolved) +
           " unresolved (module+offset)";

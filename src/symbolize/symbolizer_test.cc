@@ -1,6 +1,7 @@
 #include "symbolize/symbolizer.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -327,6 +328,41 @@ TEST(Symbolizer, PcsOutsideEveryModuleAreCountedNotInvented) {
   ASSERT_TRUE(SymbolizeTraceFile(file, {}, &summary).ok());
   EXPECT_EQ(summary.outside_modules, 2u);
   EXPECT_EQ(summary.symbols_written, 0u);
+}
+
+// The CLI on a real trace: `gpuperf symbolize` then `gpuperf dump` shows the names.
+std::string RunCommand(const std::string& command, int* exit_code) {
+  std::string output;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return output;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
+  int status = pclose(pipe);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return output;
+}
+
+TEST(SymbolizeCommand, SymbolizesATraceAndDumpShowsTheNames) {
+  const char* env = std::getenv("GPUPERF_BIN");
+  std::string bin = env != nullptr ? env : std::string(GPUPERF_BINARY_DIR) + "/gpuperf";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << "gpuperf binary not built";
+  testing::TempDir dir;
+  std::string file = dir.File("cli.gpt");
+  WriteTrace(file, {CaptureKnownChain()});
+  int code = -1;
+  std::string out = RunCommand(bin + " symbolize " + file, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("with source lines"), std::string::npos) << out;
+  out = RunCommand(bin + " symbolize " + file, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("already symbolized"), std::string::npos) << out;
+  std::string dump = RunCommand(bin + " dump " + file, &code);
+  EXPECT_NE(dump.find("(anonymous namespace)::Middle\"@\""), std::string::npos);
+  EXPECT_NE(dump.find("symbolizer_test.cc\":"), std::string::npos);
+
+  out = RunCommand(bin + " symbolize " + dir.File("missing.gpt"), &code);
+  EXPECT_EQ(code, 3) << out;
 }
 
 }  // namespace
