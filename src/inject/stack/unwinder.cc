@@ -1,0 +1,165 @@
+#include "inject/stack/unwinder.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <unwind.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace gpuperf {
+namespace {
+
+static_assert(sizeof(void*) == sizeof(uint64_t), "PCs are stored as 64-bit values");
+
+using UnwBacktraceFn = int (*)(void** buffer, int size);
+using UnwSetCachingPolicyFn = int (*)(void* address_space, int policy);
+constexpr int kUnwCachePerThread = 2;  // UNW_CACHE_PER_THREAD in libunwind.h
+
+// Set once under g_init; read on every capture.
+std::atomic<UnwinderKind> g_kind{UnwinderKind::kNone};
+UnwBacktraceFn g_unw_backtrace = nullptr;
+std::once_flag g_init;
+
+bool LoadLibunwind() {
+  if (g_unw_backtrace != nullptr) return true;
+  // RTLD_LOCAL keeps libunwind's weak backtrace/_Unwind_Backtrace out of the global scope.
+  void* handle = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  auto backtrace_fn = reinterpret_cast<UnwBacktraceFn>(dlsym(handle, "unw_backtrace"));
+  if (backtrace_fn == nullptr) {
+    dlclose(handle);
+    return false;
+  }
+  // The default (global) cache takes a lock on every step; a per-thread cache does not.
+  auto set_policy =
+      reinterpret_cast<UnwSetCachingPolicyFn>(dlsym(handle, "_ULx86_64_set_caching_policy"));
+  void* local_space = dlsym(handle, "_ULx86_64_local_addr_space");
+  if (set_policy != nullptr && local_space != nullptr) {
+    set_policy(*static_cast<void**>(local_space), kUnwCachePerThread);
+  }
+  g_unw_backtrace = backtrace_fn;  // the handle stays open for the life of the process
+  return true;
+}
+
+struct UnwindState {
+  void** pcs;
+  int depth;
+  int max_depth;
+};
+
+_Unwind_Reason_Code CollectFrame(struct _Unwind_Context* context, void* arg) {
+  auto* state = static_cast<UnwindState*>(arg);
+  if (state->depth >= state->max_depth) return _URC_END_OF_STACK;
+  uintptr_t ip = _Unwind_GetIP(context);
+  if (ip == 0) return _URC_END_OF_STACK;
+  state->pcs[state->depth++] = reinterpret_cast<void*>(ip);
+  return _URC_NO_REASON;
+}
+
+int RawCapture(UnwinderKind kind, void** buffer, int size) {
+  switch (kind) {
+    case UnwinderKind::kLibunwind:
+      return g_unw_backtrace(buffer, size);
+    case UnwinderKind::kLibgcc: {
+      UnwindState state{buffer, 0, size};
+      _Unwind_Backtrace(CollectFrame, &state);
+      return state.depth;
+    }
+    case UnwinderKind::kGlibcBacktrace:
+      return backtrace(buffer, size);
+    case UnwinderKind::kNone:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+UnwinderKind InitUnwinder() {
+  std::call_once(g_init, [] {
+    if (g_kind.load(std::memory_order_relaxed) != UnwinderKind::kNone) return;  // forced
+    g_kind.store(LoadLibunwind() ? UnwinderKind::kLibunwind : UnwinderKind::kLibgcc,
+                 std::memory_order_release);
+  });
+  return g_kind.load(std::memory_order_acquire);
+}
+
+bool UseUnwinder(UnwinderKind kind) {
+  if (kind == UnwinderKind::kNone) return false;
+  if (kind == UnwinderKind::kLibunwind && !LoadLibunwind()) return false;
+  g_kind.store(kind, std::memory_order_release);
+  return true;
+}
+
+__attribute__((noinline)) int CaptureStack(uint64_t* pcs, int max_depth) {
+  UnwinderKind kind = g_kind.load(std::memory_order_acquire);
+  if (kind == UnwinderKind::kNone) kind = InitUnwinder();
+  if (max_depth <= 0) return 0;
+  if (max_depth > kMaxStackDepth) max_depth = kMaxStackDepth;
+
+  // The unwinders start inside themselves or inside this function, at a depth that
+  // differs between them; our caller's frame is the one that holds our return address.
+  constexpr int kSlack = 4;
+  void* buffer[kMaxStackDepth + kSlack];
+  int n = RawCapture(kind, buffer, max_depth + kSlack);
+  void* return_address = __builtin_extract_return_addr(__builtin_return_address(0));
+  int first = 0;
+  while (first < n && first < kSlack && buffer[first] != return_address) ++first;
+  if (first == n || first == kSlack) return 0;  // our own frame was not found: unusable
+  int depth = n - first < max_depth ? n - first : max_depth;
+  std::memcpy(pcs, buffer + first, sizeof(uint64_t) * static_cast<size_t>(depth));
+  return depth;
+}
+
+UnwinderKind CurrentUnwinder() {
+  return g_kind.load(std::memory_order_acquire);
+}
+
+const char* UnwinderName() {
+  switch (CurrentUnwinder()) {
+    case UnwinderKind::kLibunwind:
+      return "libunwind";
+    case UnwinderKind::kLibgcc:
+      return "libgcc";
+    case UnwinderKind::kGlibcBacktrace:
+      return "glibc-backtrace";
+    case UnwinderKind::kNone:
+      break;
+  }
+  return "none";
+}
+
+const std::vector<std::string_view>& FrameFilter::DefaultSkipPrefixes() {
+  // libcudart too: with the shared runtime its frames sit between the application's call
+  // and the driver; the launch link names the API, so the frames add nothing.
+  static const std::vector<std::string_view> kPrefixes = {"libgpuperf_inject", "libcupti.so",
+                                                          "libcuda.so", "libcudart.so"};
+  return kPrefixes;
+}
+
+bool FrameFilter::BasenameHasPrefix(std::string_view path,
+                                    const std::vector<std::string_view>& prefixes) {
+  size_t slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  for (std::string_view prefix : prefixes) {
+    if (base.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+bool FrameFilter::AddRange(uint64_t start, uint64_t end) {
+  if (count_ >= kMaxRanges || start >= end) return false;
+  ranges_[count_++] = {start, end};
+  return true;
+}
+
+int FrameFilter::Trim(uint64_t* pcs, int depth) const {
+  int first = FirstKept(pcs, depth);
+  if (first == 0) return depth;
+  std::memmove(pcs, pcs + first, sizeof(uint64_t) * static_cast<size_t>(depth - first));
+  return depth - first;
+}
+
+}  // namespace gpuperf
