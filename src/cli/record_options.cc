@@ -1,6 +1,9 @@
 #include "cli/record_options.h"
 
 #include <cmath>
+#include <cstdio>
+
+#include "symbolize/symbolizer.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -100,9 +103,14 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
 }
 
 Status SymbolizeRecording(const std::string& dir, bool quiet) {
-  // Filled in when src/symbolize lands.
-  (void)dir;
-  (void)quiet;
+  SymbolizeOptions options;
+  SymbolizeSummary summary;
+  GP_RETURN_IF_ERROR(SymbolizeTraceFile(dir, options, &summary));
+  if (!quiet) {
+    for (const std::string& warning : summary.warnings) {
+      std::fprintf(stderr, "gpuperf: warning: %s\n", warning.c_str());
+    }
+  }
   return Status::Ok();
 }
 

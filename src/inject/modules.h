@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/module_table.h"
 #include "gpuperf/records.h"
 #include "inject/name_table.h"
 
@@ -18,10 +19,7 @@ class ModuleTracker {
   bool NeedsRefresh(const std::vector<StackRecord>& stacks) const;
 
  private:
-  struct Known {
-    uint64_t start, end;
-  };
-  std::vector<Known> known_;  // sorted by start
+  ModuleTable table_;
 };
 
 }  // namespace gpuperf::inject
