@@ -70,9 +70,50 @@ struct ThreadState {
   std::vector<uint64_t> max_end_prefix;  // built on demand: max end of calls[0..i]
 };
 
+// GPU time and kernel count of one correlation id, packed in 8 bytes because there is
+// one per launch (tens of millions): 48 bits of ns (78 hours), 16 bits of count.
 struct GpuWork {
-  uint64_t ns = 0;
-  uint32_t kernels = 0;
+  uint64_t packed = 0;
+  static constexpr uint64_t kNsMask = (uint64_t{1} << 48) - 1;
+  uint64_t ns() const { return packed & kNsMask; }
+  uint32_t kernels() const { return static_cast<uint32_t>(packed >> 48); }
+  void Add(uint64_t kernel_ns) {
+    const uint64_t sum = std::min(ns() + kernel_ns, kNsMask);
+    const uint64_t count = std::min<uint64_t>(kernels() + 1, 0xFFFF);
+    packed = (count << 48) | sum;
+  }
+};
+
+// Kernel durations kept for the median: 4 bytes each until one does not fit.
+class DurationList {
+ public:
+  void Add(uint64_t ns) {
+    if (!wide_.empty() || ns > UINT32_MAX) {
+      if (wide_.empty()) wide_.assign(narrow_.begin(), narrow_.end());
+      std::vector<uint32_t>().swap(narrow_);
+      wide_.push_back(ns);
+    } else {
+      narrow_.push_back(static_cast<uint32_t>(ns));
+    }
+  }
+  // Lower median; consumes the list.
+  uint64_t TakeMedian() {
+    uint64_t median = wide_.empty() ? Median(narrow_) : Median(wide_);
+    std::vector<uint32_t>().swap(narrow_);
+    std::vector<uint64_t>().swap(wide_);
+    return median;
+  }
+
+ private:
+  template <class T>
+  static uint64_t Median(std::vector<T>& v) {
+    if (v.empty()) return 0;
+    auto mid = v.begin() + (v.size() - 1) / 2;
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+  }
+  std::vector<uint32_t> narrow_;
+  std::vector<uint64_t> wide_;
 };
 
 struct LinkInfo {
@@ -131,7 +172,7 @@ struct ConfigAgg {
 struct KernelAgg {
   StringId name = 0;
   DurationStats time;
-  std::vector<uint64_t> durations;  // for the median
+  DurationList durations;
   std::vector<ConfigAgg> configs;
   size_t last_config = 0;
 };
@@ -324,12 +365,10 @@ class ReportBuilder final : public RecordSink {
       device.busy.Add(k.start_ns, k.end_ns);
       device.kernel_ns += ns;
       if (!kernel_matcher_.Matches(k.name, strings_)) continue;
-      GpuWork& work = p.gpu_by_correlation[k.correlation_id];
-      work.ns += ns;
-      ++work.kernels;
+      p.gpu_by_correlation[k.correlation_id].Add(ns);
       KernelAgg& agg = Kernel(k.name);
       AddDuration(agg.time, ns);
-      agg.durations.push_back(ns);
+      agg.durations.Add(ns);
       CountConfig(agg, k);
       ++summary_.kernels;
       summary_.kernel_ns += ns;
@@ -616,13 +655,7 @@ void ReportBuilder::FinishKernels(ReportModel& model) {
     row.demangled = demangler.Get(row.name);
     row.display_name = ShortName(row.demangled);
     row.time = agg.time;
-    // Lower median of the durations.
-    if (!agg.durations.empty()) {
-      auto mid = agg.durations.begin() + (agg.durations.size() - 1) / 2;
-      std::nth_element(agg.durations.begin(), mid, agg.durations.end());
-      row.time.median_ns = *mid;
-      std::vector<uint64_t>().swap(agg.durations);
-    }
+    row.time.median_ns = agg.durations.TakeMedian();
     row.gpu_time_fraction =
         summary_.kernel_ns ? static_cast<double>(agg.time.total_ns) / summary_.kernel_ns : 0;
     for (ConfigAgg& c : agg.configs) {
@@ -937,7 +970,7 @@ void ReportBuilder::FinishNvtx(ReportModel& model) {
       size_t next = 0;
       for (const ApiCall& call : thread->second->calls) {
         const GpuWork* work = p->gpu_by_correlation.Find(call.correlation_id);
-        if (work == nullptr || work->kernels == 0) continue;
+        if (work == nullptr || work->kernels() == 0) continue;
         while (next < ranges.size() && p->nvtx[ranges[next]].start_ns <= call.start) {
           open.push_back(ranges[next++]);
         }
@@ -950,8 +983,8 @@ void ReportBuilder::FinishNvtx(ReportModel& model) {
         std::sort(rows_hit.begin(), rows_hit.end());
         rows_hit.erase(std::unique(rows_hit.begin(), rows_hit.end()), rows_hit.end());
         for (size_t row : rows_hit) {
-          model.nvtx[row].gpu_time_ns += work->ns;
-          model.nvtx[row].kernels += work->kernels;
+          model.nvtx[row].gpu_time_ns += work->ns();
+          model.nvtx[row].kernels += work->kernels();
         }
       }
     }
