@@ -477,6 +477,10 @@ class ReportBuilder final : public RecordSink {
   ReportModel Finish(const ReadReport& read_report);
 
  private:
+  const std::string& Str(StringId id) const {
+    static const std::string kEmpty;
+    return id < strings_.size() ? strings_[id] : kEmpty;
+  }
   bool PidOk(uint32_t pid) const { return !options_.pid || pid == *options_.pid; }
   bool TimeOk(uint64_t t) const { return t >= time_begin_ && t < time_end_; }
   bool NvtxOk(uint32_t pid, uint32_t correlation_id) const {
@@ -584,7 +588,7 @@ class ReportBuilder final : public RecordSink {
       launch_api_.resize(std::max<size_t>(name + 1, strings_.size()), -1);
     int8_t& cached = launch_api_[name];
     if (cached < 0) {
-      const std::string_view text = name < strings_.size() ? strings_[name] : std::string_view();
+      const std::string_view text = name < strings_.size() ? Str(name) : std::string_view();
       cached = text.find("Launch") != std::string_view::npos;
     }
     return cached;
@@ -651,7 +655,7 @@ void ReportBuilder::FinishKernels(ReportModel& model) {
   DemangleCache demangler;
   for (KernelAgg& agg : kernels_) {
     KernelRow row;
-    row.name = strings_[agg.name];
+    row.name = Str(agg.name);
     row.demangled = demangler.Get(row.name);
     row.display_name = ShortName(row.demangled);
     row.time = agg.time;
@@ -680,7 +684,7 @@ void ReportBuilder::FinishKernels(ReportModel& model) {
 void ReportBuilder::FinishApis(ReportModel& model) {
   for (ApiAgg& agg : apis_) {
     ApiRow row;
-    row.name = strings_[agg.name];
+    row.name = Str(agg.name);
     row.domain = agg.domain;
     row.time = agg.time;
     row.failures = agg.failures;
@@ -817,7 +821,7 @@ void ReportBuilder::FinishMemory(ReportModel& model) {
       leak.at_ns = m.timestamp_ns >= origin_ ? m.timestamp_ns - origin_ : 0;
       auto link = p->links.find(m.correlation_id);
       if (link != p->links.end()) {
-        leak.api = strings_[link->second.api];
+        leak.api = Str(link->second.api);
         leak.stack = StackFrames(p->pid, link->second.stack);
       }
       model.leaks.push_back(std::move(leak));
@@ -874,7 +878,7 @@ std::vector<CpuActivity> ReportBuilder::CpuDuring(ProcessState& p, uint64_t begi
         it->second += overlap;
       }
     }
-    for (auto [name, ns] : by_name) out.push_back({thread->tid, strings_[name], ns});
+    for (auto [name, ns] : by_name) out.push_back({thread->tid, Str(name), ns});
   }
   std::sort(out.begin(), out.end(), [](const CpuActivity& a, const CpuActivity& b) {
     return a.overlap_ns != b.overlap_ns ? a.overlap_ns > b.overlap_ns
@@ -945,8 +949,8 @@ void ReportBuilder::FinishNvtx(ReportModel& model) {
       auto [it, inserted] = index.try_emplace(key, model.nvtx.size());
       if (inserted) {
         model.nvtx.push_back({});
-        model.nvtx.back().name = strings_[n.name];
-        model.nvtx.back().domain = strings_[n.domain];
+        model.nvtx.back().name = Str(n.name);
+        model.nvtx.back().domain = Str(n.domain);
       }
       row_of[i] = it->second;
       NvtxRow& row = model.nvtx[it->second];
@@ -1050,8 +1054,8 @@ ReportModel ReportBuilder::Finish(const ReadReport& read_report) {
     row.pid = p->pid;
     if (p->process) {
       const ProcessRecord& r = *p->process;
-      row.command = strings_[r.command < strings_.size() ? r.command : 0];
-      row.hostname = strings_[r.hostname < strings_.size() ? r.hostname : 0];
+      row.command = Str(r.command);
+      row.hostname = Str(r.hostname);
       row.start_ns = r.start_ns >= origin_ ? r.start_ns - origin_ : 0;
       row.complete = r.end_ns != 0;
       const uint64_t end = r.end_ns ? r.end_ns : p->last_ns;
@@ -1065,8 +1069,8 @@ ReportModel ReportBuilder::Finish(const ReadReport& read_report) {
     model.processes.push_back(std::move(row));
   }
   for (const DeviceRecord& d : devices_) {
-    model.devices.push_back({d.pid, d.device_id, strings_[d.name < strings_.size() ? d.name : 0],
-                             d.compute_major, d.compute_minor, d.sm_count});
+    model.devices.push_back(
+        {d.pid, d.device_id, Str(d.name), d.compute_major, d.compute_minor, d.sm_count});
   }
   std::sort(model.devices.begin(), model.devices.end(), [](const DeviceRow& a, const DeviceRow& b) {
     return std::tie(a.pid, a.device) < std::tie(b.pid, b.device);
