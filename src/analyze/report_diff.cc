@@ -1,0 +1,414 @@
+#include "analyze/report_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "analyze/quantity.h"
+#include "base/units.h"
+
+namespace gpuperf {
+
+using Json = nlohmann::ordered_json;
+
+const std::vector<DiffMetric> kDiffMetrics = {
+    {"total_gpu_time", MetricScope::kTotal, MetricUnit::kNs, "total GPU time"},
+    {"total_kernel_time", MetricScope::kTotal, MetricUnit::kNs, "total kernel time"},
+    {"total_memcpy_time", MetricScope::kTotal, MetricUnit::kNs, "total memcpy time"},
+    {"total_memcpy_bytes", MetricScope::kTotal, MetricUnit::kBytes, "bytes copied"},
+    {"total_api_time", MetricScope::kTotal, MetricUnit::kNs, "total CUDA API time"},
+    {"kernel_launches", MetricScope::kTotal, MetricUnit::kCount, "kernel launches"},
+    {"api_calls", MetricScope::kTotal, MetricUnit::kCount, "CUDA API calls"},
+    {"api_failures", MetricScope::kTotal, MetricUnit::kCount, "failed CUDA API calls"},
+    {"new_api_errors", MetricScope::kTotal, MetricUnit::kCount,
+     "API error kinds not in the baseline"},
+    {"span", MetricScope::kTotal, MetricUnit::kNs, "trace span"},
+    {"peak_memory", MetricScope::kTotal, MetricUnit::kBytes, "peak device memory"},
+    {"leaked_bytes", MetricScope::kTotal, MetricUnit::kBytes, "bytes still allocated at exit"},
+    {"gpu_busy", MetricScope::kTotal, MetricUnit::kFraction, "GPU busy"},
+    {"data_loss", MetricScope::kTotal, MetricUnit::kCount, "lost records"},
+    {"kernel_total", MetricScope::kKernel, MetricUnit::kNs, "total"},
+    {"kernel_avg", MetricScope::kKernel, MetricUnit::kNs, "avg"},
+    {"kernel_median", MetricScope::kKernel, MetricUnit::kNs, "median"},
+    {"kernel_max", MetricScope::kKernel, MetricUnit::kNs, "max"},
+    {"kernel_calls", MetricScope::kKernel, MetricUnit::kCount, "calls"},
+    {"api_total", MetricScope::kApi, MetricUnit::kNs, "total"},
+    {"api_avg", MetricScope::kApi, MetricUnit::kNs, "avg"},
+    {"api_max", MetricScope::kApi, MetricUnit::kNs, "max"},
+    {"api_call_count", MetricScope::kApi, MetricUnit::kCount, "calls"},
+    {"api_failed_calls", MetricScope::kApi, MetricUnit::kCount, "failed calls"},
+};
+
+namespace {
+
+const DiffMetric* FindMetric(std::string_view name) {
+  for (const DiffMetric& m : kDiffMetrics) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+double Num(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+Status CheckDocument(const Json& doc, const char* which) {
+  if (!doc.is_object() || !doc.contains("schema_version")) {
+    return Error(StatusCode::kNotATrace,
+                 std::string("the ") + which + " is not a gpuperf report (no schema_version)");
+  }
+  if (!doc["schema_version"].is_number_integer() || doc["schema_version"].get<int>() != 1) {
+    return Error(StatusCode::kUnsupportedVersion,
+                 std::string("the ") + which + " has report schema version " +
+                     doc["schema_version"].dump() + "; this gpuperf reads version 1");
+  }
+  if (!doc.contains("summary") || !doc.contains("kernels")) {
+    return Error(StatusCode::kInvalidArgument,
+                 std::string("the ") + which +
+                     " lacks the summary or kernels section: write baselines with "
+                     "`gpuperf report --json` and no --sections");
+  }
+  return Status::Ok();
+}
+
+std::map<std::string, const Json*> ByName(const Json& doc, const char* section) {
+  std::map<std::string, const Json*> out;
+  auto it = doc.find(section);
+  if (it == doc.end() || !it->is_array()) return out;
+  for (const Json& row : *it) {
+    if (row.contains("name") && row["name"].is_string()) out[row["name"].get<std::string>()] = &row;
+  }
+  return out;
+}
+
+std::map<std::string, const Json*> Apis(const Json& doc) {
+  auto out = ByName(doc, "runtime_api");
+  for (auto& [k, v] : ByName(doc, "driver_api")) out[k] = v;
+  return out;
+}
+
+std::set<std::string> ErrorKinds(const Json& doc, std::map<std::string, uint64_t>* counts) {
+  std::set<std::string> out;
+  for (const char* section : {"runtime_api", "driver_api"}) {
+    auto it = doc.find(section);
+    if (it == doc.end() || !it->is_array()) continue;
+    for (const Json& row : *it) {
+      if (!row.contains("errors")) continue;
+      for (const Json& e : row["errors"]) {
+        const int code = e.value("code", 0);
+        if (code == 0 || code == 600) continue;  // success, not ready
+        std::string key = row.value("name", "") + ": " + e.value("name", "");
+        out.insert(key);
+        if (counts) (*counts)[key] += e.value("count", uint64_t{0});
+      }
+    }
+  }
+  return out;
+}
+
+double Total(const Json& doc, const DiffMetric& m) {
+  const Json& s = doc["summary"];
+  const std::string_view n = m.name;
+  if (n == "total_gpu_time") return Num(s, "gpu_ns");
+  if (n == "total_kernel_time") return Num(s, "kernel_ns");
+  if (n == "total_memcpy_time") return Num(s, "memcpy_ns");
+  if (n == "total_memcpy_bytes") return Num(s, "memcpy_bytes");
+  if (n == "total_api_time") return Num(s, "api_ns");
+  if (n == "kernel_launches") return Num(s, "kernels");
+  if (n == "api_calls") return Num(s, "api_calls");
+  if (n == "api_failures") return Num(s, "api_failures");
+  if (n == "span") return Num(s, "span_ns");
+  if (n == "peak_memory" || n == "leaked_bytes") {
+    double sum = 0;
+    if (doc.contains("memory") && doc["memory"].contains("devices")) {
+      for (const Json& d : doc["memory"]["devices"]) {
+        sum += Num(d, n == "peak_memory" ? "peak_bytes" : "live_bytes_at_exit");
+      }
+    }
+    return sum;
+  }
+  if (n == "gpu_busy") {
+    double busy = 0, span = 0;
+    if (doc.contains("utilization") && doc["utilization"].contains("devices")) {
+      for (const Json& d : doc["utilization"]["devices"]) {
+        busy += Num(d, "busy_ns");
+        span += Num(d, "span_ns");
+      }
+    }
+    return span > 0 ? busy / span : 0;
+  }
+  if (n == "data_loss") {
+    double sum = 0;
+    if (doc.contains("data_loss")) {
+      for (const Json& l : doc["data_loss"]) {
+        if (l.value("severity", "") == "data_loss") sum += Num(l, "value");
+      }
+    }
+    return sum;
+  }
+  return 0;
+}
+
+double ItemValue(const Json& row, const DiffMetric& m) {
+  const std::string_view n = m.name;
+  if (n == "kernel_total" || n == "api_total") return Num(row, "total_ns");
+  if (n == "kernel_avg" || n == "api_avg") return Num(row, "avg_ns");
+  if (n == "kernel_median") return Num(row, "median_ns");
+  if (n == "kernel_max" || n == "api_max") return Num(row, "max_ns");
+  if (n == "kernel_calls" || n == "api_call_count") return Num(row, "count");
+  if (n == "api_failed_calls") return Num(row, "failures");
+  return 0;
+}
+
+std::vector<ItemDelta> Items(const std::map<std::string, const Json*>& base,
+                             const std::map<std::string, const Json*>& now, MetricScope scope) {
+  std::map<std::string, ItemDelta> items;
+  auto fill = [&](const std::map<std::string, const Json*>& rows, bool is_base) {
+    for (const auto& [name, row] : rows) {
+      ItemDelta& d = items[name];
+      d.name = name;
+      if (d.display_name.empty()) d.display_name = row->value("short_name", name);
+      const uint64_t calls = static_cast<uint64_t>(Num(*row, "count"));
+      const uint64_t total = static_cast<uint64_t>(Num(*row, "total_ns"));
+      const uint64_t avg = static_cast<uint64_t>(Num(*row, "avg_ns"));
+      const uint64_t failures = static_cast<uint64_t>(Num(*row, "failures"));
+      for (const DiffMetric& m : kDiffMetrics) {
+        if (m.scope != scope) continue;
+        auto it = std::find_if(d.values.begin(), d.values.end(),
+                               [&](const auto& v) { return v.first == m.name; });
+        if (it == d.values.end()) {
+          d.values.push_back({m.name, {0, 0}});
+          it = d.values.end() - 1;
+        }
+        (is_base ? it->second.first : it->second.second) = ItemValue(*row, m);
+      }
+      if (is_base) {
+        d.in_base = true;
+        d.base_calls = calls;
+        d.base_total_ns = total;
+        d.base_avg_ns = avg;
+        d.base_failures = failures;
+      } else {
+        d.in_new = true;
+        d.new_calls = calls;
+        d.new_total_ns = total;
+        d.new_avg_ns = avg;
+        d.new_failures = failures;
+      }
+    }
+  };
+  fill(base, true);
+  fill(now, false);
+  std::vector<ItemDelta> out;
+  for (auto& [name, d] : items) out.push_back(std::move(d));
+  auto change = [](const ItemDelta& d) {
+    return std::abs(static_cast<double>(d.new_total_ns) - static_cast<double>(d.base_total_ns));
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const ItemDelta& a, const ItemDelta& b) { return change(a) > change(b); });
+  return out;
+}
+
+std::string SignedPercent(double base, double now) {
+  if (base == 0) return now == 0 ? "+0.0%" : "new";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.1f%%", (now - base) / base * 100.0);
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatMetric(MetricUnit unit, double value) {
+  const uint64_t v = value <= 0 ? 0 : static_cast<uint64_t>(std::llround(value));
+  switch (unit) {
+    case MetricUnit::kNs:
+      return FormatDuration(v);
+    case MetricUnit::kBytes:
+      return FormatBytes(v);
+    case MetricUnit::kCount:
+      return FormatCount(v);
+    case MetricUnit::kFraction:
+      return FormatPercent(value);
+  }
+  return std::to_string(value);
+}
+
+Result<FailCondition> ParseFailCondition(std::string_view text) {
+  FailCondition c;
+  c.text = std::string(text);
+  auto bad = [&](const std::string& why) {
+    return Error(StatusCode::kInvalidArgument,
+                 "bad --fail-if '" + std::string(text) + "': " + why +
+                     " (e.g. total_gpu_time>+10%, kernel_avg>+20%, api_failures>0)");
+  };
+  const size_t op = text.find_first_of("<>");
+  if (op == std::string_view::npos) return bad("no comparison (>, >=, <, <=)");
+  std::string_view name = text.substr(0, op);
+  while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+  c.metric = FindMetric(name);
+  if (c.metric == nullptr) {
+    std::string names;
+    for (const DiffMetric& m : kDiffMetrics)
+      names += (names.empty() ? "" : ", ") + std::string(m.name);
+    return Error(StatusCode::kInvalidArgument, "bad --fail-if '" + std::string(text) +
+                                                   "': unknown metric '" + std::string(name) +
+                                                   "' (metrics: " + names + ")");
+  }
+  std::string_view rest = text.substr(op + 1);
+  const bool greater = text[op] == '>';
+  bool or_equal = false;
+  if (!rest.empty() && rest.front() == '=') {
+    or_equal = true;
+    rest.remove_prefix(1);
+  }
+  c.op = greater ? (or_equal ? FailCondition::Op::kGreaterEqual : FailCondition::Op::kGreater)
+                 : (or_equal ? FailCondition::Op::kLessEqual : FailCondition::Op::kLess);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  double sign = 1;
+  if (!rest.empty() && (rest.front() == '+' || rest.front() == '-')) {
+    c.relative_to_base = true;
+    sign = rest.front() == '-' ? -1 : 1;
+    rest.remove_prefix(1);
+  }
+  double number = 0;
+  std::string_view unit;
+  if (!SplitNumber(rest, &number, &unit)) return bad("no number after the comparison");
+  if (unit == "%") {
+    c.percent = true;
+    if (!c.relative_to_base && c.metric->unit != MetricUnit::kFraction) {
+      return bad("a percentage needs a sign (+10% means 10% more than the baseline)");
+    }
+    c.threshold = sign * number;
+  } else if (unit.empty()) {
+    if (c.metric->unit == MetricUnit::kNs && number != 0) return bad("a time needs a unit");
+    c.threshold = sign * number;
+  } else if (c.metric->unit == MetricUnit::kNs) {
+    auto ns = ParseDurationNs(rest);
+    if (!ns.ok()) return bad(ns.status().message());
+    c.threshold = sign * static_cast<double>(*ns);
+  } else if (c.metric->unit == MetricUnit::kBytes) {
+    auto bytes = ParseBytes(rest);
+    if (!bytes.ok()) return bad(bytes.status().message());
+    c.threshold = sign * static_cast<double>(*bytes);
+  } else {
+    return bad("unit '" + std::string(unit) + "' does not fit metric " +
+               std::string(c.metric->name));
+  }
+  return c;
+}
+
+Result<ReportDiff> DiffReports(const Json& base, const Json& now) {
+  GP_RETURN_IF_ERROR(CheckDocument(base, "baseline"));
+  GP_RETURN_IF_ERROR(CheckDocument(now, "new report"));
+  ReportDiff diff;
+  std::map<std::string, uint64_t> new_error_counts;
+  const std::set<std::string> base_errors = ErrorKinds(base, nullptr);
+  const std::set<std::string> new_errors = ErrorKinds(now, &new_error_counts);
+  for (const std::string& e : new_errors) {
+    if (!base_errors.count(e)) {
+      diff.new_api_errors.push_back(e + " x" + FormatCount(new_error_counts[e]));
+    }
+  }
+  for (const DiffMetric& m : kDiffMetrics) {
+    if (m.scope != MetricScope::kTotal) continue;
+    MetricDelta d;
+    d.metric = &m;
+    d.in_base = d.in_new = true;
+    if (m.name == "new_api_errors") {
+      d.base = 0;
+      d.now = static_cast<double>(diff.new_api_errors.size());
+    } else {
+      d.base = Total(base, m);
+      d.now = Total(now, m);
+    }
+    diff.totals.push_back(d);
+  }
+  diff.kernels = Items(ByName(base, "kernels"), ByName(now, "kernels"), MetricScope::kKernel);
+  diff.apis = Items(Apis(base), Apis(now), MetricScope::kApi);
+  return diff;
+}
+
+namespace {
+
+bool Violates(const FailCondition& c, double base, double now) {
+  double value = now;
+  if (c.relative_to_base) {
+    if (c.percent) {
+      if (base == 0) {
+        // Anything from nothing is an infinite increase, nothing from nothing none.
+        value = now > 0 ? INFINITY : 0;
+      } else {
+        value = (now - base) / base * 100.0;
+      }
+    } else {
+      value = now - base;
+    }
+  } else if (c.percent) {
+    value = now * 100.0;  // a fraction metric against an absolute percentage
+  }
+  switch (c.op) {
+    case FailCondition::Op::kGreater:
+      return value > c.threshold;
+    case FailCondition::Op::kGreaterEqual:
+      return value >= c.threshold;
+    case FailCondition::Op::kLess:
+      return value < c.threshold;
+    case FailCondition::Op::kLessEqual:
+      return value <= c.threshold;
+  }
+  return false;
+}
+
+std::string ThresholdText(const FailCondition& c) {
+  const size_t op = c.text.find_first_of("<>");
+  std::string t = c.text.substr(op + 1);
+  if (!t.empty() && t.front() == '=') t.erase(0, 1);
+  return t;
+}
+
+std::string Message(const FailCondition& c, const std::string& subject, double base, double now) {
+  std::string line = subject + " " + FormatMetric(c.metric->unit, base) + " -> " +
+                     FormatMetric(c.metric->unit, now) + " (" + SignedPercent(base, now) + ")";
+  const bool above =
+      c.op == FailCondition::Op::kGreater || c.op == FailCondition::Op::kGreaterEqual;
+  line += above ? " exceeds " : " falls below ";
+  return line + ThresholdText(c);
+}
+
+}  // namespace
+
+std::vector<std::string> CheckFailConditions(const ReportDiff& diff,
+                                             const std::vector<FailCondition>& conditions,
+                                             uint64_t min_item_ns) {
+  std::vector<std::string> out;
+  for (const FailCondition& c : conditions) {
+    if (c.metric->scope == MetricScope::kTotal) {
+      for (const MetricDelta& d : diff.totals) {
+        if (d.metric == c.metric && Violates(c, d.base, d.now)) {
+          out.push_back(Message(c, std::string(c.metric->label), d.base, d.now));
+        }
+      }
+      continue;
+    }
+    const bool kernel = c.metric->scope == MetricScope::kKernel;
+    for (const ItemDelta& item : kernel ? diff.kernels : diff.apis) {
+      if (!item.in_base || !item.in_new || item.base_total_ns < min_item_ns) continue;
+      auto it = std::find_if(item.values.begin(), item.values.end(),
+                             [&](const auto& v) { return v.first == c.metric->name; });
+      if (it == item.values.end()) continue;
+      const auto [base, now] = it->second;
+      if (Violates(c, base, now)) {
+        out.push_back(Message(
+            c,
+            (kernel ? "kernel " : "API ") + item.display_name + " " + std::string(c.metric->label),
+            base, now));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuperf

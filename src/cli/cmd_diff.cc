@@ -1,0 +1,119 @@
+// gpuperf diff: compares a baseline report with a new trace or report, and fails (for
+// CI) when a --fail-if condition is violated.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "analyze/quantity.h"
+#include "analyze/report_diff.h"
+#include "analyze/report_model.h"
+#include "cli/command.h"
+#include "export/diff_text.h"
+#include "export/report_json.h"
+
+namespace gpuperf::cli {
+namespace {
+
+struct DiffArgs {
+  std::string base;
+  std::string now;
+  std::vector<std::string> fail_if;
+  int64_t top = 20;
+  std::string min_time = "0";
+};
+
+// A report document from a `report --format json` file, or built from a trace.
+Result<nlohmann::ordered_json> LoadReport(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    char first = 0;
+    while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+    }
+    if (in && first == '{') {
+      in.seekg(0);
+      std::stringstream text;
+      text << in.rdbuf();
+      auto doc = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+      if (doc.is_discarded()) {
+        return Error(StatusCode::kCorrupt, path +
+                                               " is not valid JSON (expected the output of "
+                                               "`gpuperf report --json`)");
+      }
+      return doc;
+    }
+  }
+  auto model = BuildReport(path, ReportOptions{});
+  if (!model.ok()) return model.status();
+  ReadReport warnings;
+  warnings.warnings = model->read_warnings;
+  PrintReadWarnings(warnings);
+  return ReportToJson(*model, ReportRenderOptions{});
+}
+
+int RunDiff(const DiffArgs& a) {
+  std::ios::sync_with_stdio(false);
+  std::vector<FailCondition> conditions;
+  for (const std::string& text : a.fail_if) {
+    auto c = ParseFailCondition(text);
+    if (!c.ok()) return ReportError(c.status());
+    conditions.push_back(*c);
+  }
+  auto min_time = ParseDurationNs(a.min_time);
+  if (!min_time.ok()) return ReportError(min_time.status());
+  auto base = LoadReport(a.base);
+  if (!base.ok()) return ReportError(base.status());
+  auto now = LoadReport(a.now);
+  if (!now.ok()) return ReportError(now.status());
+  auto diff = DiffReports(*base, *now);
+  if (!diff.ok()) return ReportError(diff.status());
+
+  DiffTextOptions options;
+  options.base_label = a.base;
+  options.new_label = a.now;
+  options.top = a.top < 0 ? 0 : static_cast<uint32_t>(a.top);
+  Status status = ExportDiffText(*diff, options, std::cout);
+  std::cout.flush();
+  if (!status.ok()) return ReportError(status);
+
+  const std::vector<std::string> violations = CheckFailConditions(*diff, conditions, *min_time);
+  for (const std::string& v : violations)
+    std::fprintf(stderr, "gpuperf: regression: %s\n", v.c_str());
+  return violations.empty() ? kExitOk : kExitFailure;
+}
+
+void RegisterDiff(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "diff",
+      "Compare a baseline report with a new trace or report: per-kernel and per-API changes; "
+      "--fail-if conditions make it a CI gate (exit 1 on regression)");
+  auto a = std::make_shared<DiffArgs>();
+  cmd->add_option("baseline", a->base, "Baseline: JSON from `gpuperf report --json`, or a trace")
+      ->required();
+  cmd->add_option("new", a->now, "New trace (file or directory) or report JSON")->required();
+  std::string metrics;
+  for (const DiffMetric& m : kDiffMetrics) metrics += std::string(m.name) + " ";
+  cmd->add_option("--fail-if", a->fail_if,
+                  "Condition METRIC OP THRESHOLD, repeatable. A signed threshold is a change "
+                  "from the baseline (+10%, +2ms), an unsigned one a bound on the new value "
+                  "(api_failures>0). Metrics: " +
+                      metrics);
+  cmd->add_option("--top", a->top, "Rows per table (default 20, 0: all)");
+  cmd->add_option("--min-time", a->min_time,
+                  "Per-kernel/per-API conditions ignore items whose baseline total time is "
+                  "below this (e.g. 1ms), to keep tiny kernels' noise out of CI");
+  cmd->footer(
+      "Exit status: 0 no condition violated, 1 regression (one 'gpuperf: regression:' line "
+      "per violation on stderr), 2 bad arguments, 3 unreadable input.\n"
+      "Example: gpuperf report base_run/ --json -o base.json\n"
+      "         gpuperf diff base.json new_run/ --fail-if 'total_gpu_time>+10%' "
+      "--fail-if 'kernel_avg>+20%' --fail-if 'new_api_errors>0'");
+  cmd->callback([a, exit_code] { *exit_code = RunDiff(*a); });
+}
+
+}  // namespace
+
+GPUPERF_COMMAND(60, RegisterDiff);
+
+}  // namespace gpuperf::cli

@@ -1,0 +1,215 @@
+// CSV form of the report: one table per section, raw numbers (ns, bytes). With one
+// section selected the output is a single plain CSV table; with several, each table
+// starts with a "# <section>" line and tables are separated by a blank line.
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "export/report_export.h"
+#include "format/enum_names.h"
+
+namespace gpuperf {
+namespace {
+
+std::string Quote(std::string_view field) {
+  if (field.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(field);
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+class CsvWriter {
+ public:
+  CsvWriter(std::ostream& out, bool headed) : out_(out), headed_(headed) {}
+
+  void Begin(std::string_view section, std::initializer_list<std::string_view> columns) {
+    if (headed_) {
+      if (tables_ > 0) out_ << '\n';
+      out_ << "# " << section << '\n';
+    }
+    ++tables_;
+    bool first = true;
+    for (std::string_view c : columns) {
+      out_ << (first ? "" : ",") << c;
+      first = false;
+    }
+    out_ << '\n';
+  }
+  void Row(const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << Quote(cells[i]);
+    out_ << '\n';
+  }
+
+ private:
+  std::ostream& out_;
+  bool headed_;
+  int tables_ = 0;
+};
+
+std::string N(uint64_t v) {
+  return std::to_string(v);
+}
+std::string F(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6f", v);
+  return buf;
+}
+std::string Join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+void ApiTable(CsvWriter& w, const char* section, const std::vector<ApiRow>& rows) {
+  w.Begin(section, {"name", "domain", "calls", "total_ns", "avg_ns", "min_ns", "max_ns", "failures",
+                    "errors"});
+  for (const ApiRow& a : rows) {
+    std::vector<std::string> errors;
+    for (const ApiError& e : a.errors) errors.push_back(e.name + "=" + N(e.count));
+    w.Row({a.name, std::string(EnumName(a.domain)), N(a.time.count), N(a.time.total_ns),
+           N(a.time.avg_ns()), N(a.time.min_ns), N(a.time.max_ns), N(a.failures),
+           Join(errors, ";")});
+  }
+}
+
+}  // namespace
+
+Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::ostream& out) {
+  CsvWriter w(out, o.sections.size() != 1);
+  if (o.Wants("summary")) {
+    const ReportSummary& s = m.summary;
+    w.Begin("summary", {"metric", "value"});
+    for (auto [key, value] : std::initializer_list<std::pair<const char*, uint64_t>>{
+             {"span_ns", s.span_ns},
+             {"gpu_ns", s.gpu_ns()},
+             {"kernels", s.kernels},
+             {"kernel_ns", s.kernel_ns},
+             {"memcpys", s.memcpys},
+             {"memcpy_ns", s.memcpy_ns},
+             {"memcpy_bytes", s.memcpy_bytes},
+             {"memsets", s.memsets},
+             {"memset_ns", s.memset_ns},
+             {"api_calls", s.api_calls},
+             {"api_ns", s.api_ns},
+             {"api_failures", s.api_failures}}) {
+      w.Row({key, N(value)});
+    }
+  }
+  if (o.Wants("loss")) {
+    w.Begin("loss", {"pid", "stat", "severity", "value", "description"});
+    for (const LossRow& l : m.loss) {
+      w.Row({l.pid ? N(*l.pid) : "", l.stat, l.severity, N(l.value), l.description});
+    }
+  }
+  if (o.Wants("kernels")) {
+    w.Begin("kernels", {"name", "short_name", "calls", "total_ns", "avg_ns", "median_ns", "min_ns",
+                        "max_ns", "gpu_time_fraction", "grid", "block", "registers_per_thread",
+                        "shared_bytes", "occupancy", "configs"});
+    for (const KernelRow& k : m.kernels) {
+      std::string grid, block, regs, shared, occ;
+      if (!k.configs.empty()) {
+        const KernelConfig& c = k.configs.front();
+        grid = N(c.grid[0]) + "x" + N(c.grid[1]) + "x" + N(c.grid[2]);
+        block = N(c.block[0]) + "x" + N(c.block[1]) + "x" + N(c.block[2]);
+        regs = N(c.registers_per_thread);
+        shared = N(c.static_shared_bytes + c.dynamic_shared_bytes);
+        if (c.occupancy.limiter != OccupancyLimiter::kNone) occ = F(c.occupancy.fraction);
+      }
+      w.Row({k.name, k.display_name, N(k.time.count), N(k.time.total_ns), N(k.time.avg_ns()),
+             N(k.time.median_ns), N(k.time.min_ns), N(k.time.max_ns), F(k.gpu_time_fraction), grid,
+             block, regs, shared, occ, N(k.configs.size())});
+    }
+  }
+  if (o.Wants("runtime_api")) ApiTable(w, "runtime_api", m.runtime_api);
+  if (o.Wants("driver_api")) ApiTable(w, "driver_api", m.driver_api);
+  if (o.Wants("memcpy")) {
+    w.Begin("memcpy", {"kind", "count", "bytes", "total_ns", "avg_ns", "min_ns", "max_ns",
+                       "min_bytes", "max_bytes", "bandwidth_gbps"});
+    for (const MemcpyRow& r : m.memcpy) {
+      w.Row({std::string(EnumName(r.kind)), N(r.time.count), N(r.bytes), N(r.time.total_ns),
+             N(r.time.avg_ns()), N(r.time.min_ns), N(r.time.max_ns), N(r.min_bytes), N(r.max_bytes),
+             F(r.time.total_ns ? static_cast<double>(r.bytes) / r.time.total_ns : 0)});
+    }
+  }
+  if (o.Wants("memset")) {
+    w.Begin("memset", {"memory_kind", "count", "bytes", "total_ns", "avg_ns", "min_ns", "max_ns"});
+    for (const MemsetRow& r : m.memset) {
+      w.Row({std::string(EnumName(r.memory_kind)), N(r.time.count), N(r.bytes), N(r.time.total_ns),
+             N(r.time.avg_ns()), N(r.time.min_ns), N(r.time.max_ns)});
+    }
+  }
+  if (o.Wants("sync")) {
+    w.Begin("sync",
+            {"pid", "tid", "kind", "stream", "count", "total_ns", "avg_ns", "max_ns", "stack"});
+    for (const SyncRow& s : m.sync) {
+      w.Row({N(s.pid), N(s.tid), std::string(EnumName(s.kind)), s.stream ? N(*s.stream) : "",
+             N(s.time.count), N(s.time.total_ns), N(s.time.avg_ns()), N(s.time.max_ns),
+             Join(s.stack, " <- ")});
+    }
+  }
+  if (o.Wants("memory")) {
+    w.Begin("memory", {"pid", "device", "allocations", "frees", "bytes_allocated", "bytes_freed",
+                       "peak_bytes", "peak_at_ns", "live_bytes_at_exit", "live_allocations_at_exit",
+                       "unmatched_frees"});
+    for (const MemoryDeviceRow& r : m.memory) {
+      w.Row({N(r.pid), N(r.device), N(r.allocations), N(r.frees), N(r.bytes_allocated),
+             N(r.bytes_freed), N(r.peak_bytes), N(r.peak_at_ns), N(r.live_bytes_at_exit),
+             N(r.live_allocations_at_exit), N(r.unmatched_frees)});
+    }
+    w.Begin("leaks", {"pid", "device", "address", "bytes", "memory_kind", "at_ns", "api", "stack"});
+    for (const LeakRow& l : m.leaks) {
+      char address[24];
+      std::snprintf(address, sizeof(address), "0x%" PRIx64, l.address);
+      w.Row({N(l.pid), N(l.device), address, N(l.bytes), std::string(EnumName(l.memory_kind)),
+             N(l.at_ns), l.api, Join(l.stack, " <- ")});
+    }
+  }
+  if (o.Wants("utilization")) {
+    w.Begin("utilization", {"pid", "device", "span_ns", "busy_ns", "busy_fraction", "kernel_ns",
+                            "idle_gaps", "idle_gap_ns"});
+    for (const UtilizationRow& u : m.utilization) {
+      w.Row({N(u.pid), N(u.device), N(u.span_ns), N(u.busy_ns),
+             F(u.span_ns ? static_cast<double>(u.busy_ns) / u.span_ns : 0), N(u.kernel_ns),
+             N(u.gaps), N(u.gap_ns)});
+    }
+    w.Begin("idle_gaps", {"pid", "device", "at_ns", "duration_ns", "cpu"});
+    for (const UtilizationRow& u : m.utilization) {
+      for (const IdleGap& g : u.longest_gaps) {
+        std::vector<std::string> cpu;
+        for (const CpuActivity& c : g.cpu) {
+          cpu.push_back(c.api + "@" + N(c.tid) + "=" + N(c.overlap_ns));
+        }
+        w.Row({N(u.pid), N(u.device), N(g.at_ns), N(g.duration_ns), Join(cpu, ";")});
+      }
+    }
+  }
+  if (o.Wants("nvtx")) {
+    w.Begin("nvtx", {"domain", "name", "count", "total_ns", "avg_ns", "min_ns", "max_ns",
+                     "unterminated", "kernels", "gpu_time_ns"});
+    for (const NvtxRow& n : m.nvtx) {
+      w.Row({n.domain, n.name, N(n.time.count), N(n.time.total_ns), N(n.time.avg_ns()),
+             N(n.time.min_ns), N(n.time.max_ns), N(n.unterminated), N(n.kernels),
+             N(n.gpu_time_ns)});
+    }
+  }
+  if (o.Wants("overhead")) {
+    const OverheadSummary& s = m.overhead;
+    w.Begin("overhead", {"source", "count", "total_ns"});
+    for (const OverheadRow& r : s.cupti) {
+      w.Row({"cupti_" + std::string(EnumName(r.kind)), N(r.time.count), N(r.time.total_ns)});
+    }
+    w.Row({"gpuperf_callbacks", N(s.callbacks), N(s.callback_ns)});
+    w.Row({"gpuperf_unwind", "", N(s.unwind_ns)});
+    w.Row({"gpuperf_translate", "", N(s.translate_ns)});
+    w.Row({"gpuperf_compress", "", N(s.compress_ns)});
+    w.Row({"wall", "", N(s.wall_ns)});
+  }
+  if (!out) return Error(StatusCode::kIoError, "cannot write the report");
+  return Status::Ok();
+}
+
+}  // namespace gpuperf
