@@ -37,6 +37,16 @@ class WrongResult(Exception):
     pass
 
 
+def causal_attention(q, k, v):
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    # PyTorch before 2.0 (only where the fused kernel does not exist).
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    seq = q.shape[-2]
+    mask = torch.ones(seq, seq, dtype=torch.bool, device=q.device).triu(1)
+    return scores.masked_fill(mask, float("-inf")).softmax(dim=-1) @ v
+
+
 if torch is not None:
 
     class Attention(nn.Module):
@@ -51,7 +61,7 @@ if torch is not None:
             q, k, v = self.qkv(x).split(dim, dim=2)
             shape = (batch, seq, self.heads, dim // self.heads)
             q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y = causal_attention(q, k, v)
             return self.out(y.transpose(1, 2).reshape(batch, seq, dim))
 
     class Mlp(nn.Module):
@@ -91,7 +101,9 @@ if torch is not None:
             return self.head(self.norm(x))
 
 
-def _nvtx_push(name):
+def _nvtx_push(name, device):
+    if device.type != "cuda":
+        return False
     try:
         torch.cuda.nvtx.range_push(name)
         return True
@@ -136,16 +148,23 @@ def check_losses(losses):
 
 
 def run(steps=20, train=False, batch=8, seq=256, dim=512, heads=8, layers=6, vocab=8192,
-        dtype="float32", warmup=2, check=True, seed=0):
-    """Builds the model, runs `warmup` + `steps` steps and returns the summary fields."""
+        dtype="float32", warmup=2, check=True, seed=0, device="cuda"):
+    """Builds the model, runs `warmup` + `steps` steps and returns the summary fields.
+
+    device="cpu" exists for testing this file on machines without a GPU."""
     if torch is None:
         raise RuntimeError("PyTorch is not installed")
-    if not torch.cuda.is_available():
+    device = torch.device(device)
+    if device.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("CUDA is not available to PyTorch")
     torch.manual_seed(seed)
     # Full fp32 matmuls (no TF32), so the CPU comparison can be tight.
     torch.set_float32_matmul_precision("highest")
-    device = torch.device("cuda")
+
+    def synchronize():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
     model = TinyTransformer(vocab, dim, heads, layers, seq).to(device)
     model.to(getattr(torch, dtype))
     tokens = torch.randint(0, vocab, (batch, seq), device=device)
@@ -166,20 +185,20 @@ def run(steps=20, train=False, batch=8, seq=256, dim=512, heads=8, layers=6, voc
 
     for _ in range(warmup):
         step()
-    torch.cuda.synchronize()
+    synchronize()
 
     nvtx_ranges = 0
     losses = []
     start = time.perf_counter()
     for _ in range(steps):
-        pushed = _nvtx_push("train_step" if train else "inference_step")
+        pushed = _nvtx_push("train_step" if train else "inference_step", device)
         result = step()
         if train:
             losses.append(result)
         if pushed:
             _nvtx_pop()
             nvtx_ranges += 1
-    torch.cuda.synchronize()
+    synchronize()
     wall_ms = (time.perf_counter() - start) * 1e3
 
     if train:
@@ -223,6 +242,7 @@ def parse_args(argv):
     parser.add_argument("--vocab", type=int, default=8192)
     parser.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], default="float32")
     parser.add_argument("--no-check", action="store_true", help="skip the result checks")
+    parser.add_argument("--device", default="cuda", help="cuda (default), or cpu for testing")
     args = parser.parse_args(argv)
     for name in ("steps", "batch", "seq", "dim", "heads", "layers", "vocab"):
         if getattr(args, name) <= 0:
@@ -237,7 +257,7 @@ def parse_args(argv):
 def run_from_args(args):
     return run(steps=args.steps, train=args.train, batch=args.batch, seq=args.seq, dim=args.dim,
                heads=args.heads, layers=args.layers, vocab=args.vocab, dtype=args.dtype,
-               warmup=args.warmup, check=not args.no_check)
+               warmup=args.warmup, check=not args.no_check, device=args.device)
 
 
 def main(argv=None):
@@ -245,7 +265,7 @@ def main(argv=None):
     if torch is None:
         print("pytorch_transformer: PyTorch is not installed", file=sys.stderr)
         return EXIT_NO_CUDA
-    if not torch.cuda.is_available():
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
         print(f"pytorch_transformer: CUDA is not available to PyTorch {torch.__version__} "
               f"(built for CUDA {torch.version.cuda}): nothing to run", file=sys.stderr)
         return EXIT_NO_CUDA
