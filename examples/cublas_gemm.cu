@@ -4,7 +4,9 @@
 // reduction), so the summary reports kernels=-1 and the number of cuBLAS calls as
 // cublas_calls=. Every result is checked against a double-precision host computation.
 //
-// usage: cublas_gemm [--iterations I]
+// usage: cublas_gemm [--iterations I] [--repeat R]
+//   --repeat R  issues every GEMM R times on the same operands (a cuBLAS-heavy run for the
+//               overhead harness; the result of the last one is checked)
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 
@@ -25,6 +27,7 @@
 namespace {
 
 long long g_cublas_calls = 0;
+int g_repeat = 1;
 long long g_memcpy_bytes = 0;
 
 // A column-major matrix on host and device.
@@ -85,9 +88,11 @@ __attribute__((noinline)) void sgemm(cublasHandle_t handle, int size, examples::
   float* c = nullptr;
   CUDA_CHECK(cudaMalloc(&c, static_cast<size_t>(size) * size * sizeof(float)));
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.device,
-                           size, b.device, size, &beta, c, size));
-  ++g_cublas_calls;
+  for (int r = 0; r < g_repeat; ++r) {
+    CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a.device,
+                             size, b.device, size, &beta, c, size));
+    ++g_cublas_calls;
+  }
   std::vector<float> result = Download(c, static_cast<size_t>(size) * size);
   CheckProduct(a.host, b.host, result, size, size, size, size <= 128 ? 0 : 256, 1e-4f, "sgemm");
   CUDA_CHECK(cudaFree(a.device));
@@ -115,10 +120,12 @@ __attribute__((noinline)) void gemm_ex_half(cublasHandle_t handle, int size, exa
   CUDA_CHECK(cudaMemcpy(b, b_half.data(), n * sizeof(__half), cudaMemcpyHostToDevice));
   g_memcpy_bytes += static_cast<long long>(2 * n * sizeof(__half));
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a,
-                            CUDA_R_16F, size, b, CUDA_R_16F, size, &beta, c, CUDA_R_32F, size,
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  ++g_cublas_calls;
+  for (int r = 0; r < g_repeat; ++r) {
+    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha, a,
+                              CUDA_R_16F, size, b, CUDA_R_16F, size, &beta, c, CUDA_R_32F, size,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    ++g_cublas_calls;
+  }
   std::vector<float> result = Download(c, n);
   CheckProduct(a_rounded, b_rounded, result, size, size, size, 256, 1e-3f, "gemm_ex_half");
   CUDA_CHECK(cudaFree(a));
@@ -133,10 +140,12 @@ __attribute__((noinline)) void sgemm_strided_batched(cublasHandle_t handle, int 
   float* c = nullptr;
   CUDA_CHECK(cudaMalloc(&c, stride * batch * sizeof(float)));
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &alpha,
-                                         a.device, size, stride, b.device, size, stride, &beta, c,
-                                         size, stride, batch));
-  ++g_cublas_calls;
+  for (int r = 0; r < g_repeat; ++r) {
+    CUBLAS_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size,
+                                           &alpha, a.device, size, stride, b.device, size, stride,
+                                           &beta, c, size, stride, batch));
+    ++g_cublas_calls;
+  }
   std::vector<float> result = Download(c, stride * batch);
   for (int i = 0; i < batch; ++i) {
     std::vector<float> ai(a.host.begin() + i * stride, a.host.begin() + (i + 1) * stride);
@@ -150,11 +159,13 @@ __attribute__((noinline)) void sgemm_strided_batched(cublasHandle_t handle, int 
 }
 
 int main(int argc, char** argv) {
-  const char* usage = "[--iterations I]";
+  const char* usage = "[--iterations I] [--repeat R]";
   int iterations = 5;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
       iterations = static_cast<int>(examples::ParsePositive(argv[++i], "--iterations"));
+    } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+      g_repeat = static_cast<int>(examples::ParsePositive(argv[++i], "--repeat"));
     } else {
       examples::DieUsage(argv[0], usage);
     }
