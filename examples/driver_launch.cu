@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
   summary.memcpy_bytes += static_cast<long long>(bytes);
   CU_CHECK(cuMemsetD32(y, 0, n));
   summary.memset_bytes += static_cast<long long>(bytes);
+  // The copy and the set ran on the NULL stream, which a non-blocking stream does not wait for.
+  CU_CHECK(cuCtxSynchronize());
 
   // Every launch adds 1 (a = 1, x = 1) to each element of y.
   for (int i = 0; i < launches; ++i) {

@@ -175,6 +175,7 @@ __attribute__((noinline)) bool peer_copy(const float* pinned_src, float* pinned_
   Copy(device0, pinned_src, bytes, cudaMemcpyHostToDevice, g_bytes.htod);
   CUDA_CHECK(cudaMemcpyPeer(device1, 1, device0, 0, bytes));
   g_bytes.peer += static_cast<long long>(bytes);
+  CUDA_CHECK(cudaDeviceSynchronize());  // cudaMemcpyPeer is asynchronous to the host
   Copy(pinned_dst, device1, bytes, cudaMemcpyDeviceToHost, g_bytes.dtoh);
   Expect(pinned_dst, pinned_src, n, "peer copy");
   CUDA_CHECK(cudaFree(device1));

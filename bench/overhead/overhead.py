@@ -451,12 +451,13 @@ def format_table(results):
         wall, app, upl = e["wall_s"], e["app_ms"], e["us_per_launch"]
         kernels = "-"
         if e["kernel_records"] is not None or e["kernels_expected"] is not None:
-            kernels = f"{_fmt_count(e['kernel_records'])}/{_fmt_count(e['kernels_expected'])}"
+            # Exact: one lost kernel must show.
+            kernels = f"{_fmt(e['kernel_records'], '.0f')}/{_fmt(e['kernels_expected'], '.0f')}"
         runs = str(e["runs"]) + (f" ({e['failed']} failed)" if e["failed"] else "")
         rows.append([
             e["workload"], MODE_LABELS.get(e["mode"], e["mode"]), runs,
             _fmt(wall["median"], ".3f"),
-            _fmt(None if wall["spread"] is None else wall["spread"] * 100, ".1f") + "%",
+            "-" if wall["spread"] is None else f"{wall['spread'] * 100:.1f}%",
             _fmt(e["wall_ratio"], ".3f"),
             _fmt(app["median"], ".1f"),
             _fmt(e["app_ratio"], ".3f"),
@@ -466,7 +467,7 @@ def format_table(results):
             kernels,
             _fmt_bytes(e["bytes"]),
             _fmt(e["bytes_per_kernel"], ".1f"),
-            _fmt_count(e["drops"]),
+            _fmt(e["drops"], ".0f"),
             _fmt(None if e["rss_added_kb"] is None else e["rss_added_kb"] / 1024, "+.1f"),
         ])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

@@ -61,7 +61,7 @@ sys.exit(1 if errors else 0)
 EOF
 
 table=$(cat "$dir/out.txt")
-for needle in "gpuperf all+stacks" "1.364" "+0.900" "16.0" "+48.8" "4 (1 failed)" "18.2%" \
+for needle in "gpuperf all+stacks" "200001/200001" "1.364" "+0.900" "16.0" "+48.8" "4 (1 failed)" "18.2%" \
     "zero loss" "350.00k launches/s (meets 300k/s)"; do
   [[ $table == *"$needle"* ]] || fail "table lacks '$needle'"
 done
