@@ -308,6 +308,7 @@ def cmd_measure(args):
             os.remove(args.torch_trace)
     if run["status"] != "ok":
         row["stderr_tail"] = run["stderr"][-2000:]
+    os.makedirs(os.path.dirname(os.path.abspath(args.runs)), exist_ok=True)
     with open(args.runs, "a") as f:
         f.write(json.dumps(row, sort_keys=True) + "\n")
     line = f"{args.workload:<18} {args.mode:<12} r{args.round} {run['status']:<7} " \

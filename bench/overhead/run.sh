@@ -108,7 +108,7 @@ else
   FLOOR_LIB=$(cd "$(dirname "$FLOOR_LIB")" && pwd)/$(basename "$FLOOR_LIB")
   GPUPERF=$(cd "$(dirname "$GPUPERF")" && pwd)/$(basename "$GPUPERF")
   EXAMPLES_DIR=$(cd "$EXAMPLES_DIR" && pwd)
-  mkdir -p "$out_dir"
+  mkdir -p "$out_dir" "$work/traces" || exit 1
 fi
 torch_example=$EXAMPLES_DIR/pytorch_transformer.py
 [[ $dry_run -eq 0 && ! -f $torch_example ]] && torch_example=$repo/examples/pytorch_transformer.py

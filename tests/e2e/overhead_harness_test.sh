@@ -66,4 +66,42 @@ start=$SECONDS
 [[ $(field 4 'row["app_rss_kb"] >= 200 * 1024') == "True" ]] ||
   fail "peak RSS: $(field 4 'row["app_rss_kb"]') KiB, want >= 200 MiB"
 
+# --- run.sh for real, with stand-ins: examples that only print a summary line, and a gpuperf
+# whose `record` runs the command and writes a synthetic 300-kernel trace ---------------------
+mkdir -p "$dir/ex" "$dir/bin"
+for name in launch_bound mock_transformer cublas_gemm multi_stream; do
+  cat >"$dir/ex/$name" <<EOF2
+#!/usr/bin/env bash
+echo "gpuperf-example: name=$name kernels=300 memcpy_bytes=0 memset_bytes=0 nvtx_ranges=0 graph_launches=0 graph_kernels=0 wall_ms=2.000 us_per_launch=3.0 launches_per_s=400000"
+EOF2
+  chmod +x "$dir/ex/$name"
+done
+cat >"$dir/bin/gpuperf" <<EOF2
+#!/usr/bin/env bash
+[[ \$1 == record ]] || exec "$GPUPERF" "\$@"
+shift
+while [[ \$1 != -- ]]; do [[ \$1 == -o ]] && { out=\$2; shift; }; shift; done
+shift
+"\$@" || exit
+mkdir -p "\$out" && "$SYNTH" -o "\$out/app.\$\$.gpt" --kernels 300 >/dev/null
+EOF2
+chmod +x "$dir/bin/gpuperf"
+: >"$dir/libfloor.so"
+GPUPERF=$dir/bin/gpuperf EXAMPLES_DIR=$dir/ex FLOOR_LIB=$dir/libfloor.so PYTHON=python3 \
+  WORK_DIR=$dir/work bash "$SRC/bench/overhead/run.sh" --quick --rounds 2 --soak-seconds 1 \
+  --workloads launch_bound,mock_transformer,cublas,multi_stream --out "$dir/out" \
+  >"$dir/run.out" 2>"$dir/run.err" || fail "run.sh failed: $(tail -5 "$dir/run.err")"
+for file in runs.jsonl overhead.json overhead.txt machine.json; do
+  [[ -s $dir/out/$file ]] || fail "run.sh wrote no $file"
+done
+[[ $(wc -l <"$dir/out/runs.jsonl") -eq $((2 * (5 + 4 + 4 + 4) + 1)) ]] ||
+  fail "runs.jsonl has $(wc -l <"$dir/out/runs.jsonl") runs, want 35"
+table=$(cat "$dir/out/overhead.txt")
+[[ $(tail -n 1 "$dir/run.out") == "$(tail -n 1 <<<"$table")" ]] || fail "the table is not printed last"
+[[ $table == *"300/300"* && $table == *"gpuperf kernels"* && $table == *"zero loss"* ]] ||
+  fail "table: $table"
+[[ $table != *"failed"* ]] || fail "some stand-in runs failed: $table"
+! grep -q Traceback "$dir/run.err" || fail "run.sh: $(grep -A3 -m1 Traceback "$dir/run.err")"
+[[ $(grep -c 'r0 ok' "$dir/run.out") -eq 4 ]] || fail "want 4 warm-up runs: $(grep r0 "$dir/run.out")"
+
 finish
