@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds libcupti_floor.so (the minimal kernel-only CUPTI tracer) into OUTDIR.
+# usage: bench/cupti_floor/build.sh OUTDIR     env: CUDA_ROOT (default /usr/local/cuda), CXX
+set -euo pipefail
+if [[ $# -ne 1 || $1 == -* ]]; then
+  echo "usage: $0 OUTDIR" >&2
+  exit 2
+fi
+out=$1
+src=$(cd "$(dirname "$0")" && pwd)
+CUDA_ROOT=${CUDA_ROOT:-/usr/local/cuda}
+CXX=${CXX:-g++}
+cupti_dir=""
+for dir in "$CUDA_ROOT/lib64" "$CUDA_ROOT/extras/CUPTI/lib64"; do
+  if compgen -G "$dir/libcupti.so*" >/dev/null; then
+    cupti_dir=$dir
+    break
+  fi
+done
+if [[ -z $cupti_dir || ! -f $CUDA_ROOT/include/cupti.h ]]; then
+  echo "build.sh: CUPTI not found under $CUDA_ROOT (lib64 or extras/CUPTI/lib64)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+# RUNPATH: both places CUDA installs libcupti, then the library's own directory.
+# libstdc++ is linked in statically so the library loads into any process (PyTorch included).
+"$CXX" -std=c++17 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \
+  -I"$CUDA_ROOT/include" -o "$out/libcupti_floor.so" "$src/cupti_floor.cc" \
+  -L"$cupti_dir" -lcupti -static-libstdc++ -static-libgcc \
+  -Wl,--enable-new-dtags,-rpath,"$CUDA_ROOT/lib64:$CUDA_ROOT/extras/CUPTI/lib64:\$ORIGIN" \
+  -Wl,--no-undefined
+echo "built $out/libcupti_floor.so"
