@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# All GPU checks in one call (CI has no GPU; this runs on the GPU machine).
+#
+# usage: tests/gpu/run.sh BIN_DIR EXAMPLES_DIR
+#   BIN_DIR       gpuperf, libgpuperf_inject.so (+ libunwind.so.8), built on the dev machine
+#   EXAMPLES_DIR  examples built by examples/build.sh
+# Writes under $OUT: results.txt (every check), fixtures.tar.gz (small real traces with a
+# PROVENANCE file, and raw CUPTI buffers for the replay test), machine.txt.
+set -uo pipefail
+bin=$(cd "${1:?BIN_DIR}" && pwd)
+ex=$(cd "${2:?EXAMPLES_DIR}" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/gpuperf-gpu}
+work=/tmp/gpuperf-gpu-work
+rm -rf "$work"; mkdir -p "$out" "$work/fixtures" "$work/buffers"
+gp=$bin/gpuperf
+results=$out/results.txt
+: > "$results"
+failed=0
+
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  nvcc --version | tail -1
+  uname -r
+  python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1
+} > "$out/machine.txt" 2>&1
+gpu=$(head -1 "$out/machine.txt")
+
+# record NAME EXPECTED_FUNCTIONS -- CMD...: record, check against the example's own line.
+record() {
+  local name=$1 functions=$2; shift 3
+  local dir=$work/rec/$name
+  local extra=()
+  [[ $name == vector_add || $name == cuda_graph ]] && extra=(--save-buffers "$work/buffers/$name")
+  mkdir -p "$work/buffers/$name"
+  local t0=$SECONDS
+  timeout 300 "$gp" record -o "$dir" --force "${extra[@]}" -- "$@" > "$work/$name.out" 2> "$work/$name.err"
+  local rc=$?
+  echo "== $name: exit $rc ($((SECONDS - t0)) s) $(grep -h 'gpuperf-example:' "$work/$name.out" | head -1)" | tee -a "$results"
+  if [[ $rc -ne 0 ]]; then
+    tail -5 "$work/$name.err" | tee -a "$results"
+    failed=$((failed + 1))
+    return
+  fi
+  grep -E "^gpuperf: |^  " "$work/$name.err" | sed 's/^/   /' >> "$results"
+  local args=()
+  for f in $functions; do args+=(--expect-function "$f"); done
+  python3 "$src/tests/gpu/check_recording.py" "$gp" "$dir" "$work/$name.out" "${args[@]}" \
+    | tee -a "$results" | grep -q '^FAIL' && failed=$((failed + 1))
+  # Small traces become CI fixtures.
+  local size; size=$(du -sk "$dir" | cut -f1)
+  if [[ $size -lt 400 ]]; then
+    mkdir -p "$work/fixtures/$name"
+    cp "$dir"/*.gpt "$work/fixtures/$name/"
+    printf 'GPU: %s\nCUDA: %s\nkernel: %s\ncommand: gpuperf record -- %s\nexample said: %s\n' \
+      "$gpu" "$(sed -n 2p "$out/machine.txt")" "$(uname -r)" "$*" \
+      "$(grep -h 'gpuperf-example:' "$work/$name.out" | head -1)" > "$work/fixtures/$name/PROVENANCE"
+  fi
+}
+
+record vector_add "vector_add" -- "$ex/vector_add"
+record vector_add_static "vector_add" -- "$ex/vector_add_static"
+record mock_transformer "attention layer_norm matmul mlp transformer_layer" -- "$ex/mock_transformer" --steps 3
+record multi_stream "" -- "$ex/multi_stream"
+record cuda_graph "" -- "$ex/cuda_graph"
+record memcpy_kinds "" -- "$ex/memcpy_kinds"
+record driver_launch "" -- "$ex/driver_launch"
+record cublas_gemm "" -- "$ex/cublas_gemm"
+record launch_bound "" -- "$ex/launch_bound" --launches 200000
+record pytorch_transformer "" -- python3 "$src/examples/pytorch_transformer.py" --steps 5
+
+# Behaviour checks beyond counts.
+echo "== no CUDA: $("$gp" record -o "$work/rec/nocuda" -- true 2>&1 | tail -1) (exit $?)" | tee -a "$results"
+echo "== report/flamegraph/export on mock_transformer" | tee -a "$results"
+for cmd in "report" "flamegraph --folded -o $work/mock.folded" "export -o $work/mock.perfetto-trace"; do
+  "$gp" $cmd "$work/rec/mock_transformer" > "$work/cmd.out" 2>&1; echo "   gpuperf $cmd: exit $?" | tee -a "$results"
+done
+head -c 4000 "$work/cmd.out" > /dev/null
+"$gp" report "$work/rec/mock_transformer" > "$out/mock_transformer_report.txt" 2>&1
+"$gp" flamegraph "$work/rec/mock_transformer" -o "$out/mock_transformer.svg" >/dev/null 2>&1
+"$gp" flamegraph "$work/rec/pytorch_transformer" -o "$out/pytorch_transformer.svg" >/dev/null 2>&1
+
+cp -r "$work/buffers" "$work/fixtures/cupti_buffers"
+tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
+echo "GPU checks: $failed failed" | tee -a "$results"
+exit $((failed > 0))
