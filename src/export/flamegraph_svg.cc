@@ -445,7 +445,7 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
               "\" width=\"12\" height=\"12\" rx=\"2\" fill=\"" +
               FrameColour(FlameFrame{e.sample, e.kind}) + "\"/><text x=\"" +
               std::to_string(x + 17) + "\" y=\"" + std::to_string(y) + "\">" + e.label + "</text>";
-      x += 17 + static_cast<int>(std::string_view(e.label).size() * 7) + 18;
+      x += 17 + static_cast<int>(std::string_view(e.label).size() * 6.5) + 20;
     }
     out_ += "<text x=\"" + std::to_string(kWidth - kPad) + "\" y=\"" + std::to_string(y) +
             "\" text-anchor=\"end\">click a frame to zoom \u00b7 Esc resets \u00b7 "

@@ -2,7 +2,7 @@
 // It reads the frames the exporter drew (class "f", data-o/-v/-t/-n attributes) and adds:
 // hover tooltips, click to zoom (ancestors stay, full width), regex search with highlight
 // and the matched share, reset, and control from the URL fragment:
-//   flame.svg#zoom=<frame name>&search=<regex>
+//   flame.svg#zoom=<frame name>&search=<regex>[&hover=<frame name>]
 // The fragment zooms by dispatching a real click on the widest frame of that name, so a
 // headless browser test exercises the same path as a user. Every state change rewrites
 // the fragment, so a zoomed, searched view can be bookmarked or shared.
@@ -146,7 +146,7 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
       if (spans[j][1] > s) sum += spans[j][1] - s;
       end = Math.max(end, spans[j][1]);
     }
-    var text = 'Matched: ' + percent(sum, root.v);
+    var text = 'Matched: ' + percent(sum, root.v) + ' of total';
     if (L.weight === 'time') text += ' (' + formatNs(sum) + ')';
     else text += ' (' + formatCount(sum) + ' activities)';
     $('matched').textContent = text;
@@ -234,6 +234,15 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
     var text = state.search || '';
     $('search').value = text;
     search(text);
+    if (state.hover !== undefined) {
+      // Shows the tooltip of a frame as if the pointer rested on its middle.
+      var h = widestNamed(state.hover);
+      if (h && !h.g.classList.contains('hide')) {
+        var r = h.rect.getBoundingClientRect();
+        h.g.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, view: window,
+            clientX: r.left + r.width / 2, clientY: r.top + r.height / 2}));
+      }
+    }
     applying = false;
   }
 

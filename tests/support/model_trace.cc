@@ -40,10 +40,10 @@ Trace ModelTrace() {
 
   const char* gemm = "ampere_sgemm_128x64_tn";
   const char* softmax_kernel =
-      "_ZN2at6native43_GLOBAL__N__softmax_warp_forwardIfffLi10ELb0ELb0EEEvPT0_PKT_iiiPKbib";
+      "_ZN2at6native12_GLOBAL__N_120softmax_warp_forwardIfffLi10ELb0ELb0EEEvPT0_PKT_iiiPKbib";
   const char* adam =
-      "_ZN2at6native12_GLOBAL__N_119multi_tensor_apply_kernelINS1_18TensorListMetadataILi4EEENS1_"
-      "14AdamFunctorIfLi4EEEJfffffbEEEvT_T0_DpT1_";
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi4EEENS1_"
+      "11AdamFunctorIfLi4EEEJfffffbEEEvT_T0_DpT1_";
   const char* norm = "_Z15layerNormKernelPKfPfS0_S0_ii";
 
   uint32_t id = 100;
