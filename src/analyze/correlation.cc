@@ -1,5 +1,6 @@
 #include "analyze/correlation.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace gpuperf {
@@ -162,7 +163,21 @@ void Correlator::Submit(GpuActivity& activity, uint32_t fallback_correlation_id)
     Deliver(activity);
   } else {
     waiting_.push_back({activity, fallback_correlation_id});
+    if (waiting_.size() >= next_retry_) RetryWaiting();
   }
+}
+
+void Correlator::RetryWaiting() {
+  size_t kept = 0;
+  for (Waiting& w : waiting_) {
+    if (TryJoin(w.activity, w.fallback_correlation_id)) {
+      Deliver(w.activity);
+    } else {
+      waiting_[kept++] = w;
+    }
+  }
+  waiting_.resize(kept);
+  next_retry_ = std::max(kMinRetry, 2 * kept);
 }
 
 void Correlator::AddKernels(std::span<const KernelRecord> kernels) {

@@ -83,7 +83,8 @@ struct CorrelationStats {
 };
 
 // Streaming join. Feed links, stacks and GPU records in any order; each GPU record is
-// emitted once its link is known, or at Finish(). Links are kept for the whole run (a
+// emitted once its link is known, or at Finish() (emission order may then differ from
+// arrival order). Links are kept for the whole run (a
 // graph launch's link serves many kernels); they cost 24 bytes per correlation id in the
 // recorded range of each process.
 class Correlator {
@@ -134,7 +135,13 @@ class Correlator {
     GpuActivity activity;
     uint32_t fallback_correlation_id;
   };
+  // Records whose link has not been seen yet. Retried whenever the list has doubled since
+  // the last retry: linear time overall, and memory bounded by twice the records that
+  // really wait (a trace's chunks of links and kernels interleave).
   std::vector<Waiting> waiting_;
+  size_t next_retry_ = kMinRetry;
+  static constexpr size_t kMinRetry = 1 << 16;
+  void RetryWaiting();
   uint64_t kernels_seen_ = 0, memcpys_seen_ = 0, memsets_seen_ = 0;
   bool links_complete_ = false;
   CorrelationStats stats_;

@@ -232,5 +232,38 @@ TEST(Correlator, RecordsArrivingBeforeTheirLinksJoinAtFinish) {
   EXPECT_EQ(correlator.stats().kernels.no_link, 1u);
 }
 
+TEST(Correlator, WaitingRecordsAreRetriedAsTheListGrows) {
+  // 40k kernels, then their links, then 40k more kernels whose links come last: the
+  // first 40k must not wait for Finish() (memory stays bounded on long streams).
+  constexpr uint32_t kHalf = 40'000;
+  std::vector<LaunchLinkRecord> links;
+  std::vector<KernelRecord> kernels;
+  for (uint32_t i = 1; i <= 2 * kHalf; ++i) {
+    links.push_back(LaunchLinkRecord{1, 1, i, 1, 0, 0});
+    KernelRecord k;
+    k.pid = 1;
+    k.correlation_id = i;
+    k.end_ns = 1;
+    kernels.push_back(k);
+  }
+  size_t emitted = 0;
+  Correlator correlator([&emitted](const GpuActivity& a) {
+    EXPECT_EQ(a.join, LaunchJoin::kJoined);
+    ++emitted;
+  });
+  correlator.AddStack(1);
+  std::span<const KernelRecord> all(kernels);
+  std::span<const LaunchLinkRecord> all_links(links);
+  correlator.AddKernels(all.first(kHalf));
+  correlator.AddLinks(all_links.first(kHalf));
+  EXPECT_EQ(emitted, 0u);
+  correlator.AddKernels(all.subspan(kHalf));
+  EXPECT_GE(emitted, kHalf);  // retried when the list reached 64Ki
+  correlator.AddLinks(all_links.subspan(kHalf));
+  correlator.Finish();
+  EXPECT_EQ(emitted, 2 * kHalf);
+  EXPECT_EQ(correlator.stats().kernels.joined, 2 * kHalf);
+}
+
 }  // namespace
 }  // namespace gpuperf
