@@ -20,6 +20,10 @@ err=$("$GPUPERF" flamegraph "$dir/t.gpt" -o "$dir/f.svg" 2>&1 >/dev/null)
 [[ $(wc -l <<<"$err") -eq 1 ]] || fail "summary is not one line: $err"
 head -c 100 "$dir/f.svg" | grep -q '^<?xml' || fail "f.svg is not an SVG"
 tail -n 1 "$dir/f.svg" | grep -q '</svg>' || fail "f.svg is incomplete"
+if command -v python3 >/dev/null; then
+  python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$dir/f.svg" ||
+    fail "f.svg is not well-formed XML"
+fi
 
 # Folded to stdout and to a .folded file: same text, exact nanoseconds.
 "$GPUPERF" flamegraph "$dir/t.gpt" --folded > "$dir/a.folded" 2>/dev/null || fail "--folded failed"
