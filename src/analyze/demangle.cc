@@ -46,11 +46,16 @@ std::string ShortName(std::string_view name) {
     }
     if (depth == 0) out += c;
   }
-  // Drop a leading return type ("void foo" -> "foo"): the last top-level space.
-  size_t space = out.rfind(' ');
-  if (space != std::string::npos && out.find("(anonymous namespace)") == std::string::npos) {
-    out = out.substr(space + 1);
+  // Drop a leading return type ("void foo" -> "foo"): the last space outside parentheses,
+  // so "void ns::(anonymous namespace)::foo" keeps its namespace.
+  size_t space = std::string::npos;
+  depth = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == '(') ++depth;
+    if (out[i] == ')' && depth > 0) --depth;
+    if (out[i] == ' ' && depth == 0) space = i;
   }
+  if (space != std::string::npos) out = out.substr(space + 1);
   return out.empty() ? std::string(name) : out;
 }
 

@@ -18,6 +18,10 @@ TEST(Demangle, ShortNames) {
                       "std::array<char*, 1ul>)"),
             "at::native::vectorized_elementwise_kernel");
   EXPECT_EQ(ShortName("flash_fwd_kernel"), "flash_fwd_kernel");
+  EXPECT_EQ(ShortName("void at::native::(anonymous namespace)::softmax_warp_forward<float, 10>("
+                      "float*, int)"),
+            "at::native::(anonymous namespace)::softmax_warp_forward");
+  EXPECT_EQ(ShortName("(anonymous namespace)::helper(int)"), "(anonymous namespace)::helper");
 }
 
 TEST(Demangle, CacheReturnsSameText) {

@@ -1,0 +1,273 @@
+#include "analyze/correlation.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace gpuperf {
+
+void JoinCounts::Count(LaunchJoin join) {
+  ++total;
+  switch (join) {
+    case LaunchJoin::kJoined:
+      ++joined;
+      break;
+    case LaunchJoin::kNoLink:
+      ++no_link;
+      break;
+    case LaunchJoin::kNoStack:
+      ++no_stack;
+      break;
+    case LaunchJoin::kStackLost:
+      ++stack_lost;
+      break;
+  }
+}
+
+JoinCounts& JoinCounts::operator+=(const JoinCounts& other) {
+  total += other.total;
+  joined += other.joined;
+  no_link += other.no_link;
+  no_stack += other.no_stack;
+  stack_lost += other.stack_lost;
+  return *this;
+}
+
+JoinCounts CorrelationStats::all() const {
+  JoinCounts sum = kernels;
+  sum += memcpys;
+  sum += memsets;
+  return sum;
+}
+
+const char* LaunchJoinName(LaunchJoin join) {
+  switch (join) {
+    case LaunchJoin::kJoined:
+      return "joined";
+    case LaunchJoin::kNoLink:
+      return "no launch link";
+    case LaunchJoin::kNoStack:
+      return "launch without stack";
+    case LaunchJoin::kStackLost:
+      return "stack missing from trace";
+  }
+  return "?";
+}
+
+// Links of one process, indexed by correlation id. CUPTI numbers correlation ids densely
+// from 1 per process, so paged arrays beat a hash map by far (no hashing, no nodes) and
+// cost nothing for ranges a process never used.
+class Correlator::LinkTable {
+ public:
+  static constexpr uint32_t kPageBits = 12;
+  static constexpr uint32_t kPageSize = 1u << kPageBits;
+
+  const Link* Find(uint32_t correlation_id) const {
+    const uint32_t page = correlation_id >> kPageBits;
+    if (page >= pages_.size() || !pages_[page]) return nullptr;
+    const Link& link = pages_[page][correlation_id & (kPageSize - 1)];
+    return link.present ? &link : nullptr;
+  }
+
+  // Returns false when the id already had a link (the first one is kept).
+  bool Insert(const LaunchLinkRecord& record) {
+    const uint32_t page = record.correlation_id >> kPageBits;
+    if (page >= pages_.size()) pages_.resize(page + 1);
+    if (!pages_[page]) pages_[page] = std::make_unique<Link[]>(kPageSize);
+    Link& link = pages_[page][record.correlation_id & (kPageSize - 1)];
+    if (link.present) return false;
+    link = Link{record.timestamp_ns, record.stack_id, record.api_name, record.tid, 1};
+    return true;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Link[]>> pages_;
+};
+
+Correlator::Correlator(Emit emit) : emit_(std::move(emit)) {}
+Correlator::~Correlator() = default;
+
+Correlator::LinkTable& Correlator::TableFor(uint32_t pid) {
+  if (last_table_ != nullptr && last_pid_ == pid) return *last_table_;
+  auto& slot = tables_[pid];
+  if (!slot) slot = std::make_unique<LinkTable>();
+  last_pid_ = pid;
+  last_table_ = slot.get();
+  return *slot;
+}
+
+const Correlator::Link* Correlator::FindLink(uint32_t pid, uint32_t correlation_id) {
+  if (last_table_ != nullptr && last_pid_ == pid) return last_table_->Find(correlation_id);
+  auto it = tables_.find(pid);
+  if (it == tables_.end()) return nullptr;
+  last_pid_ = pid;
+  last_table_ = it->second.get();
+  return last_table_->Find(correlation_id);
+}
+
+void Correlator::AddStack(StackId id) {
+  if (id >= known_stacks_.size()) known_stacks_.resize(id + 1, false);
+  known_stacks_[id] = true;
+}
+
+void Correlator::AddLinks(std::span<const LaunchLinkRecord> links) {
+  for (const LaunchLinkRecord& link : links) {
+    ++stats_.links;
+    if (!TableFor(link.pid).Insert(link)) ++stats_.duplicate_links;
+  }
+}
+
+bool Correlator::TryJoin(GpuActivity& activity, uint32_t fallback_correlation_id) {
+  const Link* link = FindLink(activity.pid, activity.correlation_id);
+  if (link == nullptr && fallback_correlation_id != 0) {
+    link = FindLink(activity.pid, fallback_correlation_id);
+    if (link != nullptr) {
+      activity.correlation_id = fallback_correlation_id;
+      ++stats_.memcpy_runtime_ids;
+    }
+  }
+  if (link == nullptr) return false;
+  activity.stack_id = link->stack_id;
+  activity.launch_api = link->api;
+  activity.launch_tid = link->tid;
+  activity.launch_ns = link->launch_ns;
+  if (link->stack_id == 0) {
+    activity.join = LaunchJoin::kNoStack;
+  } else if (link->stack_id >= known_stacks_.size() || !known_stacks_[link->stack_id]) {
+    activity.join = LaunchJoin::kStackLost;
+  } else {
+    activity.join = LaunchJoin::kJoined;
+  }
+  return true;
+}
+
+void Correlator::Deliver(const GpuActivity& activity) {
+  switch (activity.kind) {
+    case GpuActivityKind::kKernel:
+      stats_.kernels.Count(activity.join);
+      break;
+    case GpuActivityKind::kMemcpy:
+      stats_.memcpys.Count(activity.join);
+      break;
+    case GpuActivityKind::kMemset:
+      stats_.memsets.Count(activity.join);
+      break;
+  }
+  emit_(activity);
+}
+
+void Correlator::Submit(GpuActivity& activity, uint32_t fallback_correlation_id) {
+  if (TryJoin(activity, fallback_correlation_id)) {
+    Deliver(activity);
+  } else if (links_complete_) {
+    activity.join = LaunchJoin::kNoLink;
+    Deliver(activity);
+  } else {
+    waiting_.push_back({activity, fallback_correlation_id});
+    if (waiting_.size() >= next_retry_) RetryWaiting();
+  }
+}
+
+void Correlator::RetryWaiting() {
+  size_t kept = 0;
+  for (Waiting& w : waiting_) {
+    if (TryJoin(w.activity, w.fallback_correlation_id)) {
+      Deliver(w.activity);
+    } else {
+      waiting_[kept++] = w;
+    }
+  }
+  waiting_.resize(kept);
+  next_retry_ = std::max(kMinRetry, 2 * kept);
+}
+
+void Correlator::AddKernels(std::span<const KernelRecord> kernels) {
+  for (const KernelRecord& k : kernels) {
+    GpuActivity a;
+    a.kind = GpuActivityKind::kKernel;
+    a.pid = k.pid;
+    a.device_id = k.device_id;
+    a.stream_id = k.stream_id;
+    a.start_ns = k.start_ns;
+    a.end_ns = k.end_ns;
+    a.name = k.name;
+    a.correlation_id = k.correlation_id;
+    a.graph_id = k.graph_id;
+    a.graph_node_id = k.graph_node_id;
+    a.record_index = kernels_seen_++;
+    Submit(a, 0);
+  }
+}
+
+void Correlator::AddMemcpys(std::span<const MemcpyRecord> memcpys) {
+  for (const MemcpyRecord& m : memcpys) {
+    GpuActivity a;
+    a.kind = GpuActivityKind::kMemcpy;
+    a.memcpy_kind = m.kind;
+    a.pid = m.pid;
+    a.device_id = m.device_id;
+    a.stream_id = m.stream_id;
+    a.start_ns = m.start_ns;
+    a.end_ns = m.end_ns;
+    a.bytes = m.bytes;
+    a.correlation_id = m.correlation_id;
+    a.graph_id = m.graph_id;
+    a.graph_node_id = m.graph_node_id;
+    a.record_index = memcpys_seen_++;
+    const uint32_t fallback =
+        m.runtime_correlation_id != m.correlation_id ? m.runtime_correlation_id : 0;
+    Submit(a, fallback);
+  }
+}
+
+void Correlator::AddMemsets(std::span<const MemsetRecord> memsets) {
+  for (const MemsetRecord& m : memsets) {
+    GpuActivity a;
+    a.kind = GpuActivityKind::kMemset;
+    a.pid = m.pid;
+    a.device_id = m.device_id;
+    a.stream_id = m.stream_id;
+    a.start_ns = m.start_ns;
+    a.end_ns = m.end_ns;
+    a.bytes = m.bytes;
+    a.correlation_id = m.correlation_id;
+    a.graph_id = m.graph_id;
+    a.graph_node_id = m.graph_node_id;
+    a.record_index = memsets_seen_++;
+    Submit(a, 0);
+  }
+}
+
+void Correlator::NoMoreLinks() {
+  links_complete_ = true;
+}
+
+void Correlator::Finish() {
+  links_complete_ = true;
+  for (Waiting& w : waiting_) {
+    if (!TryJoin(w.activity, w.fallback_correlation_id)) w.activity.join = LaunchJoin::kNoLink;
+    Deliver(w.activity);
+  }
+  waiting_.clear();
+  waiting_.shrink_to_fit();
+}
+
+Correlation Correlate(const Trace& trace) {
+  Correlation result;
+  result.activities.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
+  Correlator correlator(
+      [&result](const GpuActivity& activity) { result.activities.push_back(activity); });
+  for (size_t id = 1; id < trace.stacks.size(); ++id) {
+    if (trace.stacks[id].id == id) correlator.AddStack(static_cast<StackId>(id));
+  }
+  // Links first, so that every record joins on arrival and keeps trace order.
+  correlator.AddLinks(trace.launch_links);
+  correlator.NoMoreLinks();
+  correlator.AddKernels(trace.kernels);
+  correlator.AddMemcpys(trace.memcpys);
+  correlator.AddMemsets(trace.memsets);
+  correlator.Finish();
+  result.stats = correlator.stats();
+  return result;
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,90 @@
+// The model behind `gpuperf flamegraph`: every GPU activity joined to its launch stack
+// (analyze/correlation.h), aggregated into unique paths
+//
+//   [context;] cpu frames (outermost first); launch API; [graph N;] [GPU<dev>] <kernel>
+//
+// each weighted by the GPU time (ns) and the number of activities under it. Exporters
+// (export/folded.h, export/flamegraph_svg.h) draw it; they never re-read the trace.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/correlation.h"
+#include "gpuperf/status.h"
+#include "gpuperf/trace.h"
+
+namespace gpuperf {
+
+enum class FlameWeight : uint8_t { kGpuTime, kCount };
+enum class FlameSplit : uint8_t { kNone, kDevice, kStream, kThread };
+
+struct FlameGraphOptions {
+  FlameWeight weight = FlameWeight::kGpuTime;
+  bool demangle = true;     // kernel names; CPU frames are stored demangled
+  bool full_names = false;  // keep argument and template lists (else ShortName)
+  FlameSplit split = FlameSplit::kNone;
+  std::optional<uint32_t> pid;         // only this process
+  std::string kernel_regex;            // only GPU frames whose name matches (ECMAScript, search)
+  bool inverted = false;               // GPU frame first: "which CPU paths feed this kernel"
+  std::string title;                   // SVG title; empty for the default
+  double min_width_fraction = 0.0005;  // SVG: frames narrower than this are not drawn
+};
+
+enum class FlameFrameKind : uint8_t {
+  kContext,    // process, thread, device/stream split, "[unknown launch]" and the like
+  kCpu,        // a function of the launching call stack
+  kLaunchApi,  // cudaLaunchKernel, cuGraphLaunch, cudaMemcpyAsync, ...
+  kGraph,      // "[graph 3]": the graph a graph launch ran
+  kKernel,
+  kMemcpy,
+  kMemset,
+};
+
+struct FlameFrame {
+  std::string name;
+  FlameFrameKind kind = FlameFrameKind::kCpu;
+};
+
+// One unique path with its weights.
+struct FlameStack {
+  std::vector<uint32_t> frames;  // indexes into FlameGraph::frames, root first
+  uint64_t gpu_ns = 0;
+  uint64_t count = 0;
+
+  uint64_t weight(FlameWeight w) const { return w == FlameWeight::kCount ? count : gpu_ns; }
+};
+
+struct FlameSummary {
+  uint64_t gpu_ns = 0;  // summed over activities (concurrent kernels add up)
+  uint64_t kernels = 0;
+  uint64_t memcpys = 0;
+  uint64_t memsets = 0;
+  uint64_t unmatched = 0;     // drawn activities without a launch stack
+  uint64_t unmatched_ns = 0;  // their GPU time
+  uint32_t processes = 0;
+  uint32_t devices = 0;
+  uint64_t filtered_out = 0;     // activities left out by --pid / --kernel
+  CorrelationStats correlation;  // the join over the whole trace, before filtering
+
+  uint64_t activities() const { return kernels + memcpys + memsets; }
+};
+
+struct FlameGraph {
+  std::vector<FlameFrame> frames;  // unique (name, kind)
+  std::vector<FlameStack> stacks;  // sorted by frame names, no two with the same path
+  FlameSummary summary;
+  bool inverted = false;
+};
+
+// Builds the flame graph of an in-memory trace.
+Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& options);
+
+// Streams a trace file or directory: memory grows with the number of launches (the link
+// table, 24 bytes each), not with the size of the records.
+Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
+                                           const FlameGraphOptions& options, ReadReport* report);
+
+}  // namespace gpuperf

@@ -1,0 +1,487 @@
+#include "export/flamegraph_svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/units.h"
+#include "export/flamegraph_svg_script.h"
+
+namespace gpuperf {
+namespace {
+
+// Geometry, in SVG pixels. Labels use a monospace font so that the exporter can fit them
+// without measuring; the script re-fits after zooming with the real glyph width.
+constexpr int kWidth = 1200;
+constexpr int kPad = 10;
+constexpr int kRow = 17;
+constexpr int kFrameHeight = 16;
+constexpr int kTop = 100;           // first frame row
+constexpr int kFooter = 46;         // legend and hints below the frames
+constexpr double kCharWidth = 7.3;  // 12px monospace (DejaVu Sans Mono: 7.22)
+constexpr double kTextPad = 3;
+constexpr const char* kHighlight = "#e600e6";  // search matches; no palette comes near it
+
+struct Node {
+  uint32_t frame = 0;  // index into FlameGraph::frames; unused for the root
+  uint64_t value = 0;  // layout weight
+  uint64_t ns = 0;
+  uint64_t count = 0;
+  std::vector<uint32_t> children;  // node indexes, alphabetical (stacks come sorted)
+};
+
+std::vector<Node> BuildTree(const FlameGraph& graph, FlameWeight weight) {
+  std::vector<Node> nodes(1);
+  for (const FlameStack& stack : graph.stacks) {
+    const uint64_t value = stack.weight(weight);
+    if (value == 0) continue;
+    uint32_t at = 0;
+    nodes[0].value += value;
+    nodes[0].ns += stack.gpu_ns;
+    nodes[0].count += stack.count;
+    for (uint32_t frame : stack.frames) {
+      uint32_t child = 0;
+      // Sorted input: a matching child, if any, is the last one added.
+      const std::vector<uint32_t>& kids = nodes[at].children;
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
+        if (nodes[*it].frame == frame) {
+          child = *it;
+          break;
+        }
+      }
+      if (child == 0) {
+        child = static_cast<uint32_t>(nodes.size());
+        Node node;
+        node.frame = frame;
+        nodes.push_back(node);
+        nodes[at].children.push_back(child);
+      }
+      nodes[child].value += value;
+      nodes[child].ns += stack.gpu_ns;
+      nodes[child].count += stack.count;
+      at = child;
+    }
+  }
+  return nodes;
+}
+
+// ---- colours ----
+
+uint32_t Fnv1a(std::string_view text) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+std::string HslHex(double hue, double saturation, double lightness) {
+  const double c = (1 - std::fabs(2 * lightness - 1)) * saturation;
+  const double hp = std::fmod(hue, 360.0) / 60.0;
+  const double x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1));
+  double r = 0, g = 0, b = 0;
+  if (hp < 1) {
+    r = c, g = x;
+  } else if (hp < 2) {
+    r = x, g = c;
+  } else if (hp < 3) {
+    g = c, b = x;
+  } else if (hp < 4) {
+    g = x, b = c;
+  } else if (hp < 5) {
+    r = x, b = c;
+  } else {
+    r = c, b = x;
+  }
+  const double m = lightness - c / 2;
+  auto channel = [m](double v) {
+    return static_cast<int>(std::lround(std::clamp(v + m, 0.0, 1.0) * 255));
+  };
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "#%02x%02x%02x", channel(r), channel(g), channel(b));
+  return buf;
+}
+
+// The GPU frames' "[GPU0] " prefix does not take part, so a kernel keeps its colour on
+// every device.
+std::string_view ColourKey(const FlameFrame& frame) {
+  std::string_view name = frame.name;
+  if (frame.kind == FlameFrameKind::kKernel || frame.kind == FlameFrameKind::kMemcpy ||
+      frame.kind == FlameFrameKind::kMemset) {
+    size_t close = name.find("] ");
+    if (name.starts_with("[GPU") && close != std::string_view::npos) name.remove_prefix(close + 2);
+  }
+  return name;
+}
+
+std::string FrameColour(const FlameFrame& frame) {
+  const uint32_t h = Fnv1a(ColourKey(frame));
+  const double a = (h & 0xffff) / 65535.0;  // hue position within the palette
+  const double b = (h >> 16) / 65535.0;     // lightness jitter
+  switch (frame.kind) {
+    case FlameFrameKind::kCpu:  // warm: red through orange to amber
+      return HslHex(4 + 42 * a, 0.78, 0.58 + 0.08 * b);
+    case FlameFrameKind::kLaunchApi:  // soft violet
+      return HslHex(268 + 16 * a, 0.42, 0.74 + 0.05 * b);
+    case FlameFrameKind::kGraph:  // deeper violet
+      return HslHex(250 + 12 * a, 0.45, 0.66 + 0.04 * b);
+    case FlameFrameKind::kKernel:  // green to teal
+      return HslHex(128 + 46 * a, 0.52, 0.52 + 0.10 * b);
+    case FlameFrameKind::kMemcpy:  // sky blue
+      return HslHex(198 + 14 * a, 0.78, 0.64 + 0.06 * b);
+    case FlameFrameKind::kMemset:  // periwinkle
+      return HslHex(226 + 10 * a, 0.62, 0.72 + 0.04 * b);
+    case FlameFrameKind::kContext:
+      return HslHex(210, 0.06, 0.76 + 0.06 * b);
+  }
+  return "#cccccc";
+}
+
+char KindClass(FlameFrameKind kind) {
+  switch (kind) {
+    case FlameFrameKind::kContext:
+      return 'x';
+    case FlameFrameKind::kCpu:
+      return 'c';
+    case FlameFrameKind::kLaunchApi:
+      return 'a';
+    case FlameFrameKind::kGraph:
+      return 'g';
+    case FlameFrameKind::kKernel:
+      return 'k';
+    case FlameFrameKind::kMemcpy:
+      return 'm';
+    case FlameFrameKind::kMemset:
+      return 's';
+  }
+  return 'x';
+}
+
+// ---- text ----
+
+void AppendEscaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+std::string Escaped(std::string_view text) {
+  std::string out;
+  AppendEscaped(out, text);
+  return out;
+}
+
+// UTF-8 aware: counts and cuts at code points.
+size_t CodePoints(std::string_view text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string_view PrefixCodePoints(std::string_view text, size_t count) {
+  size_t seen = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      if (seen == count) return text.substr(0, i);
+      ++seen;
+    }
+  }
+  return text;
+}
+
+// The same rule as the script's fitLabel().
+std::string FitLabel(std::string_view name, double width) {
+  const double room = (width - 2 * kTextPad) / kCharWidth;
+  if (room < 3) return "";
+  const auto chars = static_cast<size_t>(room);
+  if (CodePoints(name) <= chars) return std::string(name);
+  return std::string(PrefixCodePoints(name, chars - 1)) + "\u2026";
+}
+
+std::string Fixed1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return FormatCount(n) + " " + (n == 1 ? one : many);
+}
+
+std::string DefaultTitle(const FlameGraphOptions& options) {
+  std::string what = options.weight == FlameWeight::kCount ? "GPU activities" : "GPU time";
+  if (options.inverted) return what + " by kernel, then the CPU call stacks that launched it";
+  return what + " by launching CPU call stack";
+}
+
+std::string Totals(const FlameSummary& s) {
+  std::string out = FormatDuration(s.gpu_ns) + " GPU time";
+  out += " \u00b7 " + Plural(s.kernels, "kernel", "kernels");
+  if (s.memcpys > 0) out += " \u00b7 " + Plural(s.memcpys, "copy", "copies");
+  if (s.memsets > 0) out += " \u00b7 " + Plural(s.memsets, "set", "sets");
+  out += " \u00b7 " + Plural(s.processes, "process", "processes");
+  out += " \u00b7 " + Plural(s.devices, "device", "devices");
+  if (s.unmatched == 0) {
+    out += " \u00b7 every activity joined to its launch stack";
+  } else {
+    out += " \u00b7 " + FormatCount(s.unmatched) + " without launch stack (" +
+           FormatPercent(s.gpu_ns ? static_cast<double>(s.unmatched_ns) / s.gpu_ns : 0) +
+           " of GPU time)";
+  }
+  return out;
+}
+
+std::string Notes(const FlameGraphOptions& options, const FlameSummary& s, uint64_t pruned) {
+  std::string out = options.weight == FlameWeight::kCount
+                        ? "Width: number of GPU activities"
+                        : "Width: GPU time, summed over activities (concurrent kernels add up)";
+  if (pruned > 0) {
+    char threshold[32];
+    std::snprintf(threshold, sizeof(threshold), "%g%%", options.min_width_fraction * 100);
+    out += " \u00b7 " + Plural(pruned, "frame", "frames") + " narrower than " + threshold +
+           " not drawn";
+  }
+  std::string filters;
+  if (options.pid) filters += "pid " + std::to_string(*options.pid);
+  if (!options.kernel_regex.empty()) {
+    if (!filters.empty()) filters += ", ";
+    filters += "kernel /" + options.kernel_regex + "/";
+  }
+  if (!filters.empty()) {
+    out += " \u00b7 filter: " + filters + " (" + FormatCount(s.filtered_out) + " left out)";
+  }
+  return out;
+}
+
+class SvgWriter {
+ public:
+  SvgWriter(const FlameGraph& graph, const FlameGraphOptions& options)
+      : graph_(graph), options_(options), nodes_(BuildTree(graph, options.weight)) {}
+
+  std::string Render() {
+    const Node& root = nodes_[0];
+    threshold_ = static_cast<double>(root.value) * options_.min_width_fraction;
+    Measure(0, 0);
+    rows_ = std::max(rows_, 1);
+    const int height = kTop + rows_ * kRow + kFooter;
+
+    out_.reserve(1 << 20);
+    Header(height);
+    Emit(0, 0, 0);
+    Footer(height);
+    out_ += "<script type=\"text/ecmascript\"><![CDATA[";
+    out_ += kFlamegraphScript;
+    out_ += "]]></script>\n</svg>\n";
+    return std::move(out_);
+  }
+
+ private:
+  bool Drawn(const Node& node) const {
+    return node.value > 0 && static_cast<double>(node.value) >= threshold_;
+  }
+
+  // Counts rows and the frames too narrow to draw.
+  void Measure(uint32_t index, int depth) {
+    rows_ = std::max(rows_, depth + 1);
+    for (uint32_t child : nodes_[index].children) {
+      if (Drawn(nodes_[child])) {
+        Measure(child, depth + 1);
+      } else {
+        pruned_ += Subtree(child);
+      }
+    }
+  }
+  uint64_t Subtree(uint32_t index) const {
+    uint64_t n = 1;
+    for (uint32_t child : nodes_[index].children) n += Subtree(child);
+    return n;
+  }
+
+  void Header(int height) {
+    const FlameSummary& s = graph_.summary;
+    char layout[400];
+    std::snprintf(layout, sizeof(layout),
+                  "{\"width\":%d,\"height\":%d,\"pad\":%d,\"top\":%d,\"row\":%d,\"rows\":%d,"
+                  "\"inverted\":%s,\"weight\":\"%s\",\"textPad\":%g,\"charWidth\":%g}",
+                  kWidth, height, kPad, kTop, kRow, rows_, graph_.inverted ? "true" : "false",
+                  options_.weight == FlameWeight::kCount ? "count" : "time", kTextPad, kCharWidth);
+    out_ += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" +
+            std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+            std::to_string(kWidth) + " " + std::to_string(height) + "\" data-layout='" + layout +
+            "'>\n";
+    out_ += "<style>\n";
+    out_ +=
+        R"CSS(text { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; fill: #1d1d1f; }
+.title { font-size: 18px; font-weight: 600; }
+.sub { font-size: 12.5px; fill: #3a3a3c; }
+.note { font-size: 11.5px; fill: #6e6e73; }
+.f text, .probe { font-family: "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", monospace; font-size: 12px; fill: #111; pointer-events: none; }
+.f { cursor: pointer; }
+.f rect { stroke: #fff; stroke-width: 0.6; }
+.f:hover rect { stroke: #111; stroke-width: 1.2; }
+.f.hl rect { fill: )CSS";
+    out_ += kHighlight;
+    out_ += R"CSS(; }
+.f.hl text { fill: #fff; }
+.f.anc rect { fill-opacity: 0.55; }
+.f.anc text { fill: #444; }
+.f.zoomed rect { stroke: #111; stroke-width: 1.2; }
+.hide { display: none; }
+.btn { cursor: pointer; }
+.btn rect { fill: #f2f2f7; stroke: #c7c7cc; }
+.btn:hover rect { fill: #e5e5ea; }
+.btn text { font-size: 12px; }
+#matched { font-size: 12.5px; font-weight: 600; fill: #9c009c; }
+#matched.bad { fill: #c00; }
+.tip rect { fill: #1d1d1f; fill-opacity: 0.93; }
+.tip text { font-size: 12px; fill: #f5f5f7; pointer-events: none; }
+.tip .tip-name { font-weight: 600; fill: #fff; }
+.legend text { font-size: 11.5px; fill: #3a3a3c; }
+input { font: 12.5px "DejaVu Sans", Arial, sans-serif; width: 100%; height: 22px; box-sizing: border-box; padding: 2px 8px; border: 1px solid #c7c7cc; border-radius: 6px; background: #fff; }
+input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
+)CSS";
+    out_ += "</style>\n";
+    out_ += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+
+    const std::string title = options_.title.empty() ? DefaultTitle(options_) : options_.title;
+    out_ += "<text class=\"title\" x=\"" + std::to_string(kWidth / 2) +
+            "\" y=\"28\" text-anchor=\"middle\">" + Escaped(title) + "</text>\n";
+    out_ += "<text class=\"sub\" id=\"subtitle\" x=\"" + std::to_string(kWidth / 2) +
+            "\" y=\"49\" text-anchor=\"middle\">" + Escaped(Totals(s)) + "</text>\n";
+    out_ += "<text class=\"note\" id=\"notes\" x=\"" + std::to_string(kWidth / 2) +
+            "\" y=\"67\" text-anchor=\"middle\">" + Escaped(Notes(options_, s, pruned_)) +
+            "</text>\n";
+    // Controls: reset (shown while zoomed), the matched share, the search box.
+    out_ += "<g id=\"reset\" class=\"btn hide\"><rect x=\"" + std::to_string(kPad) +
+            "\" y=\"73\" width=\"86\" height=\"22\" rx=\"6\"/><text x=\"" +
+            std::to_string(kPad + 43) +
+            "\" y=\"88\" text-anchor=\"middle\">Reset zoom</text></g>\n";
+    out_ += "<text id=\"matched\" x=\"" + std::to_string(kWidth - kPad - 262) +
+            "\" y=\"89\" text-anchor=\"end\"></text>\n";
+    out_ += "<foreignObject x=\"" + std::to_string(kWidth - kPad - 250) +
+            "\" y=\"73\" width=\"250\" height=\"22\"><input xmlns=\"http://www.w3.org/1999/xhtml\" "
+            "id=\"search\" type=\"search\" placeholder=\"Search (regex), Ctrl-F\" "
+            "spellcheck=\"false\" autocomplete=\"off\"/></foreignObject>\n";
+  }
+
+  int RowY(int depth) const {
+    return graph_.inverted ? kTop + depth * kRow : kTop + (rows_ - 1 - depth) * kRow;
+  }
+
+  void Emit(uint32_t index, int depth, uint64_t offset) {
+    const Node& node = nodes_[index];
+    const uint64_t total = nodes_[0].value;
+    const double span = kWidth - 2 * kPad;
+    const double x = kPad + (total ? span * static_cast<double>(offset) / total : 0);
+    const double w = total ? span * static_cast<double>(node.value) / total : span;
+    const bool is_root = index == 0;
+    const std::string name = is_root ? "all" : graph_.frames[node.frame].name;
+
+    out_ += "<g class=\"f ";
+    out_ += is_root ? 'r' : KindClass(graph_.frames[node.frame].kind);
+    out_ += "\" data-o=\"" + std::to_string(offset) + "\" data-v=\"" + std::to_string(node.value) +
+            "\" data-t=\"" + std::to_string(node.ns) + "\" data-n=\"" + std::to_string(node.count) +
+            "\" data-d=\"" + std::to_string(depth) + "\"><title>";
+    AppendEscaped(out_, name);
+    out_ += "</title><rect x=\"" + Fixed1(x) + "\" y=\"" + std::to_string(RowY(depth)) +
+            "\" width=\"" + Fixed1(w) + "\" height=\"" + std::to_string(kFrameHeight) +
+            "\" rx=\"2\" fill=\"" +
+            (is_root ? std::string("#d5d8dd") : FrameColour(graph_.frames[node.frame])) + "\"/>";
+    out_ += "<text x=\"" + Fixed1(x + kTextPad) + "\" y=\"" +
+            std::to_string(RowY(depth) + kFrameHeight - 4) + "\">";
+    AppendEscaped(out_, FitLabel(name, w));
+    out_ += "</text></g>\n";
+
+    uint64_t child_offset = offset;
+    for (uint32_t child : node.children) {
+      if (Drawn(nodes_[child])) Emit(child, depth + 1, child_offset);
+      child_offset += nodes_[child].value;
+    }
+  }
+
+  void Footer(int height) {
+    struct Entry {
+      const char* label;
+      FlameFrameKind kind;
+      const char* sample;
+    };
+    const Entry entries[] = {
+        {"CPU frame", FlameFrameKind::kCpu, "main"},
+        {"launch API", FlameFrameKind::kLaunchApi, "cudaLaunchKernel"},
+        {"CUDA graph", FlameFrameKind::kGraph, "[graph 1]"},
+        {"GPU kernel", FlameFrameKind::kKernel, "gemm"},
+        {"memcpy", FlameFrameKind::kMemcpy, "memcpy HtoD"},
+        {"memset", FlameFrameKind::kMemset, "memset"},
+        {"context", FlameFrameKind::kContext, "[unknown launch]"},
+    };
+    const int y = height - kFooter + 20;
+    out_ += "<g class=\"legend\">";
+    int x = kPad;
+    for (const Entry& e : entries) {
+      out_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y - 10) +
+              "\" width=\"12\" height=\"12\" rx=\"2\" fill=\"" +
+              FrameColour(FlameFrame{e.sample, e.kind}) + "\"/><text x=\"" +
+              std::to_string(x + 17) + "\" y=\"" + std::to_string(y) + "\">" + e.label + "</text>";
+      x += 17 + static_cast<int>(std::string_view(e.label).size() * 6.5) + 20;
+    }
+    out_ += "<text x=\"" + std::to_string(kWidth - kPad) + "\" y=\"" + std::to_string(y) +
+            "\" text-anchor=\"end\">click a frame to zoom \u00b7 Esc resets \u00b7 "
+            "gpuperf</text></g>\n";
+    out_ +=
+        "<g id=\"tip\" class=\"tip\" visibility=\"hidden\" pointer-events=\"none\"><rect "
+        "rx=\"5\" width=\"10\" height=\"10\"/><text></text></g>\n";
+  }
+
+  const FlameGraph& graph_;
+  const FlameGraphOptions& options_;
+  std::vector<Node> nodes_;
+  double threshold_ = 0;
+  int rows_ = 0;
+  uint64_t pruned_ = 0;
+  std::string out_;
+};
+
+}  // namespace
+
+Status ExportFlamegraphSvg(const FlameGraph& graph, const FlameGraphOptions& options,
+                           std::ostream& out) {
+  if (!(options.min_width_fraction >= 0 && options.min_width_fraction < 1)) {
+    return Error(StatusCode::kInvalidArgument, "minimum frame width must be in [0, 1)");
+  }
+  SvgWriter writer(graph, options);
+  out << writer.Render();
+  out.flush();
+  if (!out) return Error(StatusCode::kIoError, "could not write the flame graph");
+  return Status::Ok();
+}
+
+Status ExportFlamegraphSvg(const Trace& trace, const FlameGraphOptions& options,
+                           std::ostream& out) {
+  GP_ASSIGN_OR_RETURN(FlameGraph graph, BuildFlameGraph(trace, options));
+  return ExportFlamegraphSvg(graph, options, out);
+}
+
+}  // namespace gpuperf

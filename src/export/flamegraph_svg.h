@@ -1,0 +1,26 @@
+// gpuperf's own interactive flame graph: one self-contained SVG (inline CSS and script)
+// that opens in any browser. Widths are GPU time (or activity counts); CPU frames, launch
+// APIs, graphs, kernels and copies/sets have palettes of their own, coloured from a hash
+// of the name so the same function keeps its colour across runs. Hover for details,
+// click to zoom, search with a regex; see flamegraph_svg_script.h for the controls and
+// the URL fragment (#zoom=NAME&search=REGEX).
+#pragma once
+
+#include <ostream>
+
+#include "analyze/flame_graph.h"
+#include "gpuperf/status.h"
+#include "gpuperf/trace.h"
+
+namespace gpuperf {
+
+// Draws `graph`. Frames narrower than options.min_width_fraction of the total are not
+// drawn (their time still counts in their parents and in the totals); the subtitle says
+// how many.
+Status ExportFlamegraphSvg(const FlameGraph& graph, const FlameGraphOptions& options,
+                           std::ostream& out);
+
+// Builds the flame graph of `trace` and draws it.
+Status ExportFlamegraphSvg(const Trace& trace, const FlameGraphOptions& options, std::ostream& out);
+
+}  // namespace gpuperf

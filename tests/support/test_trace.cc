@@ -1,0 +1,117 @@
+#include "support/test_trace.h"
+
+namespace gpuperf::testing {
+
+TestTrace::TestTrace() {
+  trace_.strings.assign(1, std::string());
+  trace_.stacks.assign(1, StackRecord());
+}
+
+StringId TestTrace::Str(std::string_view text) {
+  if (text.empty()) return 0;
+  auto it = string_ids_.find(text);
+  if (it != string_ids_.end()) return it->second;
+  const auto id = static_cast<StringId>(trace_.strings.size());
+  trace_.strings.emplace_back(text);
+  string_ids_.emplace(std::string(text), id);
+  return id;
+}
+
+void TestTrace::Process(uint32_t pid, std::string_view command) {
+  ProcessRecord process;
+  process.pid = pid;
+  process.command = Str(command);
+  trace_.processs.push_back(process);
+}
+
+void TestTrace::Thread(uint32_t pid, uint32_t tid, std::string_view name) {
+  trace_.threads.push_back(ThreadRecord{pid, tid, Str(name)});
+}
+
+uint64_t TestTrace::PcFor(uint32_t pid, const std::string& frame) {
+  auto key = std::make_pair(pid, frame);
+  auto it = pcs_.find(key);
+  if (it != pcs_.end()) return it->second;
+  if (next_pc_.find(pid) == next_pc_.end()) {
+    next_pc_[pid] = kModuleBase + 0x1000;
+    trace_.modules.push_back(
+        ModuleRecord{pid, Str("/opt/app/libapp.so"), 0, kModuleBase, kModuleBase, 0x10000000});
+  }
+  uint64_t pc = next_pc_[pid];
+  next_pc_[pid] += 0x40;
+  if (frame.starts_with("0x")) {
+    pc = kModuleBase + std::stoull(frame, nullptr, 16);
+  } else {
+    SymbolRecord symbol;
+    symbol.pid = pid;
+    symbol.pc = pc;
+    symbol.frames.push_back({Str(frame), Str("app.cc"), 10, Str("/opt/app/libapp.so"), pc});
+    trace_.symbols.push_back(symbol);
+  }
+  pcs_.emplace(key, pc);
+  return pc;
+}
+
+StackId TestTrace::Stack(uint32_t pid, const std::vector<std::string>& frames_outermost_first) {
+  StackRecord stack;
+  stack.pid = pid;
+  stack.id = static_cast<StackId>(trace_.stacks.size());
+  for (auto it = frames_outermost_first.rbegin(); it != frames_outermost_first.rend(); ++it) {
+    stack.pcs.push_back(PcFor(pid, *it));
+  }
+  trace_.stacks.push_back(stack);
+  return stack.id;
+}
+
+void TestTrace::Link(uint32_t pid, uint32_t tid, uint32_t correlation_id, StackId stack,
+                     std::string_view api, uint64_t timestamp_ns) {
+  trace_.launch_links.push_back(
+      LaunchLinkRecord{pid, tid, correlation_id, stack, Str(api), timestamp_ns});
+}
+
+KernelRecord& TestTrace::Kernel(uint32_t pid, std::string_view name, uint32_t correlation_id,
+                                uint64_t start_ns, uint64_t end_ns, uint32_t device,
+                                uint32_t stream) {
+  KernelRecord kernel;
+  kernel.pid = pid;
+  kernel.name = Str(name);
+  kernel.correlation_id = correlation_id;
+  kernel.start_ns = start_ns;
+  kernel.end_ns = end_ns;
+  kernel.device_id = device;
+  kernel.stream_id = stream;
+  trace_.kernels.push_back(kernel);
+  return trace_.kernels.back();
+}
+
+MemcpyRecord& TestTrace::Memcpy(uint32_t pid, MemcpyKind kind, uint32_t correlation_id,
+                                uint64_t start_ns, uint64_t end_ns, uint32_t device,
+                                uint32_t stream) {
+  MemcpyRecord copy;
+  copy.pid = pid;
+  copy.kind = kind;
+  copy.correlation_id = correlation_id;
+  copy.start_ns = start_ns;
+  copy.end_ns = end_ns;
+  copy.device_id = device;
+  copy.stream_id = stream;
+  copy.bytes = 4096;
+  trace_.memcpys.push_back(copy);
+  return trace_.memcpys.back();
+}
+
+MemsetRecord& TestTrace::Memset(uint32_t pid, uint32_t correlation_id, uint64_t start_ns,
+                                uint64_t end_ns, uint32_t device, uint32_t stream) {
+  MemsetRecord set;
+  set.pid = pid;
+  set.correlation_id = correlation_id;
+  set.start_ns = start_ns;
+  set.end_ns = end_ns;
+  set.device_id = device;
+  set.stream_id = stream;
+  set.bytes = 1024;
+  trace_.memsets.push_back(set);
+  return trace_.memsets.back();
+}
+
+}  // namespace gpuperf::testing

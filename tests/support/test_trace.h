@@ -1,0 +1,55 @@
+// Builds small in-memory traces for analysis and exporter tests: strings are interned,
+// stacks are given as readable frame names and get PCs, a module and symbols of their
+// own, so tests read like the situation they describe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpuperf/trace.h"
+
+namespace gpuperf::testing {
+
+class TestTrace {
+ public:
+  TestTrace();
+
+  StringId Str(std::string_view text);
+
+  // A process record (and the fake module its symbolized frames live in).
+  void Process(uint32_t pid, std::string_view command);
+  void Thread(uint32_t pid, uint32_t tid, std::string_view name);
+
+  // A stack of symbolized frames, outermost first. Names starting with "0x" stay
+  // unsymbolized (their PC is inside the process's module, so they resolve to
+  // "libapp.so+0x..."). Returns the new stack id.
+  StackId Stack(uint32_t pid, const std::vector<std::string>& frames_outermost_first);
+
+  void Link(uint32_t pid, uint32_t tid, uint32_t correlation_id, StackId stack,
+            std::string_view api, uint64_t timestamp_ns = 0);
+  KernelRecord& Kernel(uint32_t pid, std::string_view name, uint32_t correlation_id,
+                       uint64_t start_ns, uint64_t end_ns, uint32_t device = 0,
+                       uint32_t stream = 7);
+  MemcpyRecord& Memcpy(uint32_t pid, MemcpyKind kind, uint32_t correlation_id, uint64_t start_ns,
+                       uint64_t end_ns, uint32_t device = 0, uint32_t stream = 7);
+  MemsetRecord& Memset(uint32_t pid, uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns,
+                       uint32_t device = 0, uint32_t stream = 7);
+
+  Trace& trace() { return trace_; }
+  const Trace& trace() const { return trace_; }
+
+ private:
+  static constexpr uint64_t kModuleBase = 0x400000;
+  uint64_t PcFor(uint32_t pid, const std::string& frame);
+
+  Trace trace_;
+  std::map<std::string, StringId, std::less<>> string_ids_;
+  std::map<std::pair<uint32_t, std::string>, uint64_t> pcs_;
+  std::map<uint32_t, uint64_t> next_pc_;
+};
+
+}  // namespace gpuperf::testing
