@@ -70,6 +70,9 @@ void FinishRecording(const char* why) {
       static_cast<uint32_t>(getpid()) != recorder->pid || recorder->finished.exchange(true)) {
     return;
   }
+  // The exit path's forced flush must be the last delivery: a periodic flush still
+  // running on the writer thread would otherwise race with shutdown.
+  recorder->writer.StopCuptiFlushes(2000);
   // Forced: CUPTI also hands over records of work that had not finished.
   FlushActivities(true);
   recorder->disabled.store(true);

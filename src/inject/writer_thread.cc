@@ -99,7 +99,7 @@ void WriterThread::Run() {
 
     const int signal_flush = signal_flush_.exchange(0);
     if (signal_flush != 0) {
-      if (hooks_.flush_cupti) hooks_.flush_cupti(true);
+      if (hooks_.flush_cupti) FlushCupti(true);
       WriteCycle(signal_flush == 2);
       WriteStats(NowNs(CLOCK_MONOTONIC));
       writer_->Flush();
@@ -118,7 +118,7 @@ void WriterThread::Run() {
       next_period = after + period_ns;
       if (hooks_.on_period) hooks_.on_period(after);
     }
-    if ((period_due || early) && hooks_.flush_cupti) hooks_.flush_cupti(false);
+    if ((period_due || early) && hooks_.flush_cupti) FlushCupti(false);
     WriteCycle(false);
     if (period_due) {
       WriteStats(after);
@@ -185,6 +185,19 @@ void WriterThread::WriteStats(uint64_t now_ns) {
     if (value != 0) writer_->Add(StatRecord{pid_, id, value});
   }
   (void)now_ns;
+}
+
+void WriterThread::FlushCupti(bool forced) {
+  in_cupti_flush_.store(true);
+  if (!cupti_flushes_stopped_.load()) hooks_.flush_cupti(forced);
+  in_cupti_flush_.store(false);
+}
+
+void WriterThread::StopCuptiFlushes(uint32_t timeout_ms) {
+  cupti_flushes_stopped_.store(true);
+  for (uint32_t waited = 0; in_cupti_flush_.load() && waited < timeout_ms; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 bool WriterThread::Finish(uint32_t timeout_ms) {

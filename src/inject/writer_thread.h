@@ -50,6 +50,10 @@ class WriterThread {
 
   bool SignalFlushDone() const { return signal_flush_done_.load(std::memory_order_acquire); }
 
+  // Stops the writer's own CUPTI flushes and waits (at most `timeout_ms`) for one in
+  // progress, so that the exit path's forced flush is the last delivery.
+  void StopCuptiFlushes(uint32_t timeout_ms);
+
   // Final drain and close, waiting at most `timeout_ms`. Returns false on timeout.
   bool Finish(uint32_t timeout_ms);
 
@@ -59,6 +63,7 @@ class WriterThread {
   void Run();
   void WriteCycle(bool final);
   void WriteStats(uint64_t now_ns);
+  void FlushCupti(bool forced);
   void Wake();
 
   std::unique_ptr<TraceWriter> writer_;
@@ -81,6 +86,8 @@ class WriterThread {
   std::atomic<int> signal_flush_{0};  // 0 none, 1 flush, 2 final
   std::atomic<bool> signal_flush_done_{false};
   std::atomic<bool> early_flush_{false};
+  std::atomic<bool> cupti_flushes_stopped_{false};
+  std::atomic<bool> in_cupti_flush_{false};
   std::thread thread_;
 };
 

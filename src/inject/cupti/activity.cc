@@ -45,22 +45,64 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   *size = bytes;
 }
 
-// Testing aid: keep the raw buffer so it can be replayed through the translator in CI.
-void SaveBuffer(const std::string& dir, const uint8_t* buffer, size_t valid_size) {
-  const uint32_t n = g_saved_buffers.fetch_add(1);
-  const std::string path =
-      dir + "/buffer-" + std::to_string(getpid()) + "-" + std::to_string(n) + ".bin";
+void WriteFile(const std::string& path, const void* data, size_t size) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  ssize_t ignored = ::write(fd, buffer, valid_size);
+  ssize_t ignored = ::write(fd, data, size);
   (void)ignored;
   ::close(fd);
+}
+
+// Testing aid: keep the raw buffer, and the strings its records point to (CUPTI's
+// memory, gone with the process), so CI can replay it through the translator.
+void SaveBuffer(const std::string& dir, uint8_t* buffer, size_t valid_size) {
+  const uint32_t n = g_saved_buffers.fetch_add(1);
+  const std::string base = dir + "/buffer-" + std::to_string(getpid()) + "-" + std::to_string(n);
+  WriteFile(base + ".bin", buffer, valid_size);
+  std::string names;
+  auto add = [&names](const char* text) {
+    if (text == nullptr) return;
+    char pointer[32];
+    std::snprintf(pointer, sizeof(pointer), "%p\t", static_cast<const void*>(text));
+    names += pointer;
+    names += text;
+    names += '\n';
+  };
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+        add(reinterpret_cast<CUpti_ActivityKernel10*>(record)->name);
+        break;
+      case CUPTI_ACTIVITY_KIND_MARKER:
+        add(reinterpret_cast<CUpti_ActivityMarker2*>(record)->name);
+        add(reinterpret_cast<CUpti_ActivityMarker2*>(record)->domain);
+        break;
+      case CUPTI_ACTIVITY_KIND_DEVICE:
+        add(reinterpret_cast<CUpti_ActivityDevice5*>(record)->name);
+        break;
+      default:
+        break;
+    }
+  }
+  WriteFile(base + ".names", names.data(), names.size());
 }
 
 void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
                               size_t valid_size) {
   Recorder* recorder = GetRecorder();
-  if (recorder != nullptr && valid_size > 0 && !recorder->disabled.load()) {
+  // In a forked child the writer thread does not exist: nothing can be written there.
+  const bool writable = recorder != nullptr && static_cast<uint32_t>(getpid()) == recorder->pid &&
+                        recorder->writer.running();
+  if (valid_size > 0 && !writable) {
+    // Never drop silently: count what we could not keep.
+    uint64_t records = 0;
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) ++records;
+    CountStat(StatId::writer_queue_full, records);
+  }
+  if (valid_size > 0 && writable) {
     try {
       if (!recorder->config.save_buffers_dir.empty()) {
         SaveBuffer(recorder->config.save_buffers_dir, buffer, valid_size);

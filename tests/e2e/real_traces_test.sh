@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The analysis commands on traces recorded on a real H200 (tests/data/h200, see each
+# PROVENANCE): counts agree with what the example itself said it launched, and every
+# command reads every trace.
+source "$(dirname "$0")/lib.sh"
+data=$SRC/tests/data/h200
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+
+for trace in "$data"/*/; do
+  name=$(basename "$trace")
+  said=$(grep '^example said:' "$trace/PROVENANCE")
+  want=$(sed -n 's/.* kernels=\(-\?[0-9]*\).*/\1/p' <<< "$said")
+  got=$("$GPUPERF" dump "$trace" | grep -c '^kernel ')
+  if [[ $want -ge 0 ]]; then
+    [[ $got -eq $want ]] || fail "$name: $got kernel records, the example launched $want"
+  else
+    [[ $got -gt 0 ]] || fail "$name: no kernel records"
+  fi
+  want_bytes=$(sed -n 's/.* memcpy_bytes=\(-\?[0-9]*\).*/\1/p' <<< "$said")
+  if [[ $want_bytes -ge 0 ]]; then
+    got_bytes=$("$GPUPERF" dump "$trace" | awk '/^memcpy /{for(i=1;i<=NF;i++) if ($i ~ /^bytes=/) {sub("bytes=","",$i); s+=$i}} END{print s+0}')
+    [[ $got_bytes -eq $want_bytes ]] || fail "$name: copied $got_bytes bytes, the example said $want_bytes"
+  fi
+  expect_exit 0 "$GPUPERF" report "$trace"
+  expect_exit 0 "$GPUPERF" report "$trace" --format json
+  expect_exit 0 "$GPUPERF" flamegraph "$trace" -o "$dir/$name.svg"
+  expect_exit 0 "$GPUPERF" export "$trace" -o "$dir/$name.perfetto-trace"
+  expect_exit 0 "$GPUPERF" export "$trace" -o "$dir/$name.json"
+  python3 -m json.tool "$dir/$name.json" > /dev/null || fail "$name: Chrome JSON does not parse"
+done
+
+# Every kernel of the real mock transformer has its launching host function on its stack,
+# resolved to a name by the symbols stored at record time.
+folded=$("$GPUPERF" flamegraph "$data/mock_transformer" --folded -o - 2>/dev/null)
+for fn in attention layer_norm matmul mlp transformer_layer; do
+  grep -q "$fn" <<< "$folded" || fail "mock_transformer: no '$fn' frame in the flame graph"
+done
+grep -q "unknown launch" <<< "$folded" && fail "mock_transformer: kernels without a launch stack"
+# Graph kernels hang under their graph launch.
+"$GPUPERF" flamegraph "$data/cuda_graph" --folded -o - 2>/dev/null | grep -q "cudaGraphLaunch" \
+  || fail "cuda_graph: no cudaGraphLaunch frame"
+finish
