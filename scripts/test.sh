@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
 build=${GPUPERF_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPERF_BUILD_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 scripts/check-format.sh
 scripts/fuzz.sh "${GPUPERF_FUZZ_SECONDS:-30}" "$build"
