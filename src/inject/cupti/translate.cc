@@ -35,6 +35,26 @@ OverheadKind ToOverheadKind(CUpti_ActivityOverheadKind kind) {
   }
 }
 
+// The fields Memcpy6 and MemcpyPtoP4 share.
+template <class CuptiCopy>
+MemcpyRecord CopyCommon(uint32_t pid, const CuptiCopy& m) {
+  MemcpyRecord r;
+  r.pid = pid;
+  r.kind = static_cast<MemcpyKind>(m.copyKind);
+  r.src_kind = static_cast<MemoryKind>(m.srcKind);
+  r.dst_kind = static_cast<MemoryKind>(m.dstKind);
+  r.bytes = m.bytes;
+  r.device_id = m.deviceId;
+  r.context_id = m.contextId;
+  r.stream_id = m.streamId;
+  r.start_ns = m.start;
+  r.end_ns = m.end;
+  r.correlation_id = m.correlationId;
+  r.graph_id = m.graphId;
+  r.graph_node_id = m.graphNodeId;
+  return r;
+}
+
 // CUPTI marks "not collected" timestamps as 0; a record that never completed has both 0.
 bool Incomplete(uint64_t start, uint64_t end) {
   return start == 0 || end < start;
@@ -133,23 +153,9 @@ void Translator::Translate(const void* raw, RecordBatch& batch, TranslateCounts&
         ++counts.incomplete;
         return;
       }
-      MemcpyRecord r;
-      r.pid = pid_;
-      r.kind = static_cast<MemcpyKind>(m->copyKind);
-      r.src_kind = static_cast<MemoryKind>(m->srcKind);
-      r.dst_kind = static_cast<MemoryKind>(m->dstKind);
-      r.bytes = m->bytes;
-      r.device_id = m->deviceId;
-      r.context_id = m->contextId;
-      r.stream_id = m->streamId;
-      r.src_device_id = m->deviceId;
-      r.dst_device_id = m->deviceId;
-      r.start_ns = m->start;
-      r.end_ns = m->end;
-      r.correlation_id = m->correlationId;
+      MemcpyRecord r = CopyCommon(pid_, *m);
+      r.src_device_id = r.dst_device_id = m->deviceId;
       r.runtime_correlation_id = m->runtimeCorrelationId;
-      r.graph_id = m->graphId;
-      r.graph_node_id = m->graphNodeId;
       batch.memcpys.push_back(r);
       return;
     }
@@ -159,22 +165,9 @@ void Translator::Translate(const void* raw, RecordBatch& batch, TranslateCounts&
         ++counts.incomplete;
         return;
       }
-      MemcpyRecord r;
-      r.pid = pid_;
-      r.kind = static_cast<MemcpyKind>(m->copyKind);
-      r.src_kind = static_cast<MemoryKind>(m->srcKind);
-      r.dst_kind = static_cast<MemoryKind>(m->dstKind);
-      r.bytes = m->bytes;
-      r.device_id = m->deviceId;
-      r.context_id = m->contextId;
-      r.stream_id = m->streamId;
+      MemcpyRecord r = CopyCommon(pid_, *m);
       r.src_device_id = m->srcDeviceId;
       r.dst_device_id = m->dstDeviceId;
-      r.start_ns = m->start;
-      r.end_ns = m->end;
-      r.correlation_id = m->correlationId;
-      r.graph_id = m->graphId;
-      r.graph_node_id = m->graphNodeId;
       batch.memcpys.push_back(r);
       return;
     }
