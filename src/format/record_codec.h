@@ -34,11 +34,28 @@ struct IdMaps {
   }
 };
 
+// Writes a varint at `p`, returns the position after it (at most 10 bytes).
+inline char* WriteVarint(char* p, uint64_t value) {
+  while (value >= 0x80) {
+    *p++ = static_cast<char>((value & 0x7f) | 0x80);
+    value >>= 7;
+  }
+  *p++ = static_cast<char>(value);
+  return p;
+}
+
 template <class T>
 void EncodeFixed(std::span<const T> records, std::string& out) {
   const size_t n = records.size();
-  std::vector<uint64_t> previous_column(n), column(n);
+  size_t fields = 0;
   const T probe{};
+  ForEachField(probe, [&](const char*, const auto&, FieldEnc) { ++fields; });
+  // Worst case 10 bytes per value; written through a raw pointer, trimmed at the end
+  // (byte-wise appends to the string were most of the writer's time).
+  const size_t start = out.size();
+  out.resize(start + n * fields * 10);
+  char* p = out.data() + start;
+  std::vector<uint64_t> previous_column(n), column(n);
   ForEachField(probe, [&](const char*, const auto& field, FieldEnc enc) {
     using FieldT = std::remove_cvref_t<decltype(field)>;
     const size_t offset =
@@ -48,22 +65,22 @@ void EncodeFixed(std::span<const T> records, std::string& out) {
           reinterpret_cast<const FieldT*>(reinterpret_cast<const char*>(&records[i]) + offset);
       column[i] = FieldToU64(*value);
     }
-    uint64_t last = 0;
-    for (size_t i = 0; i < n; ++i) {
-      switch (enc) {
-        case FieldEnc::kDelta:
-          PutVarint(out, ZigZag(static_cast<int64_t>(column[i] - last)));
-          last = column[i];
-          break;
-        case FieldEnc::kAfter:
-          PutVarint(out, ZigZag(static_cast<int64_t>(column[i] - previous_column[i])));
-          break;
-        default:
-          PutVarint(out, column[i]);
+    if (enc == FieldEnc::kDelta) {
+      uint64_t last = 0;
+      for (size_t i = 0; i < n; ++i) {
+        p = WriteVarint(p, ZigZag(static_cast<int64_t>(column[i] - last)));
+        last = column[i];
       }
+    } else if (enc == FieldEnc::kAfter) {
+      for (size_t i = 0; i < n; ++i) {
+        p = WriteVarint(p, ZigZag(static_cast<int64_t>(column[i] - previous_column[i])));
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) p = WriteVarint(p, column[i]);
     }
     previous_column.swap(column);
   });
+  out.resize(static_cast<size_t>(p - out.data()));
 }
 
 // Decodes `count` records; returns false if the payload is malformed.
