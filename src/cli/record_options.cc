@@ -3,17 +3,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/activities.h"
 #include "symbolize/symbolizer.h"
 
 namespace gpuperf::cli {
-namespace {
-
-constexpr const char* kActivityNames[] = {"kernel",   "memcpy", "memset", "runtime",
-                                          "driver",   "sync",   "memory", "nvtx",
-                                          "overhead", "graph",  "all",    "default"};
-
-}  // namespace
-
 void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_option("-o,--output", o.output_dir,
                  "Directory for the trace files, one <program>.<pid>.gpt per process\n"
@@ -53,23 +46,13 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
 }
 
 bool ValidateActivities(const std::string& list, std::string* error) {
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    const std::string item = list.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
-    bool known = false;
-    for (const char* name : kActivityNames) known |= item == name;
-    if (!known) {
-      *error = "unknown activity '" + item +
-               "' (choose from kernel, memcpy, memset, runtime, driver, sync, memory, nvtx, "
-               "overhead, graph, all)";
-      return false;
-    }
-  }
-  return true;
+  uint32_t bits = 0;
+  std::string bad;
+  if (ParseActivities(list, &bits, &bad)) return true;
+  *error = "unknown activity '" + bad +
+           "' (choose from kernel, memcpy, memset, runtime, driver, sync, memory, nvtx, "
+           "overhead, graph, all)";
+  return false;
 }
 
 std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordOptions& o,
@@ -77,9 +60,10 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
                                                                    const std::string& dir) {
   std::vector<std::pair<std::string, std::string>> env;
   env.emplace_back("CUDA_INJECTION64_PATH", library);
-  const bool nvtx = o.activities.empty() || o.activities.find("nvtx") != std::string::npos ||
-                    o.activities.find("all") != std::string::npos ||
-                    o.activities.find("default") != std::string::npos;
+  uint32_t activities = kDefaultActivities;
+  std::string ignored;
+  if (!o.activities.empty()) ParseActivities(o.activities, &activities, &ignored);
+  const bool nvtx = (activities & kActNvtx) != 0;
   // NVTX ranges reach CUPTI only through NVTX's own injection hook.
   if (nvtx) env.emplace_back("NVTX_INJECTION64_PATH", library);
   env.emplace_back("GPUPERF_OUTPUT_DIR", dir);

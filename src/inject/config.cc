@@ -6,18 +6,6 @@
 namespace gpuperf::inject {
 namespace {
 
-struct ActivityName {
-  const char* name;
-  uint32_t bit;
-};
-
-constexpr ActivityName kActivityNames[] = {
-    {"kernel", kActKernel},   {"memcpy", kActMemcpy}, {"memset", kActMemset},
-    {"runtime", kActRuntime}, {"driver", kActDriver}, {"sync", kActSync},
-    {"memory", kActMemory},   {"nvtx", kActNvtx},     {"overhead", kActOverhead},
-    {"graph", kActGraph},
-};
-
 bool ReadUint(const char* name, uint64_t* out, std::string* error) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return true;
@@ -32,39 +20,6 @@ bool ReadUint(const char* name, uint64_t* out, std::string* error) {
 }
 
 }  // namespace
-
-bool ParseActivities(const std::string& text, uint32_t* bits, std::string* bad_name) {
-  uint32_t result = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
-    if (item == "all") {
-      for (const auto& a : kActivityNames) result |= a.bit;
-      continue;
-    }
-    if (item == "default") {
-      result |= kDefaultActivities;
-      continue;
-    }
-    bool found = false;
-    for (const auto& a : kActivityNames) {
-      if (item == a.name) {
-        result |= a.bit;
-        found = true;
-      }
-    }
-    if (!found) {
-      *bad_name = item;
-      return false;
-    }
-  }
-  *bits = result;
-  return true;
-}
 
 Config ReadConfigFromEnvironment(std::string* error) {
   Config config;

@@ -5,26 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/activities.h"
+
 namespace gpuperf::inject {
-
-// Activity groups that can be switched on and off (seed 001 "selective tracing").
-enum ActivityBit : uint32_t {
-  kActKernel = 1u << 0,
-  kActMemcpy = 1u << 1,
-  kActMemset = 1u << 2,
-  kActRuntime = 1u << 3,
-  kActDriver = 1u << 4,
-  kActSync = 1u << 5,
-  kActMemory = 1u << 6,
-  kActNvtx = 1u << 7,
-  kActOverhead = 1u << 8,
-  kActGraph = 1u << 9,  // GRAPH_TRACE: one record per graph launch instead of per node
-};
-
-// Everything that costs little; GRAPH_TRACE is off because it replaces per-node kernels.
-inline constexpr uint32_t kDefaultActivities = kActKernel | kActMemcpy | kActMemset | kActRuntime |
-                                               kActDriver | kActSync | kActMemory | kActNvtx |
-                                               kActOverhead;
 
 struct Config {
   std::string output_dir = ".";
@@ -43,8 +26,5 @@ struct Config {
 // Parses GPUPERF_* variables. `error` receives a description of the first bad value
 // (the setting keeps its default).
 Config ReadConfigFromEnvironment(std::string* error);
-
-// Parses "kernel,memcpy,..." / "all" / "default" into ActivityBits; false on an unknown name.
-bool ParseActivities(const std::string& text, uint32_t* bits, std::string* bad_name);
 
 }  // namespace gpuperf::inject
