@@ -80,7 +80,7 @@ void WriterThread::Run() {
   {
     std::vector<ModuleRecord> modules;
     modules_.Refresh(pid_, *names_, modules);
-    WriteCycle(false);
+    WriteCycle();
     for (const ModuleRecord& m : modules) writer_->Add(m);
     writer_->Add(process_);
     writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
@@ -100,8 +100,8 @@ void WriterThread::Run() {
     const int signal_flush = signal_flush_.exchange(0);
     if (signal_flush != 0) {
       if (hooks_.flush_cupti) FlushCupti(true);
-      WriteCycle(signal_flush == 2);
-      WriteStats(NowNs(CLOCK_MONOTONIC));
+      WriteCycle();
+      WriteStats();
       writer_->Flush();
       if (signal_flush == 2) {
         writer_->Close();
@@ -119,19 +119,19 @@ void WriterThread::Run() {
       if (hooks_.on_period) hooks_.on_period(after);
     }
     if ((period_due || early) && hooks_.flush_cupti) FlushCupti(false);
-    WriteCycle(false);
+    WriteCycle();
     if (period_due) {
-      WriteStats(after);
+      WriteStats();
       Status status = writer_->Flush();
       if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
     }
   }
   if (running_) {
-    WriteCycle(true);
+    WriteCycle();
     process_.end_ns = NowNs(CLOCK_MONOTONIC);
     writer_->Add(process_);
     writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
-    WriteStats(process_.end_ns);
+    WriteStats();
     Status status = writer_->Close();
     if (!status.ok()) LogOnce("cannot finish the trace: %s", status.message().c_str());
     running_ = false;
@@ -141,7 +141,7 @@ void WriterThread::Run() {
   finished_cv_.notify_all();
 }
 
-void WriterThread::WriteCycle(bool final) {
+void WriterThread::WriteCycle() {
   std::deque<std::unique_ptr<RecordBatch>> batches;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -171,10 +171,9 @@ void WriterThread::WriteCycle(bool final) {
 #undef GPUPERF_WRITE_BATCH
   }
   for (const LaunchLinkRecord& link : links) writer_->Add(link);
-  (void) final;
 }
 
-void WriterThread::WriteStats(uint64_t now_ns) {
+void WriterThread::WriteStats() {
   const TraceWriterStats& ws = writer_->stats();
   SetStat(StatId::bytes_written, ws.bytes_written);
   SetStat(StatId::chunks_written, ws.chunks_written);
@@ -184,7 +183,6 @@ void WriterThread::WriteStats(uint64_t now_ns) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);
     if (value != 0) writer_->Add(StatRecord{pid_, id, value});
   }
-  (void)now_ns;
 }
 
 void WriterThread::FlushCupti(bool forced) {

@@ -61,8 +61,8 @@ class WriterThread {
 
  private:
   void Run();
-  void WriteCycle(bool final);
-  void WriteStats(uint64_t now_ns);
+  void WriteCycle();
+  void WriteStats();
   void FlushCupti(bool forced);
   void Wake();
 
