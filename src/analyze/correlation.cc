@@ -180,19 +180,30 @@ void Correlator::RetryWaiting() {
   next_retry_ = std::max(kMinRetry, 2 * kept);
 }
 
+namespace {
+
+// The fields kernel, memcpy and memset records share.
+template <class GpuRecord>
+GpuActivity ActivityOf(GpuActivityKind kind, const GpuRecord& r) {
+  GpuActivity a;
+  a.kind = kind;
+  a.pid = r.pid;
+  a.device_id = r.device_id;
+  a.stream_id = r.stream_id;
+  a.start_ns = r.start_ns;
+  a.end_ns = r.end_ns;
+  a.correlation_id = r.correlation_id;
+  a.graph_id = r.graph_id;
+  a.graph_node_id = r.graph_node_id;
+  return a;
+}
+
+}  // namespace
+
 void Correlator::AddKernels(std::span<const KernelRecord> kernels) {
   for (const KernelRecord& k : kernels) {
-    GpuActivity a;
-    a.kind = GpuActivityKind::kKernel;
-    a.pid = k.pid;
-    a.device_id = k.device_id;
-    a.stream_id = k.stream_id;
-    a.start_ns = k.start_ns;
-    a.end_ns = k.end_ns;
+    GpuActivity a = ActivityOf(GpuActivityKind::kKernel, k);
     a.name = k.name;
-    a.correlation_id = k.correlation_id;
-    a.graph_id = k.graph_id;
-    a.graph_node_id = k.graph_node_id;
     a.record_index = kernels_seen_++;
     Submit(a, 0);
   }
@@ -200,18 +211,9 @@ void Correlator::AddKernels(std::span<const KernelRecord> kernels) {
 
 void Correlator::AddMemcpys(std::span<const MemcpyRecord> memcpys) {
   for (const MemcpyRecord& m : memcpys) {
-    GpuActivity a;
-    a.kind = GpuActivityKind::kMemcpy;
+    GpuActivity a = ActivityOf(GpuActivityKind::kMemcpy, m);
     a.memcpy_kind = m.kind;
-    a.pid = m.pid;
-    a.device_id = m.device_id;
-    a.stream_id = m.stream_id;
-    a.start_ns = m.start_ns;
-    a.end_ns = m.end_ns;
     a.bytes = m.bytes;
-    a.correlation_id = m.correlation_id;
-    a.graph_id = m.graph_id;
-    a.graph_node_id = m.graph_node_id;
     a.record_index = memcpys_seen_++;
     const uint32_t fallback =
         m.runtime_correlation_id != m.correlation_id ? m.runtime_correlation_id : 0;
@@ -221,17 +223,8 @@ void Correlator::AddMemcpys(std::span<const MemcpyRecord> memcpys) {
 
 void Correlator::AddMemsets(std::span<const MemsetRecord> memsets) {
   for (const MemsetRecord& m : memsets) {
-    GpuActivity a;
-    a.kind = GpuActivityKind::kMemset;
-    a.pid = m.pid;
-    a.device_id = m.device_id;
-    a.stream_id = m.stream_id;
-    a.start_ns = m.start_ns;
-    a.end_ns = m.end_ns;
+    GpuActivity a = ActivityOf(GpuActivityKind::kMemset, m);
     a.bytes = m.bytes;
-    a.correlation_id = m.correlation_id;
-    a.graph_id = m.graph_id;
-    a.graph_node_id = m.graph_node_id;
     a.record_index = memsets_seen_++;
     Submit(a, 0);
   }
