@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds libcupti_floor.so (the minimal kernel-only CUPTI tracer) into OUTDIR.
+# Builds libcupti_floor.so (the minimal kernel-only CUPTI tracer) and libcupti_probe.so (the
+# floor plus one CUPTI feature at a time, see cupti_probe.cc) into OUTDIR.
 # usage: bench/cupti_floor/build.sh OUTDIR     env: CUDA_ROOT (default /usr/local/cuda), CXX
 set -euo pipefail
 if [[ $# -ne 1 || $1 == -* ]]; then
@@ -24,9 +25,11 @@ fi
 mkdir -p "$out"
 # RUNPATH: both places CUDA installs libcupti, then the library's own directory.
 # libstdc++ is linked in statically so the library loads into any process (PyTorch included).
-"$CXX" -std=c++17 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \
-  -I"$CUDA_ROOT/include" -o "$out/libcupti_floor.so" "$src/cupti_floor.cc" \
-  -L"$cupti_dir" -lcupti -static-libstdc++ -static-libgcc \
-  -Wl,--enable-new-dtags,-rpath,"$CUDA_ROOT/lib64:$CUDA_ROOT/extras/CUPTI/lib64:\$ORIGIN" \
-  -Wl,--no-undefined
-echo "built $out/libcupti_floor.so"
+for name in cupti_floor cupti_probe; do
+  "$CXX" -std=c++17 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \
+    -I"$CUDA_ROOT/include" -o "$out/lib$name.so" "$src/$name.cc" \
+    -L"$cupti_dir" -lcupti -ldl -static-libstdc++ -static-libgcc \
+    -Wl,--enable-new-dtags,-rpath,"$CUDA_ROOT/lib64:$CUDA_ROOT/extras/CUPTI/lib64:\$ORIGIN" \
+    -Wl,--no-undefined
+done
+echo "built $out/libcupti_floor.so $out/libcupti_probe.so"

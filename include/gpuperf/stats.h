@@ -40,7 +40,10 @@ enum class StatSeverity : uint8_t {
   X(compress_ns, 20, kInfo, "time spent compressing and writing chunks (ns)")                      \
   X(unique_stacks, 21, kInfo, "distinct launch stacks")                                            \
   X(module_refreshes, 22, kInfo, "module table refreshes (after dlopen)")                          \
-  X(forked_children_ignored, 23, kInfo, "forked children in which recording was switched off")
+  X(forked_children_ignored, 23, kInfo, "forked children in which recording was switched off")     \
+  X(api_calls_dropped, 24, kDataLoss, "API calls not recorded (per-thread buffer could not grow)") \
+  X(api_calls_from_callbacks, 25, kInfo,                                                           \
+    "API records taken in gpuperf's callbacks instead of CUPTI activity records")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -33,6 +33,13 @@ Config ReadConfigFromEnvironment(std::string* error) {
   if (const char* stacks = std::getenv("GPUPERF_STACKS"); stacks && *stacks) {
     config.stacks = std::strcmp(stacks, "0") != 0;
   }
+  if (const char* source = std::getenv("GPUPERF_API_SOURCE"); source && *source) {
+    if (std::strcmp(source, "cupti") == 0) {
+      config.api_from_callbacks = false;
+    } else if (std::strcmp(source, "callbacks") != 0 && error->empty()) {
+      *error = std::string("GPUPERF_API_SOURCE=") + source + " is not cupti or callbacks";
+    }
+  }
   uint64_t value = 0;
   if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;
   value = 0;

@@ -14,6 +14,10 @@ struct Config {
   uint32_t activities = kDefaultActivities;
   bool stacks = true;
   uint32_t max_stack_depth = 64;
+  // API records from gpuperf's own callbacks (one callback pair per call, which stacks
+  // need anyway) rather than CUPTI's RUNTIME/DRIVER activity kinds, which add their own
+  // cost per call (docs/performance.md). GPUPERF_API_SOURCE=cupti selects CUPTI's.
+  bool api_from_callbacks = true;
   // CUDA 13 keeps one buffer per launching thread, so buffers are kept small.
   uint64_t buffer_bytes = 2ull << 20;       // one CUPTI activity buffer
   uint64_t max_memory_bytes = 64ull << 20;  // CUPTI buffers + queued batches

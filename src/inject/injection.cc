@@ -144,6 +144,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
   const bool inside = now_ns >= begin && now_ns < end;
   if (inside != recorder.capturing.load()) {
     EnableActivities(recorder, inside);
+    SetApiCallbacks(inside);
     recorder.capturing.store(inside);
     LogVerbose("capture range %s", inside ? "started" : "ended");
   }
@@ -227,6 +228,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     gpuperf::inject::LogOnce("initialization failed; the program runs unprofiled");
   }
   return 1;
+}
+
+// Benchmark hook (launch_bound --ab gpuperf_bench_toggle): off leaves only what the CUPTI
+// floor tracer does (kernel records), on restores the configured recording, so that one
+// process can time batches of launches both ways in alternation (docs/performance.md).
+extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int on) {
+  gpuperf::inject::Recorder* recorder = gpuperf::inject::GetRecorder();
+  if (recorder == nullptr || !recorder->capturing.load()) return;
+  gpuperf::inject::EnableActivities(*recorder, on != 0, /*kernels=*/false);
+  gpuperf::inject::SetApiCallbacks(on != 0);
 }
 
 // NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;

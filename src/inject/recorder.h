@@ -25,6 +25,7 @@ struct Recorder {
   std::atomic<bool> disabled{false};   // a forked child, or shutting down
   std::atomic<bool> finished{false};
   bool subscribed = false;
+  bool api_from_callbacks = false;  // API records come from our callbacks, not CUPTI's kinds
 };
 
 // nullptr until InitializeInjection succeeded.

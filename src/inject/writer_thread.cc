@@ -8,10 +8,10 @@
 #include <ctime>
 #include <vector>
 
-#include "inject/link_buffers.h"
 #include "inject/log.h"
 #include "inject/stack_capture.h"
 #include "inject/stats.h"
+#include "inject/thread_buffers.h"
 
 namespace gpuperf::inject {
 namespace {
@@ -151,8 +151,9 @@ void WriterThread::WriteCycle() {
   // Links, stacks, then names: each is drained after everything that could refer to
   // it, and written before it, so no record points at an undefined id.
   std::vector<LaunchLinkRecord> links;
+  std::vector<ApiRecord> api_calls;
   std::vector<ThreadRecord> threads;
-  DrainLinks(links, &threads, pid_, *names_);
+  DrainThreadBuffers(links, api_calls, &threads, pid_, *names_);
   std::vector<StackRecord> stacks;
   DrainNewStacks(stacks, pid_);
   std::vector<ModuleRecord> modules;
@@ -170,6 +171,7 @@ void WriterThread::WriteCycle() {
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_BATCH)
 #undef GPUPERF_WRITE_BATCH
   }
+  for (const ApiRecord& call : api_calls) writer_->Add(call);
   for (const LaunchLinkRecord& link : links) writer_->Add(link);
 }
 

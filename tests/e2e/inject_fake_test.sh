@@ -22,7 +22,7 @@ field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$2"; }
 count() { "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep -c "^$2 "; }
 stat_value() { "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 
-for scenario in "basic" "threads 4 2000" "nested 200" "graph" "exit_flush 500" "nvtx" "device_reset" "many 100000"; do
+for scenario in "basic" "threads 4 2000" "nested 200" "graph" "exit_flush 500" "nvtx" "device_reset" "many 100000" "driver_api 20"; do
   set -- $scenario
   name=$1
   run "$name" 0 "$@"
@@ -38,6 +38,29 @@ done
 # map to the outermost (runtime) call's stack and name.
 "$GPUPERF" dump "$dir/nested" | grep '^launch_link ' | grep -vq 'api_name="cudaLaunchKernel"' \
   && fail "nested: a link is not named after the outermost call"
+
+# API records come from gpuperf's own callbacks: one per outermost call, so the driver calls
+# the runtime makes for the app are part of the runtime call; getters (cudaGetDevice) are
+# not traced; return codes are kept. GPUPERF_API_SOURCE=cupti takes CUPTI's records instead,
+# every call of both domains.
+api_count() { "$GPUPERF" dump "$dir/$1" | grep '^api ' | grep -c "domain=$2"; }
+run threads 0 threads 4 2000
+[[ $(api_count threads runtime) -eq $(field runtime_api "$said") && $(api_count threads driver) -eq 0 ]] \
+  || fail "threads: $(api_count threads runtime) runtime and $(api_count threads driver) driver API records, want $(field runtime_api "$said") and 0"
+run driver_api 0 driver_api 20
+[[ $(api_count driver_api driver) -eq 20 && $(api_count driver_api runtime) -eq 1 ]] \
+  || fail "driver_api: $(api_count driver_api driver) driver / $(api_count driver_api runtime) runtime records, want 20 / 1"
+"$GPUPERF" dump "$dir/driver_api" | grep '^api .*name="cudaMalloc"' | grep -q 'return_code=2$' \
+  || fail "driver_api: the failing cudaMalloc lost its return code"
+"$GPUPERF" dump "$dir/driver_api" | grep -q 'name="cudaGetDevice"' && fail "driver_api: cudaGetDevice was traced"
+[[ $(stat_value driver_api api_calls_from_callbacks) -eq 21 ]] || fail "driver_api: api_calls_from_callbacks stat"
+export GPUPERF_API_SOURCE=cupti
+run threads_cupti 0 threads 4 2000
+[[ $(api_count threads_cupti runtime) -eq $(field runtime_api "$said") && $(api_count threads_cupti driver) -eq $(field driver_api "$said") ]] \
+  || fail "threads, CUPTI's API records: $(api_count threads_cupti runtime) runtime, $(api_count threads_cupti driver) driver"
+run driver_api_cupti 0 driver_api 20
+[[ $(api_count driver_api_cupti runtime) -eq 21 ]] || fail "driver_api, CUPTI's API records: getters missing"
+unset GPUPERF_API_SOURCE
 
 # Dropped and incomplete records are counted, never silent.
 run drops 0 drops 100

@@ -311,6 +311,33 @@ int Nested(int argc, char** argv) {
   return 0;
 }
 
+// What cuBLAS and Triton do: driver launches with no runtime call around them. Between
+// launches, the getter libraries call constantly (cudaGetDevice); at the end, a failing
+// cudaMalloc (cudaErrorMemoryAllocation).
+int DriverApi(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 10);
+  for (int i = 0; i < launches; ++i) {
+    cuLaunchKernel_params params{};
+    params.gridDimX = 64;
+    params.blockDimX = 256;
+    params.hStream = g_stream;
+    FakeCuptiApiFrame driver;
+    uint32_t id = Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                        "triton_mm_kernel", &params);
+    fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+    g_counts.launches++;
+    EmitKernel(id, "triton_mm_kernel");
+    FakeCuptiApiFrame getter;
+    Enter(&getter, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
+    fake_cupti_api_exit(&getter, cudaSuccess);
+  }
+  FakeCuptiApiFrame failing;
+  Enter(&failing, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  fake_cupti_api_exit(&failing, cudaErrorMemoryAllocation);
+  ReportCounts();
+  return 0;
+}
+
 int Graph(int, char**) {
   GraphLaunch(/*graph_id=*/1);
   GraphLaunch(/*graph_id=*/1);
@@ -448,6 +475,7 @@ const Scenario kScenarios[] = {
     {"threads", Threads, "[N=4] [M=1000]: N threads x M launches, every third one nested"},
     {"nested", Nested, "[M=100]: cudaLaunchKernel nesting cuLaunchKernel"},
     {"graph", Graph, "two cudaGraphLaunch of a 3-kernel graph"},
+    {"driver_api", DriverApi, "[M=10]: driver launches, cudaGetDevice between, a failing malloc"},
     {"drops", Drops, "[M=100]: launches, 7 dropped records, 1 incomplete kernel"},
     {"exit_flush", ExitFlush, "[M=500]: launches left pending at a normal exit"},
     {"signal", Signal, "[M=300]: launches, then SIGTERM to itself"},

@@ -148,8 +148,8 @@ bool RegisterActivityCallbacks(Recorder& recorder) {
          CUPTI_SUCCESS;
 }
 
-void EnableActivities(Recorder& recorder, bool enable) {
-  const uint32_t a = recorder.config.activities;
+void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
+  const uint32_t a = recorder.config.activities & (kernels ? ~0u : ~kActKernel);
   auto set = [enable](CUpti_ActivityKind kind) {
     CUptiResult result = enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (result != CUPTI_SUCCESS) {
@@ -167,8 +167,10 @@ void EnableActivities(Recorder& recorder, bool enable) {
     set(CUPTI_ACTIVITY_KIND_MEMCPY2);
   }
   if (a & kActMemset) set(CUPTI_ACTIVITY_KIND_MEMSET);
-  if (a & kActRuntime) set(CUPTI_ACTIVITY_KIND_RUNTIME);
-  if (a & kActDriver) set(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (!recorder.api_from_callbacks) {
+    if (a & kActRuntime) set(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (a & kActDriver) set(CUPTI_ACTIVITY_KIND_DRIVER);
+  }
   if (a & kActSync) set(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (a & kActMemory) set(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (a & kActNvtx) set(CUPTI_ACTIVITY_KIND_MARKER);

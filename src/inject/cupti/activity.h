@@ -9,8 +9,9 @@ struct Recorder;
 
 // Registers the timestamp and buffer callbacks. Must run before any enable.
 bool RegisterActivityCallbacks(Recorder& recorder);
-// Enables (or disables) the configured activity kinds.
-void EnableActivities(Recorder& recorder, bool enable);
+// Enables (or disables) the configured activity kinds; all but CONCURRENT_KERNEL when
+// `kernels` is false.
+void EnableActivities(Recorder& recorder, bool enable, bool kernels = true);
 // Hands every buffer with records to the translator; `forced` also returns
 // incomplete records (CUPTI's at-exit mode).
 void FlushActivities(bool forced);

@@ -2,34 +2,47 @@
 
 #include <cupti.h>
 
+#include <atomic>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
 #include "inject/cupti/activity.h"
 #include "inject/cupti/cupti_call.h"
-#include "inject/link_buffers.h"
 #include "inject/recorder.h"
 #include "inject/stack_capture.h"
+#include "inject/thread_buffers.h"
 
 namespace gpuperf::inject {
 namespace {
 
-// Per callback id: the API's StringId when we take stacks for it, else 0. Filled once at
-// init, read lock-free by app threads.
-std::vector<StringId> g_runtime_names;
-std::vector<StringId> g_driver_names;
+// What we do at one callback id. Filled once at init, read lock-free by app threads.
+struct CallbackIdPlan {
+  StringId name = 0;
+  bool linked = false;  // a launch, copy, set or allocation: stack + launch link
+  bool traced = false;  // an API record when it is the thread's outermost call
+};
+
+std::vector<CallbackIdPlan> g_runtime_plan;
+std::vector<CallbackIdPlan> g_driver_plan;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 
+// Bumped whenever callbacks are switched on or off: a call that was running then may never
+// report its exit, so a thread that sees a new epoch forgets its nesting.
+std::atomic<uint32_t> g_epoch{0};
+
 struct ThreadState {
-  uint32_t depth = 0;       // nesting of traced API calls on this thread
+  uint32_t epoch = 0;
+  uint32_t depth = 0;       // nesting of enabled API calls on this thread
   StackId outer_stack = 0;  // the outermost call's stack...
   StringId outer_api = 0;   // ...and name, shared by the calls nested in it
-  uint32_t sample = 0;      // for sampled self-timing
+  uint64_t outer_start = 0;
+  bool outer_traced = false;
+  uint32_t sample = 0;  // for sampled self-timing
 };
 thread_local ThreadState t_state;
 
-bool WantsStack(std::string_view name, bool runtime) {
+bool IsLinked(std::string_view name, bool runtime) {
   static constexpr std::string_view kRuntime[] = {"cudaLaunch", "__cudaLaunch", "cudaGraphLaunch",
                                                   "cudaMemcpy", "cudaMemset",   "cudaMalloc"};
   static constexpr std::string_view kDriver[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy",
@@ -46,32 +59,142 @@ bool WantsStack(std::string_view name, bool runtime) {
   return false;
 }
 
-void OnApi(Recorder& recorder, const std::vector<StringId>& names, CUpti_CallbackId cbid,
-           const CUpti_CallbackData* data) {
-  if (cbid >= names.size() || names[cbid] == 0) return;
-  ThreadState& state = t_state;
-  if (data->callbackSite == CUPTI_API_EXIT) {
-    if (state.depth > 0) --state.depth;
-    return;
-  }
-  const bool timed = (++state.sample & 15) == 0;
-  const uint64_t begin = timed ? MonotonicNs() : 0;
-  if (state.depth++ == 0) {
-    state.outer_api = names[cbid];
-    state.outer_stack = 0;
-    if (recorder.config.stacks && recorder.capturing.load(std::memory_order_relaxed)) {
-      state.outer_stack = CaptureLaunchStack();
-      CountStat(StatId::stacks_unwound);
+// "cuStreamGetCaptureInfo_v2_ptsz" -> "cuStreamGetCaptureInfo".
+std::string_view BaseName(std::string_view name) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    if (name.ends_with("_ptsz") || name.ends_with("_ptds")) {
+      name.remove_suffix(5);
+      changed = true;
+    }
+    const size_t v = name.rfind("_v");
+    if (v != std::string_view::npos && v + 2 < name.size() &&
+        name.find_first_not_of("0123456789", v + 2) == std::string_view::npos) {
+      name = name.substr(0, v);
+      changed = true;
     }
   }
+  return name;
+}
+
+// Getters that libraries call thousands of times per second (PyTorch asks for the current
+// device before nearly every operation). They take no measurable time and carry no work, so
+// they are not traced: each would cost a callback and a record. Kineto skips the same kind.
+bool IsChatter(std::string_view name) {
+  static constexpr std::string_view kChatter[] = {"cudaGetDevice",
+                                                  "cudaGetDeviceCount",
+                                                  "cudaGetLastError",
+                                                  "cudaPeekAtLastError",
+                                                  "cudaDeviceGetAttribute",
+                                                  "cudaPointerGetAttributes",
+                                                  "cudaStreamIsCapturing",
+                                                  "cudaStreamGetCaptureInfo",
+                                                  "cudaFuncGetAttributes",
+                                                  "cudaGetDriverEntryPoint",
+                                                  "cudaGetDriverEntryPointByVersion",
+                                                  "cudaRuntimeGetVersion",
+                                                  "cudaDriverGetVersion",
+                                                  "cudaThreadExchangeStreamCaptureMode",
+                                                  "cudaGetErrorString",
+                                                  "cudaGetErrorName",
+                                                  "cudaGetExportTable",
+                                                  "cuCtxGetCurrent",
+                                                  "cuCtxSetCurrent",
+                                                  "cuCtxGetDevice",
+                                                  "cuCtxPushCurrent",
+                                                  "cuCtxPopCurrent",
+                                                  "cuCtxGetApiVersion",
+                                                  "cuCtxGetFlags",
+                                                  "cuCtxGetId",
+                                                  "cuCtxGetStreamPriorityRange",
+                                                  "cuDevicePrimaryCtxGetState",
+                                                  "cuDeviceGet",
+                                                  "cuDeviceGetCount",
+                                                  "cuDeviceGetAttribute",
+                                                  "cuKernelGetAttribute",
+                                                  "cuFuncGetAttribute",
+                                                  "cuPointerGetAttribute",
+                                                  "cuPointerGetAttributes",
+                                                  "cuGetProcAddress",
+                                                  "cuGetExportTable",
+                                                  "cuStreamIsCapturing",
+                                                  "cuStreamGetCaptureInfo",
+                                                  "cuStreamGetCtx",
+                                                  "cuStreamGetId",
+                                                  "cuGetErrorString",
+                                                  "cuGetErrorName",
+                                                  "cuDriverGetVersion",
+                                                  "cuThreadExchangeStreamCaptureMode"};
+  const std::string_view base = BaseName(name);
+  for (std::string_view chatter : kChatter) {
+    if (base == chatter) return true;
+  }
+  return false;
+}
+
+int32_t ReturnCode(const CUpti_CallbackData* data) {
+  // cudaError_t and CUresult are both int-sized enums.
+  return data->functionReturnValue != nullptr
+             ? *static_cast<const int32_t*>(data->functionReturnValue)
+             : 0;
+}
+
+void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
+            const CUpti_CallbackData* data) {
+  ThreadState& state = t_state;
+  if (state.depth == 0 || state.epoch != g_epoch.load(std::memory_order_relaxed)) {
+    return;  // enabled while this call was running
+  }
+  if (--state.depth != 0 || !state.outer_traced) return;
   if (!recorder.capturing.load(std::memory_order_relaxed)) return;
-  ThreadLinks& links = CurrentThreadLinks();
-  AppendLink(links,
-             LaunchLinkRecord{recorder.pid, links.tid, data->correlationId, state.outer_stack,
-                              state.outer_api, timed ? begin : MonotonicNs()});
+  ThreadBuffers& buffers = CurrentThreadBuffers();
+  AppendApiCall(buffers,
+                ApiRecord{recorder.pid, buffers.tid, domain, cbid, state.outer_api,
+                          state.outer_start, MonotonicNs(), data->correlationId, ReturnCode(data)});
+  CountStat(StatId::api_calls_from_callbacks);
+}
+
+void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_CallbackData* data) {
+  ThreadState& state = t_state;
+  const uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
+  if (state.epoch != epoch) {
+    state.epoch = epoch;
+    state.depth = 0;
+  }
+  const bool outermost = state.depth++ == 0;
+  const bool capturing = recorder.capturing.load(std::memory_order_relaxed);
+  if (outermost) {
+    state.outer_api = plan.name;
+    state.outer_stack = 0;
+    state.outer_traced = plan.traced;
+    state.outer_start = MonotonicNs();
+  }
+  if (!plan.linked || !capturing) return;
+  const bool timed = (++state.sample & 15) == 0;
+  const uint64_t begin = timed ? MonotonicNs() : 0;
+  // A launch nested in an untraced call (rare) takes the stack when it first needs one.
+  if (state.outer_stack == 0 && recorder.config.stacks) {
+    state.outer_stack = CaptureLaunchStack();
+    CountStat(StatId::stacks_unwound);
+  }
+  ThreadBuffers& buffers = CurrentThreadBuffers();
+  AppendLink(buffers, LaunchLinkRecord{recorder.pid, buffers.tid, data->correlationId,
+                                       state.outer_stack, state.outer_api, state.outer_start});
   gpuperf_launch_marker(data->correlationId);
   CountStat(StatId::callbacks);
   if (timed) CountStat(StatId::callback_ns, (MonotonicNs() - begin) * 16);
+}
+
+void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDomain domain,
+           CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  if (cbid >= plans.size()) return;
+  const CallbackIdPlan& plan = plans[cbid];
+  if (!plan.linked && !plan.traced) return;
+  if (data->callbackSite == CUPTI_API_EXIT) {
+    OnExit(recorder, domain, cbid, data);
+  } else {
+    OnEnter(recorder, plan, data);
+  }
 }
 
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -84,11 +207,11 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
       if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
           data->callbackSite == CUPTI_API_ENTER) {
         FlushActivities(false);  // the reset discards what CUPTI still buffers
-        return;
       }
-      OnApi(*recorder, g_runtime_names, cbid, data);
+      OnApi(*recorder, g_runtime_plan, ApiDomain::kRuntime, cbid, data);
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-      OnApi(*recorder, g_driver_names, cbid, static_cast<const CUpti_CallbackData*>(cbdata));
+      OnApi(*recorder, g_driver_plan, ApiDomain::kDriver, cbid,
+            static_cast<const CUpti_CallbackData*>(cbdata));
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
                cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
       FlushActivities(false);
@@ -98,17 +221,30 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
   }
 }
 
-void EnableDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size,
-                  std::vector<StringId>& names) {
-  names.assign(size, 0);
+// Decides, for every callback id of a domain, whether we take its stack and/or trace it.
+void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, bool trace_all,
+                std::vector<CallbackIdPlan>& plans) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  plans.assign(size, CallbackIdPlan{});
   auto lock = recorder.names.Lock();
   for (uint32_t cbid = 1; cbid < size; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
     const std::string clean = CleanApiName(name);
-    if (!WantsStack(clean, domain == CUPTI_CB_DOMAIN_RUNTIME_API)) continue;
-    names[cbid] = recorder.names.InternLocked(std::string_view(clean));
-    cuptiEnableCallback(1, g_subscriber, domain, cbid);
+    CallbackIdPlan& plan = plans[cbid];
+    plan.linked = recorder.config.stacks && IsLinked(clean, runtime);
+    plan.traced = trace_all && !IsChatter(clean);
+    if (plan.linked || plan.traced) plan.name = recorder.translator->ApiName(domain, cbid);
+  }
+}
+
+// Switches the planned callback ids on or off. cudaDeviceReset stays on for its flush.
+void EnablePlanned(uint32_t enable, CUpti_CallbackDomain domain,
+                   const std::vector<CallbackIdPlan>& plans) {
+  for (uint32_t cbid = 1; cbid < plans.size(); ++cbid) {
+    if (plans[cbid].linked || plans[cbid].traced) {
+      cuptiEnableCallback(enable, g_subscriber, domain, cbid);
+    }
   }
 }
 
@@ -140,14 +276,27 @@ bool EnableCallbacks(Recorder& recorder) {
     LogOnce("cuptiSubscribe failed: %s; recording without launch stacks", CuptiErrorText(result));
     return false;
   }
-  EnableDomain(recorder, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-               g_runtime_names);
-  EnableDomain(recorder, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, g_driver_names);
-  GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020));
+  const uint32_t activities = recorder.config.activities;
+  recorder.api_from_callbacks = recorder.config.api_from_callbacks;
+  const bool api = recorder.api_from_callbacks;
+  PlanDomain(recorder, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+             api && (activities & kActRuntime), g_runtime_plan);
+  PlanDomain(recorder, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+             api && (activities & kActDriver), g_driver_plan);
+  SetApiCallbacks(recorder.config.delay_ms == 0);
   GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   return true;
+}
+
+void SetApiCallbacks(bool enable) {
+  if (g_subscriber == nullptr) return;
+  g_epoch.fetch_add(1, std::memory_order_relaxed);
+  EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_RUNTIME_API, g_runtime_plan);
+  EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_DRIVER_API, g_driver_plan);
+  // cudaDeviceReset stays on in any case: it flushes what CUPTI would otherwise discard.
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
 }
 
 }  // namespace gpuperf::inject

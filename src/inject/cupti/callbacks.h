@@ -1,6 +1,6 @@
 // CUPTI API callbacks: the CPU stack at every launch, copy, set and allocation,
-// linked to the call's correlation id; plus flushes before state that CUPTI loses
-// (cudaDeviceReset, context destruction).
+// linked to the call's correlation id; the API records themselves; plus flushes before state that
+// CUPTI loses (cudaDeviceReset, context destruction).
 #pragma once
 
 namespace gpuperf::inject {
@@ -9,7 +9,13 @@ struct Recorder;
 
 // Subscribes and enables the callbacks. Returns false (after logging once and counting
 // cupti_subscribe_failed) when another tool holds CUPTI's single subscriber slot.
+// With config.api_from_callbacks, the same callbacks also write the API records (the
+// thread's outermost call, start to end) and recorder.api_from_callbacks is set, so that
+// CUPTI's RUNTIME/DRIVER activity kinds, which cost more per call, stay off.
 bool EnableCallbacks(Recorder& recorder);
+
+// Switches the API callbacks on and off (capture range; the benchmark toggle).
+void SetApiCallbacks(bool enable);
 
 // The marker function the eBPF collector's uprobe reads correlation ids from.
 extern "C" void gpuperf_launch_marker(unsigned correlation_id);
