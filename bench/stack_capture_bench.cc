@@ -74,6 +74,19 @@ void CaptureAndIntern(benchmark::State& state) {
   benchmark::DoNotOptimize(id);
 }
 
+// The frame-pointer walk over the same depth: what a launch pays for its stack once the
+// walk was checked against libunwind (src/inject/stack_capture.cc). The benchmark binary
+// has frame pointers only where its compiler kept them, so the walk may stop early; the
+// depth counter says how far it got.
+void FramePointers(benchmark::State& state) {
+  uint64_t pcs[kMaxStackDepth];
+  int depth = 0;
+  auto walk = [&] { return depth = FramePointerWalk(pcs, kMaxStackDepth); };
+  int extra = kTargetDepth - BaseDepth() - 1;
+  for (auto _ : state) AtDepth(extra, walk);
+  state.counters["depth"] = depth;
+}
+
 void Intern(benchmark::State& state) {
   static StackTable table;
   std::vector<uint64_t> pcs(kTargetDepth);
@@ -147,6 +160,7 @@ BENCHMARK_CAPTURE(Capture, libunwind, UnwinderKind::kLibunwind);
 BENCHMARK_CAPTURE(Capture, libgcc, UnwinderKind::kLibgcc);
 BENCHMARK_CAPTURE(Capture, glibc_backtrace, UnwinderKind::kGlibcBacktrace);
 BENCHMARK(CaptureAndIntern);
+BENCHMARK(FramePointers);
 BENCHMARK(Intern)->Threads(1)->Threads(2);
 BENCHMARK(Symbolize)->Unit(benchmark::kMillisecond)->Iterations(3);
 

@@ -43,7 +43,11 @@ enum class StatSeverity : uint8_t {
   X(forked_children_ignored, 23, kInfo, "forked children in which recording was switched off")     \
   X(api_calls_dropped, 24, kDataLoss, "API calls not recorded (per-thread buffer could not grow)") \
   X(api_calls_from_callbacks, 25, kInfo,                                                           \
-    "API records taken in gpuperf's callbacks instead of CUPTI activity records")
+    "API records taken in gpuperf's callbacks instead of CUPTI activity records")                  \
+  X(fp_stacks_verified, 26, kInfo,                                                                 \
+    "frame-pointer stacks that libunwind confirmed (walked by frame pointers from then on)")       \
+  X(fp_stacks_rejected, 27, kInfo,                                                                 \
+    "frame-pointer stacks that differed from libunwind's (those are unwound with libunwind)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

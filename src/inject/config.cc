@@ -40,6 +40,13 @@ Config ReadConfigFromEnvironment(std::string* error) {
       *error = std::string("GPUPERF_API_SOURCE=") + source + " is not cupti or callbacks";
     }
   }
+  if (const char* unwind = std::getenv("GPUPERF_UNWIND"); unwind && *unwind) {
+    if (std::strcmp(unwind, "libunwind") == 0) {
+      config.frame_pointer_stacks = false;
+    } else if (std::strcmp(unwind, "fp") != 0 && error->empty()) {
+      *error = std::string("GPUPERF_UNWIND=") + unwind + " is not fp or libunwind";
+    }
+  }
   uint64_t value = 0;
   if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;
   value = 0;

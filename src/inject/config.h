@@ -18,6 +18,9 @@ struct Config {
   // need anyway) rather than CUPTI's RUNTIME/DRIVER activity kinds, which add their own
   // cost per call (docs/performance.md). GPUPERF_API_SOURCE=cupti selects CUPTI's.
   bool api_from_callbacks = true;
+  // Walk frame pointers where they were checked against libunwind (stack_capture.cc).
+  // GPUPERF_UNWIND=libunwind always unwinds with libunwind.
+  bool frame_pointer_stacks = true;
   // CUDA 13 keeps one buffer per launching thread, so buffers are kept small.
   uint64_t buffer_bytes = 2ull << 20;       // one CUPTI activity buffer
   uint64_t max_memory_bytes = 64ull << 20;  // CUPTI buffers + queued batches

@@ -181,7 +181,7 @@ void Initialize() {
   process.gpuperf_version = r.names.Intern(GPUPERF_VERSION);
   process.start_ns = r.start_ns;
 
-  if (r.config.stacks) InitStackCapture(r.config.max_stack_depth);
+  if (r.config.stacks) InitStackCapture(r.config.max_stack_depth, r.config.frame_pointer_stacks);
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
   hooks.on_period = [&r](uint64_t now) { OnPeriod(r, now); };

@@ -1,7 +1,26 @@
 // The launch-stack path: unwind (src/inject/stack/unwinder), trim the frames of
 // gpuperf, CUPTI, the driver and the runtime (FrameFilter), intern (StackTable, a
 // lock-free lookup for stacks seen before).
+//
+// Unwinding is most of a launch's stack cost (~7 ns a frame with libunwind, 15-35 frames),
+// so we first walk the frame pointers (~1 ns a frame). That walk is exact only where every
+// function on the way keeps a frame record: one without hides its caller. So the first time
+// a frame-pointer stack is seen, libunwind unwinds too, and the verdict is kept with the
+// frame-pointer stack: the same (verified) stack id from then on, or "unwind with libunwind"
+// when they differed (e.g. PyTorch's libraries, built without frame pointers). A match
+// proves that each function on the way had a frame record at those very return addresses,
+// which is a property of the code, so every later walk with the same addresses is exact too.
+// One allowance: the walk may stop short of the outermost frames when those are C library
+// thread-start code built without frame pointers (__libc_start_main, start_thread,
+// clone3, as on Debian) and the program's _start; libunwind's longer stack is kept for it. Those
+// frames are always the same below a given frame, and never call back into the program.
 #include "inject/stack_capture.h"
+
+#include <sys/auxv.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "base/module_table.h"
 #include "inject/stack/stack_table.h"
@@ -16,27 +35,26 @@ uint32_t g_max_depth = 64;
 FrameFilter g_filter;
 StackTable* g_table = nullptr;
 
-}  // namespace
+// Frame-pointer stacks (trimmed) and, per id, the verdict: 0 = not checked yet,
+// kUseLibunwind, or the id of the same stack in g_table.
+constexpr uint32_t kMaxFramePointerStacks = 1u << 18;
+constexpr uint32_t kUseLibunwind = UINT32_MAX;
+constexpr int kMaxLibcTail = 4;
+StackTable* g_fp_table = nullptr;
+FrameFilter g_libc;    // the C library's code, for the outermost frames
+uint64_t g_entry = 0;  // the program's entry point (_start)
 
-void InitStackCapture(uint32_t max_depth) {
-  g_max_depth = max_depth < 256 ? max_depth : 256;
-  InitUnwinder();
-  ModuleTable modules;
-  modules.Refresh();
-  // Configured once, before callbacks are enabled: the filter is read unsynchronized.
-  g_filter.Configure(modules.modules(), FrameFilter::DefaultSkipPrefixes());
-  static StackTable table;
-  g_table = &table;
+bool IsThreadStartFrame(uint64_t pc) {
+  return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
+}
+uint32_t* g_fp_verdicts = nullptr;  // accessed through atomic_ref
+
+int UnwindTrimmed(uint64_t* pcs) {
+  const int depth = CaptureStack(pcs, static_cast<int>(g_max_depth) + 32);
+  return g_filter.Trim(pcs, depth);
 }
 
-const char* StackUnwinderName() {
-  return UnwinderName();
-}
-
-StackId CaptureLaunchStack() {
-  uint64_t pcs[kMaxRawDepth];
-  int depth = CaptureStack(pcs, static_cast<int>(g_max_depth) + 32);
-  depth = g_filter.Trim(pcs, depth);
+StackId Intern(const uint64_t* pcs, int depth) {
   if (depth <= 0 || g_table == nullptr) {
     CountStat(StatId::unwind_failed);
     return 0;
@@ -50,6 +68,68 @@ StackId CaptureLaunchStack() {
     CountStat(StatId::unique_stacks);
   }
   return id;
+}
+
+// The stack from frame pointers when they are known to be right for it; 0 otherwise, with
+// `*checked` telling whether this call already unwound with libunwind (into `pcs`).
+StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
+  uint64_t fp_pcs[kMaxRawDepth];
+  int fp_depth = FramePointerWalk(fp_pcs, static_cast<int>(g_max_depth) + 32);
+  fp_depth = g_filter.Trim(fp_pcs, fp_depth);
+  if (fp_depth <= 0) return 0;
+  if (fp_depth > static_cast<int>(g_max_depth)) fp_depth = static_cast<int>(g_max_depth);
+  const StackId fp_id = g_fp_table->Intern(fp_pcs, fp_depth);
+  if (fp_id == 0 || fp_id >= kMaxFramePointerStacks) return 0;
+  std::atomic_ref<uint32_t> verdict(g_fp_verdicts[fp_id]);
+  const uint32_t known = verdict.load(std::memory_order_acquire);
+  if (known == kUseLibunwind) return 0;
+  if (known != 0) return known;
+  // First sight: check against libunwind. Two threads may both check; they agree.
+  int depth = UnwindTrimmed(pcs);
+  if (depth > static_cast<int>(g_max_depth)) depth = static_cast<int>(g_max_depth);
+  *libunwind_depth = depth;
+  bool same = depth >= fp_depth && depth - fp_depth <= kMaxLibcTail &&
+              std::memcmp(pcs, fp_pcs, sizeof(uint64_t) * static_cast<size_t>(fp_depth)) == 0;
+  for (int i = fp_depth; same && i < depth; ++i) same = IsThreadStartFrame(pcs[i]);
+  const StackId id = same ? Intern(pcs, depth) : 0;
+  verdict.store(id != 0 ? id : kUseLibunwind, std::memory_order_release);
+  CountStat(id != 0 ? StatId::fp_stacks_verified : StatId::fp_stacks_rejected);
+  return id;
+}
+
+}  // namespace
+
+void InitStackCapture(uint32_t max_depth, bool frame_pointers) {
+  g_max_depth = max_depth < 256 ? max_depth : 256;
+  InitUnwinder();
+  ModuleTable modules;
+  modules.Refresh();
+  // Configured once, before callbacks are enabled: the filter is read unsynchronized.
+  g_filter.Configure(modules.modules(), FrameFilter::DefaultSkipPrefixes());
+  static StackTable table;
+  g_table = &table;
+  if (frame_pointers) {
+    static StackTable fp_table(StackTableOptions{kMaxFramePointerStacks, (16ull << 20) / 8});
+    // calloc: the kernel hands out zeroed pages as they are first touched.
+    g_fp_verdicts = static_cast<uint32_t*>(std::calloc(kMaxFramePointerStacks, sizeof(uint32_t)));
+    g_libc.Configure(modules.modules(), {"libc.so", "libc-"});
+    g_entry = getauxval(AT_ENTRY);
+    if (fp_table.ok() && g_fp_verdicts != nullptr) g_fp_table = &fp_table;
+  }
+}
+
+const char* StackUnwinderName() {
+  return UnwinderName();
+}
+
+StackId CaptureLaunchStack() {
+  uint64_t pcs[kMaxRawDepth];
+  int depth = -1;  // libunwind's trimmed depth, once it ran
+  if (g_fp_table != nullptr) {
+    if (StackId id = FromFramePointers(pcs, &depth)) return id;
+  }
+  if (depth < 0) depth = UnwindTrimmed(pcs);
+  return Intern(pcs, depth);
 }
 
 void DrainNewStacks(std::vector<StackRecord>& out, uint32_t pid) {

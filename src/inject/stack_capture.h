@@ -9,8 +9,10 @@
 
 namespace gpuperf::inject {
 
-// Loads the unwinder and learns which address ranges to trim. Call once, at init.
-void InitStackCapture(uint32_t max_depth);
+// Loads the unwinder and learns which address ranges to trim. Call once, at init. With
+// `frame_pointers`, stacks are walked by frame pointers where that was checked to be exact
+// (stack_capture.cc).
+void InitStackCapture(uint32_t max_depth, bool frame_pointers);
 
 // Unwinds the calling thread and returns its interned stack, or 0 (counted) on failure.
 StackId CaptureLaunchStack();

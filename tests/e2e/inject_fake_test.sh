@@ -62,6 +62,18 @@ run driver_api_cupti 0 driver_api 20
 [[ $(api_count driver_api_cupti runtime) -eq 21 ]] || fail "driver_api, CUPTI's API records: getters missing"
 unset GPUPERF_API_SOURCE
 
+# Frame-pointer stacks (checked once each against libunwind) give the same stacks as
+# libunwind alone: the count-weighted flame graphs are identical.
+run threads_fp 0 threads 4 2000
+[[ $(stat_value threads_fp fp_stacks_verified) -ge 1 ]] || fail "threads: no frame-pointer stack verified"
+GPUPERF_UNWIND=libunwind run threads_libunwind 0 threads 4 2000
+[[ -z $(stat_value threads_libunwind fp_stacks_verified) ]] || fail "GPUPERF_UNWIND=libunwind still walked frame pointers"
+"$GPUPERF" flamegraph --folded --weight count -o "$dir/fp.folded" "$dir/threads_fp" || fail "flamegraph (fp)"
+"$GPUPERF" flamegraph --folded --weight count -o "$dir/lu.folded" "$dir/threads_libunwind" || fail "flamegraph (libunwind)"
+grep -q 'LaunchKernel;' "$dir/fp.folded" || fail "threads: the launching function is not on the stacks"
+diff <(sort "$dir/fp.folded") <(sort "$dir/lu.folded") > /dev/null \
+  || fail "frame-pointer and libunwind stacks differ: $(diff <(sort "$dir/fp.folded") <(sort "$dir/lu.folded") | head -4)"
+
 # Dropped and incomplete records are counted, never silent.
 run drops 0 drops 100
 dropped=$(field dropped "$said")

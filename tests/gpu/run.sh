@@ -43,6 +43,9 @@ record() {
     return
   fi
   grep -E "^gpuperf: |^  " "$work/$name.err" | sed 's/^/   /' >> "$results"
+  # How launch stacks were taken: frame-pointer stacks confirmed or refused by libunwind.
+  "$gp" dump "$dir" 2>/dev/null | grep -E '# (fp_stacks_verified|fp_stacks_rejected|unique_stacks)$' |
+    sed 's/^stat [^ ]* /   /' | sort -u >> "$results"
   local args=()
   for f in $functions; do args+=(--expect-function "$f"); done
   python3 "$src/tests/gpu/check_recording.py" "$gp" "$dir" "$work/$name.out" "${args[@]}" \

@@ -38,7 +38,8 @@ struct ThreadState {
   StringId outer_api = 0;   // ...and name, shared by the calls nested in it
   uint64_t outer_start = 0;
   bool outer_traced = false;
-  uint32_t sample = 0;  // for sampled self-timing
+  uint32_t linked_id = 0;  // the correlation id that has its launch link already
+  uint32_t sample = 0;     // for sampled self-timing
 };
 thread_local ThreadState t_state;
 
@@ -168,8 +169,12 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
     state.outer_stack = 0;
     state.outer_traced = plan.traced;
     state.outer_start = MonotonicNs();
+    state.linked_id = 0;
   }
-  if (!plan.linked || !capturing) return;
+  // CUDA gives a runtime call and the driver call it makes the same correlation id: one
+  // link serves both.
+  if (!plan.linked || !capturing || state.linked_id == data->correlationId) return;
+  state.linked_id = data->correlationId;
   const bool timed = (++state.sample & 15) == 0;
   const uint64_t begin = timed ? MonotonicNs() : 0;
   // A launch nested in an untraced call (rare) takes the stack when it first needs one.

@@ -1,6 +1,7 @@
 #include "inject/stack/unwinder.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <execinfo.h>
 #include <unwind.h>
@@ -123,6 +124,55 @@ __attribute__((noinline)) int CaptureStack(uint64_t* pcs, int max_depth) {
   if (first == n || first == kSlack) return 0;  // our own frame was not found: unusable
   int depth = n - first < max_depth ? n - first : max_depth;
   std::memcpy(pcs, buffer + first, sizeof(uint64_t) * static_cast<size_t>(depth));
+  return depth;
+}
+
+namespace {
+
+struct StackBounds {
+  uintptr_t low = 0, high = 0;
+  bool known = false, failed = false;
+};
+thread_local StackBounds t_stack_bounds;
+
+bool ThreadStackBounds(uintptr_t* low, uintptr_t* high) {
+  StackBounds& bounds = t_stack_bounds;
+  if (!bounds.known && !bounds.failed) {
+    pthread_attr_t attr;
+    void* base = nullptr;
+    size_t size = 0;
+    bounds.failed = true;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      if (pthread_attr_getstack(&attr, &base, &size) == 0 && size > 0) {
+        bounds.low = reinterpret_cast<uintptr_t>(base);
+        bounds.high = bounds.low + size;
+        bounds.known = true;
+        bounds.failed = false;
+      }
+      pthread_attr_destroy(&attr);
+    }
+  }
+  *low = bounds.low;
+  *high = bounds.high;
+  return bounds.known;
+}
+
+}  // namespace
+
+__attribute__((noinline)) int FramePointerWalk(uint64_t* pcs, int max_depth) {
+  uintptr_t low = 0, high = 0;
+  if (max_depth <= 0 || !ThreadStackBounds(&low, &high)) return 0;
+  // Our own frame record: [fp] = the caller's frame pointer, [fp + 8] = our return address.
+  auto fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  int depth = 0;
+  while (depth < max_depth && fp >= low && fp <= high - 16 && (fp & 7) == 0) {
+    const auto* record = reinterpret_cast<const uintptr_t*>(fp);
+    const uintptr_t next = record[0], return_address = record[1];
+    if (return_address == 0) break;
+    pcs[depth++] = return_address;
+    if (next <= fp) break;  // frames grow toward higher addresses; 0 ends the chain
+    fp = next;
+  }
   return depth;
 }
 

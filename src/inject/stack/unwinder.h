@@ -43,6 +43,14 @@ bool UseUnwinder(UnwinderKind kind);
 // (per-thread cache), libgcc's unwinder takes its own lock briefly.
 int CaptureStack(uint64_t* pcs, int max_depth);
 
+// Follows the chain of saved frame pointers (rbp) from the caller's frame, writing return
+// addresses like CaptureStack (the first is the one into the caller). About 1 ns per frame,
+// against 7 for libunwind, but only right where every function on the way keeps a frame
+// record: a function without one hides its caller. Reads only inside the calling thread's
+// stack (bounds from pthread_getattr_np, once per thread), so it cannot fault; returns 0
+// when the bounds are unknown.
+int FramePointerWalk(uint64_t* pcs, int max_depth);
+
 // "libunwind", "libgcc", "glibc-backtrace" or "none".
 const char* UnwinderName();
 UnwinderKind CurrentUnwinder();
