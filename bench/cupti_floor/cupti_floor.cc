@@ -12,13 +12,15 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "kernel_counting_buffers.h"
+
 namespace {
 
-constexpr size_t kBufferBytes = 8 << 20;
-constexpr size_t kBufferAlignment = 8;  // CUPTI wants 8-byte aligned buffers
+using cupti_floor::g_dropped;
+using cupti_floor::g_kernels;
+using cupti_floor::OnBufferCompleted;
+using cupti_floor::OnBufferRequested;
 
-std::atomic<uint64_t> g_kernels{0};
-std::atomic<uint64_t> g_dropped{0};
 std::atomic<bool> g_initialized{false};
 std::atomic<bool> g_reported{false};
 
@@ -28,27 +30,6 @@ bool Ok(CUptiResult result, const char* call) {
   if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS) text = "unknown error";
   std::fprintf(stderr, "cupti-floor: %s failed: %s\n", call, text);
   return false;
-}
-
-void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
-  *max_records = 0;  // as many as fit
-}
-
-void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
-                                size_t valid_size) {
-  uint64_t kernels = 0;
-  CUpti_Activity* record = nullptr;
-  while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ++kernels;
-  }
-  g_kernels.fetch_add(kernels, std::memory_order_relaxed);
-  size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
-    g_dropped.fetch_add(dropped, std::memory_order_relaxed);
-  }
-  std::free(buffer);
 }
 
 void FlushAndReport() {

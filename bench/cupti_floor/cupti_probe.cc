@@ -32,9 +32,14 @@
 #include <cstring>
 #include <string>
 
+#include "kernel_counting_buffers.h"
+
 namespace {
 
-constexpr size_t kBufferBytes = 8 << 20;
+using cupti_floor::g_dropped;
+using cupti_floor::g_kernels;
+using cupti_floor::OnBufferCompleted;
+using cupti_floor::OnBufferRequested;
 
 struct Features {
   bool rt_act, drv_act, cb_rt, cb_drv, cb_rt_all, cb_drv_all, exit_off, clock, tsc, unw, fp,
@@ -42,7 +47,7 @@ struct Features {
 };
 Features g_features{};
 std::string g_probe;
-std::atomic<uint64_t> g_kernels{0}, g_dropped{0}, g_callbacks{0};
+std::atomic<uint64_t> g_callbacks{0};
 std::atomic<bool> g_initialized{false}, g_reported{false};
 CUpti_SubscriberHandle g_subscriber = nullptr;
 using UnwBacktraceFn = int (*)(void**, int);
@@ -205,27 +210,6 @@ void EnableProbed(bool on) {
   if (f.cb_drv_all) cuptiEnableDomain(enable, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   if (f.cb_rt) EnableLaunchIds(enable, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   if (f.cb_drv) EnableLaunchIds(enable, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
-}
-
-void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
-  *max_records = 0;
-}
-
-void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
-                                size_t valid_size) {
-  uint64_t kernels = 0;
-  CUpti_Activity* record = nullptr;
-  while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ++kernels;
-  }
-  g_kernels.fetch_add(kernels, std::memory_order_relaxed);
-  size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
-    g_dropped.fetch_add(dropped, std::memory_order_relaxed);
-  }
-  std::free(buffer);
 }
 
 void FlushAndReport() {

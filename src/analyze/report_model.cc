@@ -1012,6 +1012,9 @@ void ReportBuilder::FinishOverheadAndLoss(ReportModel& model, const ReadReport& 
     o.callbacks += stat(StatId::callbacks);
     o.callback_ns += stat(StatId::callback_ns);
     o.unwind_ns += stat(StatId::unwind_ns);
+    o.unique_stacks += stat(StatId::unique_stacks);
+    o.fp_stacks_verified += stat(StatId::fp_stacks_verified);
+    o.fp_stacks_rejected += stat(StatId::fp_stacks_rejected);
     o.translate_ns += stat(StatId::translate_ns);
     o.compress_ns += stat(StatId::compress_ns);
     for (uint32_t id = 0; id <= kMaxStatId; ++id) {

@@ -317,6 +317,11 @@ void Overhead(const ReportModel& m, std::ostream& out) {
   if (o.callbacks && o.unwind_ns) out << ", of which unwinding " << Dur(o.unwind_ns);
   if (o.callbacks) out << ")";
   out << '\n';
+  if (o.fp_stacks_verified || o.fp_stacks_rejected) {
+    out << "  launch stacks: " << Count(o.unique_stacks) << " distinct; frame-pointer walk "
+        << "confirmed by libunwind for " << Count(o.fp_stacks_verified) << ", refused for "
+        << Count(o.fp_stacks_rejected) << " (those unwound with libunwind)\n";
+  }
   out << "  background threads: translating " << Dur(o.translate_ns) << ", compressing "
       << Dur(o.compress_ns) << '\n';
   out << "  Total profiling overhead: " << Dur(o.in_app_ns()) << " ("

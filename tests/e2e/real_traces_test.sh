@@ -43,6 +43,13 @@ for trace in "$SRC"/tests/data/h100/*/; do
   [[ $missing -eq 0 ]] || fail "h100/$name: $missing GPU activities without their API record"
 done
 
+# The report says how the H100 stacks were taken: all of the mock transformer's by frame
+# pointers (libunwind confirmed each), none of PyTorch's (its libraries keep no frame records).
+"$GPUPERF" report "$SRC/tests/data/h100/mock_transformer" | grep -q 'confirmed by libunwind for 51, refused for 0' \
+  || fail "h100/mock_transformer: the report does not show its 51 verified frame-pointer stacks"
+"$GPUPERF" report "$SRC/tests/data/h100/pytorch_transformer" | grep -q 'confirmed by libunwind for 0, refused for 26' \
+  || fail "h100/pytorch_transformer: the report does not show its refused frame-pointer stacks"
+
 # Every kernel of the real mock transformer has its launching host function on its stack,
 # resolved to a name by the symbols stored at record time (H100: frame-pointer stacks).
 for gpu_data in "$data" "$SRC/tests/data/h100"; do
