@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <new>
+#include <type_traits>
 
 #include "inject/stats.h"
 
@@ -28,10 +29,34 @@ void PushFull(RecordChunk<Record>* chunk) {
 }
 
 template <typename Record>
-bool Append(std::atomic<RecordChunk<Record>*>& current, const Record& record, StatId drop_stat) {
+std::atomic<RecordChunk<Record>*>& SpareOf(ThreadBuffers& thread) {
+  if constexpr (std::is_same_v<Record, LaunchLinkRecord>) {
+    return thread.spare_links;
+  } else {
+    return thread.spare_api_calls;
+  }
+}
+
+template <typename Record>
+RecordChunk<Record>* FreshChunk(ThreadBuffers& thread) {
+  RecordChunk<Record>* chunk = SpareOf<Record>(thread).exchange(nullptr, std::memory_order_acquire);
+  if (chunk != nullptr) {
+    chunk->committed.store(0, std::memory_order_relaxed);
+    chunk->drained = 0;
+    chunk->next_full = nullptr;
+    return chunk;
+  }
+  chunk = new (std::nothrow) RecordChunk<Record>();
+  if (chunk != nullptr) chunk->owner = &thread;
+  return chunk;
+}
+
+template <typename Record>
+bool Append(ThreadBuffers& thread, std::atomic<RecordChunk<Record>*>& current, const Record& record,
+            StatId drop_stat) {
   RecordChunk<Record>* chunk = current.load(std::memory_order_relaxed);
   if (chunk == nullptr || chunk->committed.load(std::memory_order_relaxed) == kRecordsPerChunk) {
-    auto* fresh = new (std::nothrow) RecordChunk<Record>();
+    RecordChunk<Record>* fresh = FreshChunk<Record>(thread);
     if (fresh == nullptr) {
       CountStat(drop_stat);
       return false;
@@ -60,8 +85,14 @@ void DrainFull(std::vector<Record>& out) {
   std::vector<RecordChunk<Record>*> retired;
   for (; full != nullptr; full = full->next_full) retired.push_back(full);
   for (auto it = retired.rbegin(); it != retired.rend(); ++it) {
-    DrainChunk(*it, out);
-    delete *it;
+    RecordChunk<Record>* chunk = *it;
+    DrainChunk(chunk, out);
+    RecordChunk<Record>* empty = nullptr;
+    ThreadBuffers* owner = chunk->owner;
+    if (owner == nullptr || owner->exited.load(std::memory_order_relaxed) ||
+        !SpareOf<Record>(*owner).compare_exchange_strong(empty, chunk, std::memory_order_release)) {
+      delete chunk;  // the thread has a spare already
+    }
   }
 }
 
@@ -76,6 +107,12 @@ ThreadBuffers& CurrentThreadBuffers() {
     static ThreadBuffers fallback;  // out of memory: share one (records may be dropped)
     return fallback;
   }
+  // Marks the thread's end, so the writer stops handing it spare chunks.
+  struct ExitMark {
+    ThreadBuffers* buffers;
+    ~ExitMark() { buffers->exited.store(true, std::memory_order_relaxed); }
+  };
+  static thread_local ExitMark exit_mark{self};
   self->tid = static_cast<uint32_t>(syscall(SYS_gettid));
   prctl(PR_GET_NAME, self->name, 0, 0, 0);
   ThreadBuffers* head = g_threads.load(std::memory_order_relaxed);
@@ -87,11 +124,20 @@ ThreadBuffers& CurrentThreadBuffers() {
 }
 
 bool AppendLink(ThreadBuffers& thread, const LaunchLinkRecord& link) {
-  return Append(thread.links, link, StatId::launch_links_dropped);
+  return Append(thread, thread.links, link, StatId::launch_links_dropped);
 }
 
 bool AppendApiCall(ThreadBuffers& thread, const ApiRecord& call) {
-  return Append(thread.api_calls, call, StatId::api_calls_dropped);
+  return Append(thread, thread.api_calls, call, StatId::api_calls_dropped);
+}
+
+void ThreadStatTotals(uint64_t (&totals)[kThreadStatCount]) {
+  for (uint64_t& total : totals) total = 0;
+  for (ThreadBuffers* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next) {
+    for (size_t i = 0; i < kThreadStatCount; ++i) {
+      totals[i] += t->stats[i].load(std::memory_order_relaxed);
+    }
+  }
 }
 
 void DrainThreadBuffers(std::vector<LaunchLinkRecord>& links, std::vector<ApiRecord>& api_calls,

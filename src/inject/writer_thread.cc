@@ -180,6 +180,9 @@ void WriterThread::WriteStats() {
   SetStat(StatId::bytes_written, ws.bytes_written);
   SetStat(StatId::chunks_written, ws.chunks_written);
   SetStat(StatId::write_errors, ws.write_errors);
+  uint64_t totals[kThreadStatCount];
+  ThreadStatTotals(totals);
+  for (size_t i = 0; i < kThreadStatCount; ++i) SetStat(kThreadStats[i], totals[i]);
   // Cumulative values: readers take the last record of each stat.
   for (uint32_t id = 1; id < kMaxStatId; ++id) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);

@@ -27,6 +27,13 @@ std::vector<CallbackIdPlan> g_runtime_plan;
 std::vector<CallbackIdPlan> g_driver_plan;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 
+// Indexes into kThreadStats (thread_buffers.h).
+constexpr size_t kCallbacksStat = 0, kCallbackNsStat = 1, kStacksStat = 2, kApiCallsStat = 3;
+static_assert(kThreadStats[kCallbacksStat] == StatId::callbacks &&
+              kThreadStats[kCallbackNsStat] == StatId::callback_ns &&
+              kThreadStats[kStacksStat] == StatId::stacks_unwound &&
+              kThreadStats[kApiCallsStat] == StatId::api_calls_from_callbacks);
+
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
 std::atomic<uint32_t> g_epoch{0};
@@ -152,7 +159,7 @@ void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
   AppendApiCall(buffers,
                 ApiRecord{recorder.pid, buffers.tid, domain, cbid, state.outer_api,
                           state.outer_start, MonotonicNs(), data->correlationId, ReturnCode(data)});
-  CountStat(StatId::api_calls_from_callbacks);
+  CountThreadStat(buffers, kApiCallsStat);
 }
 
 void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_CallbackData* data) {
@@ -178,16 +185,16 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
   const bool timed = (++state.sample & 15) == 0;
   const uint64_t begin = timed ? MonotonicNs() : 0;
   // A launch nested in an untraced call (rare) takes the stack when it first needs one.
+  ThreadBuffers& buffers = CurrentThreadBuffers();
   if (state.outer_stack == 0 && recorder.config.stacks) {
     state.outer_stack = CaptureLaunchStack();
-    CountStat(StatId::stacks_unwound);
+    CountThreadStat(buffers, kStacksStat);
   }
-  ThreadBuffers& buffers = CurrentThreadBuffers();
   AppendLink(buffers, LaunchLinkRecord{recorder.pid, buffers.tid, data->correlationId,
                                        state.outer_stack, state.outer_api, state.outer_start});
   gpuperf_launch_marker(data->correlationId);
-  CountStat(StatId::callbacks);
-  if (timed) CountStat(StatId::callback_ns, (MonotonicNs() - begin) * 16);
+  CountThreadStat(buffers, kCallbacksStat);
+  if (timed) CountThreadStat(buffers, kCallbackNsStat, (MonotonicNs() - begin) * 16);
 }
 
 void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDomain domain,
