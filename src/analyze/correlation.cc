@@ -249,6 +249,12 @@ Correlation Correlate(const Trace& trace) {
   result.activities.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   Correlator correlator(
       [&result](const GpuActivity& activity) { result.activities.push_back(activity); });
+  CorrelateTrace(trace, correlator);
+  result.stats = correlator.stats();
+  return result;
+}
+
+void CorrelateTrace(const Trace& trace, Correlator& correlator) {
   for (size_t id = 1; id < trace.stacks.size(); ++id) {
     if (trace.stacks[id].id == id) correlator.AddStack(static_cast<StackId>(id));
   }
@@ -259,8 +265,6 @@ Correlation Correlate(const Trace& trace) {
   correlator.AddMemcpys(trace.memcpys);
   correlator.AddMemsets(trace.memsets);
   correlator.Finish();
-  result.stats = correlator.stats();
-  return result;
 }
 
 }  // namespace gpuperf

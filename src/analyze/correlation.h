@@ -156,6 +156,10 @@ struct Correlation {
 // Joins every GPU record of an in-memory trace to its launch.
 Correlation Correlate(const Trace& trace);
 
+// Feeds a loaded trace to `correlator` (stacks and links first, so every record joins on
+// arrival and keeps trace order) and finishes it.
+void CorrelateTrace(const Trace& trace, Correlator& correlator);
+
 const char* LaunchJoinName(LaunchJoin join);
 
 }  // namespace gpuperf

@@ -460,15 +460,7 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
                       CompileKernelRegex(options.kernel_regex));
   LaunchAggregator aggregator(options);
   Correlator correlator([&aggregator](const GpuActivity& a) { aggregator.Add(a); });
-  for (size_t id = 1; id < trace.stacks.size(); ++id) {
-    if (trace.stacks[id].id == id) correlator.AddStack(static_cast<StackId>(id));
-  }
-  correlator.AddLinks(trace.launch_links);
-  correlator.NoMoreLinks();
-  correlator.AddKernels(trace.kernels);
-  correlator.AddMemcpys(trace.memcpys);
-  correlator.AddMemsets(trace.memsets);
-  correlator.Finish();
+  CorrelateTrace(trace, correlator);
 
   SymbolTable symbols(trace.strings);
   for (const ModuleRecord& module : trace.modules) symbols.AddModule(module);

@@ -356,16 +356,12 @@ class ReportBuilder final : public RecordSink {
 
   void OnKernel(std::span<const KernelRecord> records) override {
     for (const KernelRecord& k : records) {
-      if (!GpuOk(k.pid, k.device_id, k.stream_id, k.start_ns, k.correlation_id)) continue;
+      DeviceBusy* device = AddGpuInterval(k);
+      if (device == nullptr) continue;
       const uint64_t ns = Duration(k.start_ns, k.end_ns);
-      ProcessState& p = Process(k.pid);
-      Origin(k.start_ns);
-      p.Touch(k.start_ns, k.end_ns);
-      DeviceBusy& device = p.Device(k.device_id);
-      device.busy.Add(k.start_ns, k.end_ns);
-      device.kernel_ns += ns;
+      device->kernel_ns += ns;
       if (!kernel_matcher_.Matches(k.name, strings_)) continue;
-      p.gpu_by_correlation[k.correlation_id].Add(ns);
+      Process(k.pid).gpu_by_correlation[k.correlation_id].Add(ns);
       KernelAgg& agg = Kernel(k.name);
       AddDuration(agg.time, ns);
       agg.durations.Add(ns);
@@ -377,12 +373,8 @@ class ReportBuilder final : public RecordSink {
 
   void OnMemcpy(std::span<const MemcpyRecord> records) override {
     for (const MemcpyRecord& m : records) {
-      if (!GpuOk(m.pid, m.device_id, m.stream_id, m.start_ns, m.correlation_id)) continue;
+      if (AddGpuInterval(m) == nullptr) continue;
       const uint64_t ns = Duration(m.start_ns, m.end_ns);
-      ProcessState& p = Process(m.pid);
-      Origin(m.start_ns);
-      p.Touch(m.start_ns, m.end_ns);
-      p.Device(m.device_id).busy.Add(m.start_ns, m.end_ns);
       CopyAgg& agg = memcpy_[static_cast<size_t>(m.kind) % memcpy_.size()];
       if (agg.time.count == 0 || m.bytes < agg.min_bytes) agg.min_bytes = m.bytes;
       agg.max_bytes = std::max(agg.max_bytes, m.bytes);
@@ -396,12 +388,8 @@ class ReportBuilder final : public RecordSink {
 
   void OnMemset(std::span<const MemsetRecord> records) override {
     for (const MemsetRecord& m : records) {
-      if (!GpuOk(m.pid, m.device_id, m.stream_id, m.start_ns, m.correlation_id)) continue;
+      if (AddGpuInterval(m) == nullptr) continue;
       const uint64_t ns = Duration(m.start_ns, m.end_ns);
-      ProcessState& p = Process(m.pid);
-      Origin(m.start_ns);
-      p.Touch(m.start_ns, m.end_ns);
-      p.Device(m.device_id).busy.Add(m.start_ns, m.end_ns);
       CopyAgg& agg = memset_[static_cast<size_t>(m.memory_kind) % memset_.size()];
       agg.bytes += m.bytes;
       AddDuration(agg.time, ns);
@@ -493,6 +481,18 @@ class ReportBuilder final : public RecordSink {
     return PidOk(pid) && (!options_.device || device == *options_.device) &&
            (!options_.stream || stream == *options_.stream) && TimeOk(start) &&
            NvtxOk(pid, correlation_id);
+  }
+  // What kernels, copies and sets share: the filters, the report's span and the device's
+  // busy time. Returns the device's state, or nullptr for a record the filters leave out.
+  template <class GpuRecord>
+  DeviceBusy* AddGpuInterval(const GpuRecord& r) {
+    if (!GpuOk(r.pid, r.device_id, r.stream_id, r.start_ns, r.correlation_id)) return nullptr;
+    ProcessState& p = Process(r.pid);
+    Origin(r.start_ns);
+    p.Touch(r.start_ns, r.end_ns);
+    DeviceBusy& device = p.Device(r.device_id);
+    device.busy.Add(r.start_ns, r.end_ns);
+    return &device;
   }
   void Origin(uint64_t t) {
     if (t != 0 && t < origin_) origin_ = t;

@@ -220,21 +220,21 @@ class ChromeJsonWriter final : public TimelineWriter {
 
   void Metadata(const char* what, uint32_t pid, std::optional<uint32_t> tid,
                 std::string_view name) {
-    StartEvent();
-    buffer_ += "{\"ph\":\"M\",\"name\":\"";
-    buffer_ += what;
-    buffer_ += "\",\"pid\":";
-    AppendInt(buffer_, pid);
-    if (tid) {
-      buffer_ += ",\"tid\":";
-      AppendInt(buffer_, *tid);
-    }
-    buffer_ += ",\"args\":{\"name\":";
+    MetadataUpToArgs(what, pid, tid);
+    buffer_ += "{\"name\":";
     AppendJsonString(buffer_, name);
     buffer_ += "}}";
   }
 
   void MetadataRank(const char* what, uint32_t pid, std::optional<uint32_t> tid, int32_t rank) {
+    MetadataUpToArgs(what, pid, tid);
+    buffer_ += "{\"sort_index\":";
+    AppendInt(buffer_, rank);
+    buffer_ += "}}";
+  }
+
+  // `{"ph":"M","name":WHAT,"pid":..[,"tid":..],"args":` of a metadata event.
+  void MetadataUpToArgs(const char* what, uint32_t pid, std::optional<uint32_t> tid) {
     StartEvent();
     buffer_ += "{\"ph\":\"M\",\"name\":\"";
     buffer_ += what;
@@ -244,9 +244,7 @@ class ChromeJsonWriter final : public TimelineWriter {
       buffer_ += ",\"tid\":";
       AppendInt(buffer_, *tid);
     }
-    buffer_ += ",\"args\":{\"sort_index\":";
-    AppendInt(buffer_, rank);
-    buffer_ += "}}";
+    buffer_ += ",\"args\":";
   }
 
   void AppendArg(const TimelineArg& arg) {
