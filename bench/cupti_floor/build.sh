@@ -25,9 +25,15 @@ fi
 mkdir -p "$out"
 # RUNPATH: both places CUDA installs libcupti, then the library's own directory.
 # libstdc++ is linked in statically so the library loads into any process (PyTorch included).
+repo=$(cd "$src/../.." && pwd)
+# The probe measures gpuperf's own stack walkers, so it compiles them in (with frame records,
+# as the injection library does).
+extra_cupti_floor=()
+extra_cupti_probe=("$repo/src/inject/stack/unwinder.cc" -I"$repo/src" -fno-omit-frame-pointer)
 for name in cupti_floor cupti_probe; do
-  "$CXX" -std=c++17 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \
-    -I"$CUDA_ROOT/include" -o "$out/lib$name.so" "$src/$name.cc" \
+  extra_var="extra_$name[@]"
+  "$CXX" -std=c++20 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \
+    -I"$CUDA_ROOT/include" -o "$out/lib$name.so" "$src/$name.cc" "${!extra_var}" \
     -L"$cupti_dir" -lcupti -ldl -static-libstdc++ -static-libgcc \
     -Wl,--enable-new-dtags,-rpath,"$CUDA_ROOT/lib64:$CUDA_ROOT/extras/CUPTI/lib64:\$ORIGIN" \
     -Wl,--no-undefined

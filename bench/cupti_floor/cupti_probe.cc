@@ -12,8 +12,9 @@
 //   exit_off              take enter callbacks only (the exit site returns at once)
 //   clock                 clock_gettime(CLOCK_MONOTONIC) at each callback site
 //   tsc                   rdtsc at each callback site instead
-//   unw                   unw_backtrace at enter of the outermost call (libunwind, dlopen)
-//   fp                    a frame-pointer walk at enter of the outermost call
+//   unw                   gpuperf's libunwind capture at enter of the outermost call
+//   fp                    gpuperf's frame-pointer walk at enter of the outermost call
+// (both from src/inject/stack/unwinder.cc, compiled in by build.sh)
 //   fpcheck               at the first launch, compare the fp walk with libunwind's (stderr)
 //   ts                    register a CLOCK_MONOTONIC timestamp callback
 // For a paired measurement (launch_bound --ab cupti_probe_toggle) it exports
@@ -32,6 +33,7 @@
 #include <cstring>
 #include <string>
 
+#include "inject/stack/unwinder.h"
 #include "kernel_counting_buffers.h"
 
 namespace {
@@ -50,8 +52,6 @@ std::string g_probe;
 std::atomic<uint64_t> g_callbacks{0};
 std::atomic<bool> g_initialized{false}, g_reported{false};
 CUpti_SubscriberHandle g_subscriber = nullptr;
-using UnwBacktraceFn = int (*)(void**, int);
-UnwBacktraceFn g_unw_backtrace = nullptr;
 std::atomic<uint64_t> g_sink{0};  // keeps the probes' results alive
 
 bool Has(const std::string& list, const char* name) {
@@ -69,55 +69,26 @@ uint64_t CUPTIAPI Timestamp() {
   return NowNs();
 }
 
-struct StackBounds {
-  uintptr_t low = 0, high = 0;
-};
-thread_local StackBounds t_bounds;
 thread_local uint32_t t_depth = 0;
 
-// Follows saved frame pointers while they stay inside this thread's stack and grow.
-__attribute__((noinline)) int FramePointerWalk(void** pcs, int max) {
-  if (t_bounds.high == 0) {
-    pthread_attr_t attr;
-    void* base = nullptr;
-    size_t size = 0;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-      pthread_attr_getstack(&attr, &base, &size);
-      pthread_attr_destroy(&attr);
-    }
-    t_bounds.low = reinterpret_cast<uintptr_t>(base);
-    t_bounds.high = t_bounds.low + size;
-  }
-  auto fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  int n = 0;
-  while (n < max && fp >= t_bounds.low && fp + 16 <= t_bounds.high && (fp & 7) == 0) {
-    const auto* frame = reinterpret_cast<const uintptr_t*>(fp);
-    uintptr_t next = frame[0], ret = frame[1];
-    if (ret == 0) break;
-    pcs[n++] = reinterpret_cast<void*>(ret);
-    if (next <= fp) break;
-    fp = next;
-  }
-  return n;
-}
-
-const char* ModuleOf(void* pc) {
+const char* ModuleOf(uint64_t pc) {
   Dl_info info;
-  if (dladdr(pc, &info) == 0 || info.dli_fname == nullptr) return "?";
+  if (dladdr(reinterpret_cast<void*>(pc), &info) == 0 || info.dli_fname == nullptr) return "?";
   const char* slash = std::strrchr(info.dli_fname, '/');
   return slash ? slash + 1 : info.dli_fname;
 }
 
 void CompareWalks() {
-  void* unw[64] = {};
-  void* fp[64] = {};
-  int nu = g_unw_backtrace ? g_unw_backtrace(unw, 64) : 0;
-  int nf = FramePointerWalk(fp, 64);
+  uint64_t unw[64] = {};
+  uint64_t fp[64] = {};
+  int nu = gpuperf::CaptureStack(unw, 64);
+  int nf = gpuperf::FramePointerWalk(fp, 64);
   std::fprintf(stderr, "cupti-probe: fpcheck unw_depth=%d fp_depth=%d\n", nu, nf);
   for (int i = 0; i < nu || i < nf; ++i) {
-    std::fprintf(stderr, "cupti-probe:   %2d unw %-14p %-24s fp %-14p %s\n", i,
-                 i < nu ? unw[i] : nullptr, i < nu ? ModuleOf(unw[i]) : "",
-                 i < nf ? fp[i] : nullptr, i < nf ? ModuleOf(fp[i]) : "");
+    std::fprintf(
+        stderr, "cupti-probe:   %2d unw %-14llx %-24s fp %-14llx %s\n", i,
+        static_cast<unsigned long long>(i < nu ? unw[i] : 0), i < nu ? ModuleOf(unw[i]) : "",
+        static_cast<unsigned long long>(i < nf ? fp[i] : 0), i < nf ? ModuleOf(fp[i]) : "");
   }
 }
 
@@ -136,31 +107,15 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, c
   if (g_features.clock) sink += NowNs();
   if (g_features.tsc) sink += __builtin_ia32_rdtsc();
   if (t_depth++ == 0) {
-    void* pcs[128];
+    uint64_t pcs[128];
     if (g_features.fpcheck) {
       static std::atomic<bool> once{false};
       if (!once.exchange(true)) CompareWalks();
     }
-    if (g_features.unw && g_unw_backtrace) sink += g_unw_backtrace(pcs, 128);
-    if (g_features.fp) sink += FramePointerWalk(pcs, 128);
+    if (g_features.unw) sink += gpuperf::CaptureStack(pcs, 128);
+    if (g_features.fp) sink += gpuperf::FramePointerWalk(pcs, 128);
   }
   if (sink == 1) g_sink.fetch_add(1, std::memory_order_relaxed);
-}
-
-void LoadLibunwind() {
-  void* handle = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-  Dl_info self;
-  if (handle == nullptr && dladdr(reinterpret_cast<void*>(&LoadLibunwind), &self)) {
-    std::string path = self.dli_fname;
-    path = path.substr(0, path.rfind('/') + 1) + "libunwind.so.8";
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  }
-  if (handle == nullptr) return;
-  g_unw_backtrace = reinterpret_cast<UnwBacktraceFn>(dlsym(handle, "unw_backtrace"));
-  using SetPolicy = int (*)(void*, int);
-  auto set_policy = reinterpret_cast<SetPolicy>(dlsym(handle, "_ULx86_64_set_caching_policy"));
-  void* space = dlsym(handle, "_ULx86_64_local_addr_space");
-  if (set_policy && space) set_policy(*static_cast<void**>(space), 2 /* per thread */);
 }
 
 void PrintClockCosts() {
@@ -237,7 +192,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
        Has(g_probe, "exit_off"), Has(g_probe, "clock"),     Has(g_probe, "tsc"),
        Has(g_probe, "unw"),      Has(g_probe, "fp"),        Has(g_probe, "fpcheck"),
        Has(g_probe, "ts")};
-  if (f.unw || f.fpcheck) LoadLibunwind();
+  if (f.unw || f.fpcheck) gpuperf::InitUnwinder();
   if (f.fpcheck) PrintClockCosts();
   if (f.ts) cuptiActivityRegisterTimestampCallback(Timestamp);
   cuptiActivityRegisterCallbacks(OnBufferRequested, OnBufferCompleted);

@@ -19,6 +19,20 @@ bool ReadUint(const char* name, uint64_t* out, std::string* error) {
   return true;
 }
 
+// A variable with two accepted words: `*value` becomes true for `yes`, false for `no`.
+void ReadSwitch(const char* name, const char* yes, const char* no, bool* value,
+                std::string* error) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return;
+  if (std::strcmp(text, yes) == 0) {
+    *value = true;
+  } else if (std::strcmp(text, no) == 0) {
+    *value = false;
+  } else if (error->empty()) {
+    *error = std::string(name) + "=" + text + " is not " + yes + " or " + no;
+  }
+}
+
 }  // namespace
 
 Config ReadConfigFromEnvironment(std::string* error) {
@@ -33,20 +47,8 @@ Config ReadConfigFromEnvironment(std::string* error) {
   if (const char* stacks = std::getenv("GPUPERF_STACKS"); stacks && *stacks) {
     config.stacks = std::strcmp(stacks, "0") != 0;
   }
-  if (const char* source = std::getenv("GPUPERF_API_SOURCE"); source && *source) {
-    if (std::strcmp(source, "cupti") == 0) {
-      config.api_from_callbacks = false;
-    } else if (std::strcmp(source, "callbacks") != 0 && error->empty()) {
-      *error = std::string("GPUPERF_API_SOURCE=") + source + " is not cupti or callbacks";
-    }
-  }
-  if (const char* unwind = std::getenv("GPUPERF_UNWIND"); unwind && *unwind) {
-    if (std::strcmp(unwind, "libunwind") == 0) {
-      config.frame_pointer_stacks = false;
-    } else if (std::strcmp(unwind, "fp") != 0 && error->empty()) {
-      *error = std::string("GPUPERF_UNWIND=") + unwind + " is not fp or libunwind";
-    }
-  }
+  ReadSwitch("GPUPERF_API_SOURCE", "callbacks", "cupti", &config.api_from_callbacks, error);
+  ReadSwitch("GPUPERF_UNWIND", "fp", "libunwind", &config.frame_pointer_stacks, error);
   uint64_t value = 0;
   if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;
   value = 0;

@@ -25,7 +25,8 @@ struct Recorder {
   std::atomic<bool> disabled{false};   // a forked child, or shutting down
   std::atomic<bool> finished{false};
   bool subscribed = false;
-  bool api_from_callbacks = false;  // API records come from our callbacks, not CUPTI's kinds
+  // API records come from our callbacks (they need our subscription), not CUPTI's kinds.
+  bool ApiFromCallbacks() const { return subscribed && config.api_from_callbacks; }
 };
 
 // nullptr until InitializeInjection succeeded.

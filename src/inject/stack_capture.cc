@@ -41,25 +41,30 @@ constexpr uint32_t kMaxFramePointerStacks = 1u << 18;
 constexpr uint32_t kUseLibunwind = UINT32_MAX;
 constexpr int kMaxLibcTail = 4;
 StackTable* g_fp_table = nullptr;
-FrameFilter g_libc;    // the C library's code, for the outermost frames
-uint64_t g_entry = 0;  // the program's entry point (_start)
+uint32_t* g_fp_verdicts = nullptr;  // accessed through atomic_ref
+FrameFilter g_libc;                 // the C library's code, for the outermost frames
+uint64_t g_entry = 0;               // the program's entry point (_start)
 
 bool IsThreadStartFrame(uint64_t pc) {
   return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
 }
-uint32_t* g_fp_verdicts = nullptr;  // accessed through atomic_ref
 
-int UnwindTrimmed(uint64_t* pcs) {
-  const int depth = CaptureStack(pcs, static_cast<int>(g_max_depth) + 32);
-  return g_filter.Trim(pcs, depth);
+// Drops the leading frames of gpuperf, CUPTI and CUDA, and keeps at most g_max_depth.
+int TrimAndCut(uint64_t* pcs, int depth) {
+  depth = g_filter.Trim(pcs, depth);
+  return depth < static_cast<int>(g_max_depth) ? depth : static_cast<int>(g_max_depth);
 }
 
+int UnwindTrimmed(uint64_t* pcs) {
+  return TrimAndCut(pcs, CaptureStack(pcs, static_cast<int>(g_max_depth) + 32));
+}
+
+// `depth` comes from TrimAndCut.
 StackId Intern(const uint64_t* pcs, int depth) {
   if (depth <= 0 || g_table == nullptr) {
     CountStat(StatId::unwind_failed);
     return 0;
   }
-  if (depth > static_cast<int>(g_max_depth)) depth = static_cast<int>(g_max_depth);
   bool inserted = false;
   StackId id = g_table->Intern(pcs, depth, &inserted);
   if (id == 0) {
@@ -70,14 +75,14 @@ StackId Intern(const uint64_t* pcs, int depth) {
   return id;
 }
 
-// The stack from frame pointers when they are known to be right for it; 0 otherwise, with
-// `*checked` telling whether this call already unwound with libunwind (into `pcs`).
+// The stack from frame pointers when they are known to be right for it; 0 otherwise. When
+// this call had to check with libunwind, `*libunwind_depth` says how many frames of its
+// stack are in `pcs`.
 StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
   uint64_t fp_pcs[kMaxRawDepth];
-  int fp_depth = FramePointerWalk(fp_pcs, static_cast<int>(g_max_depth) + 32);
-  fp_depth = g_filter.Trim(fp_pcs, fp_depth);
+  const int fp_depth =
+      TrimAndCut(fp_pcs, FramePointerWalk(fp_pcs, static_cast<int>(g_max_depth) + 32));
   if (fp_depth <= 0) return 0;
-  if (fp_depth > static_cast<int>(g_max_depth)) fp_depth = static_cast<int>(g_max_depth);
   const StackId fp_id = g_fp_table->Intern(fp_pcs, fp_depth);
   if (fp_id == 0 || fp_id >= kMaxFramePointerStacks) return 0;
   std::atomic_ref<uint32_t> verdict(g_fp_verdicts[fp_id]);
@@ -85,8 +90,7 @@ StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
   if (known == kUseLibunwind) return 0;
   if (known != 0) return known;
   // First sight: check against libunwind. Two threads may both check; they agree.
-  int depth = UnwindTrimmed(pcs);
-  if (depth > static_cast<int>(g_max_depth)) depth = static_cast<int>(g_max_depth);
+  const int depth = UnwindTrimmed(pcs);
   *libunwind_depth = depth;
   bool same = depth >= fp_depth && depth - fp_depth <= kMaxLibcTail &&
               std::memcmp(pcs, fp_pcs, sizeof(uint64_t) * static_cast<size_t>(fp_depth)) == 0;

@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <iterator>
 #include <vector>
 
 #include "gpuperf/records.h"
@@ -35,9 +34,11 @@ struct RecordChunk {
 // Counters bumped on every launch. Each thread keeps its own (a shared atomic would cost a
 // locked instruction per launch and bounce its cache line between launching threads); the
 // writer adds them up (ThreadStatTotals).
-inline constexpr StatId kThreadStats[] = {StatId::callbacks, StatId::callback_ns,
-                                          StatId::stacks_unwound, StatId::api_calls_from_callbacks};
-inline constexpr size_t kThreadStatCount = std::size(kThreadStats);
+enum ThreadStat : size_t { kCallbacks, kCallbackNs, kStacksUnwound, kApiCalls, kThreadStatCount };
+// The trace's stat of each ThreadStat.
+inline constexpr StatId kThreadStats[kThreadStatCount] = {StatId::callbacks, StatId::callback_ns,
+                                                          StatId::stacks_unwound,
+                                                          StatId::api_calls_from_callbacks};
 
 struct ThreadBuffers {
   std::atomic<RecordChunk<LaunchLinkRecord>*> links{nullptr};
@@ -55,9 +56,9 @@ struct ThreadBuffers {
 // The calling thread's buffers, registered on first use.
 ThreadBuffers& CurrentThreadBuffers();
 
-// Adds to the calling thread's counter `index` (into kThreadStats): no locked instruction.
-inline void CountThreadStat(ThreadBuffers& thread, size_t index, uint64_t n = 1) {
-  std::atomic<uint64_t>& counter = thread.stats[index];
+// Adds to the calling thread's counter: no locked instruction.
+inline void CountThreadStat(ThreadBuffers& thread, ThreadStat stat, uint64_t n = 1) {
+  std::atomic<uint64_t>& counter = thread.stats[stat];
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 

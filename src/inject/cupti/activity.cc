@@ -167,7 +167,7 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
     set(CUPTI_ACTIVITY_KIND_MEMCPY2);
   }
   if (a & kActMemset) set(CUPTI_ACTIVITY_KIND_MEMSET);
-  if (!recorder.api_from_callbacks) {
+  if (!recorder.ApiFromCallbacks()) {
     if (a & kActRuntime) set(CUPTI_ACTIVITY_KIND_RUNTIME);
     if (a & kActDriver) set(CUPTI_ACTIVITY_KIND_DRIVER);
   }

@@ -27,13 +27,6 @@ std::vector<CallbackIdPlan> g_runtime_plan;
 std::vector<CallbackIdPlan> g_driver_plan;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 
-// Indexes into kThreadStats (thread_buffers.h).
-constexpr size_t kCallbacksStat = 0, kCallbackNsStat = 1, kStacksStat = 2, kApiCallsStat = 3;
-static_assert(kThreadStats[kCallbacksStat] == StatId::callbacks &&
-              kThreadStats[kCallbackNsStat] == StatId::callback_ns &&
-              kThreadStats[kStacksStat] == StatId::stacks_unwound &&
-              kThreadStats[kApiCallsStat] == StatId::api_calls_from_callbacks);
-
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
 std::atomic<uint32_t> g_epoch{0};
@@ -69,18 +62,10 @@ bool IsLinked(std::string_view name, bool runtime) {
 
 // "cuStreamGetCaptureInfo_v2_ptsz" -> "cuStreamGetCaptureInfo".
 std::string_view BaseName(std::string_view name) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    if (name.ends_with("_ptsz") || name.ends_with("_ptds")) {
-      name.remove_suffix(5);
-      changed = true;
-    }
-    const size_t v = name.rfind("_v");
-    if (v != std::string_view::npos && v + 2 < name.size() &&
-        name.find_first_not_of("0123456789", v + 2) == std::string_view::npos) {
-      name = name.substr(0, v);
-      changed = true;
-    }
+  for (std::string_view previous; previous != name;) {
+    previous = name;
+    if (name.ends_with("_ptsz") || name.ends_with("_ptds")) name.remove_suffix(5);
+    name = StripVersionSuffix(name);
   }
   return name;
 }
@@ -159,7 +144,7 @@ void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
   AppendApiCall(buffers,
                 ApiRecord{recorder.pid, buffers.tid, domain, cbid, state.outer_api,
                           state.outer_start, MonotonicNs(), data->correlationId, ReturnCode(data)});
-  CountThreadStat(buffers, kApiCallsStat);
+  CountThreadStat(buffers, kApiCalls);
 }
 
 void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_CallbackData* data) {
@@ -188,13 +173,13 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
   ThreadBuffers& buffers = CurrentThreadBuffers();
   if (state.outer_stack == 0 && recorder.config.stacks) {
     state.outer_stack = CaptureLaunchStack();
-    CountThreadStat(buffers, kStacksStat);
+    CountThreadStat(buffers, kStacksUnwound);
   }
   AppendLink(buffers, LaunchLinkRecord{recorder.pid, buffers.tid, data->correlationId,
                                        state.outer_stack, state.outer_api, state.outer_start});
   gpuperf_launch_marker(data->correlationId);
-  CountThreadStat(buffers, kCallbacksStat);
-  if (timed) CountThreadStat(buffers, kCallbackNsStat, (MonotonicNs() - begin) * 16);
+  CountThreadStat(buffers, kCallbacks);
+  if (timed) CountThreadStat(buffers, kCallbackNs, (MonotonicNs() - begin) * 16);
 }
 
 void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDomain domain,
@@ -289,8 +274,7 @@ bool EnableCallbacks(Recorder& recorder) {
     return false;
   }
   const uint32_t activities = recorder.config.activities;
-  recorder.api_from_callbacks = recorder.config.api_from_callbacks;
-  const bool api = recorder.api_from_callbacks;
+  const bool api = recorder.config.api_from_callbacks;
   PlanDomain(recorder, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
              api && (activities & kActRuntime), g_runtime_plan);
   PlanDomain(recorder, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,

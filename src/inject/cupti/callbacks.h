@@ -10,8 +10,9 @@ struct Recorder;
 // Subscribes and enables the callbacks. Returns false (after logging once and counting
 // cupti_subscribe_failed) when another tool holds CUPTI's single subscriber slot.
 // With config.api_from_callbacks, the same callbacks also write the API records (the
-// thread's outermost call, start to end) and recorder.api_from_callbacks is set, so that
-// CUPTI's RUNTIME/DRIVER activity kinds, which cost more per call, stay off.
+// thread's outermost call, start to end); once `recorder.subscribed` holds this function's
+// result, Recorder::ApiFromCallbacks keeps CUPTI's RUNTIME/DRIVER activity kinds, which
+// cost more per call, off.
 bool EnableCallbacks(Recorder& recorder);
 
 // Switches the API callbacks on and off (capture range; the benchmark toggle).

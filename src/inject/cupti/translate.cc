@@ -2,7 +2,6 @@
 
 #include <cupti.h>
 
-#include <cctype>
 #include <string>
 
 #include "inject/stats.h"
@@ -62,16 +61,17 @@ bool Incomplete(uint64_t start, uint64_t end) {
 
 }  // namespace
 
-std::string CleanApiName(const char* name) {
-  std::string text = name ? name : "";
-  size_t v = text.rfind("_v");
-  if (v != std::string::npos && v + 2 < text.size()) {
-    bool digits = true;
-    for (size_t i = v + 2; i < text.size(); ++i)
-      digits &= std::isdigit(static_cast<unsigned char>(text[i])) != 0;
-    if (digits) text.resize(v);
+std::string_view StripVersionSuffix(std::string_view name) {
+  const size_t v = name.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < name.size() &&
+      name.find_first_not_of("0123456789", v + 2) == std::string_view::npos) {
+    name.remove_suffix(name.size() - v);
   }
-  return text;
+  return name;
+}
+
+std::string CleanApiName(const char* name) {
+  return std::string(StripVersionSuffix(name ? name : ""));
 }
 
 StringId Translator::Name(const char* text) {

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "inject/name_table.h"
@@ -56,5 +58,8 @@ class Translator {
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": CUPTI appends the version in which
 // an API appeared, which users never type.
 std::string CleanApiName(const char* name);
+
+// The same on a view: drops one trailing "_v<digits>".
+std::string_view StripVersionSuffix(std::string_view name);
 
 }  // namespace gpuperf::inject

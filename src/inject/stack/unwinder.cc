@@ -130,31 +130,29 @@ __attribute__((noinline)) int CaptureStack(uint64_t* pcs, int max_depth) {
 namespace {
 
 struct StackBounds {
-  uintptr_t low = 0, high = 0;
-  bool known = false, failed = false;
+  uintptr_t low = 0, high = 0;  // high == 0: unknown
+  bool asked = false;           // pthread_getattr_np runs once per thread, even if it fails
 };
 thread_local StackBounds t_stack_bounds;
 
 bool ThreadStackBounds(uintptr_t* low, uintptr_t* high) {
   StackBounds& bounds = t_stack_bounds;
-  if (!bounds.known && !bounds.failed) {
+  if (!bounds.asked) {
+    bounds.asked = true;
     pthread_attr_t attr;
     void* base = nullptr;
     size_t size = 0;
-    bounds.failed = true;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
       if (pthread_attr_getstack(&attr, &base, &size) == 0 && size > 0) {
         bounds.low = reinterpret_cast<uintptr_t>(base);
         bounds.high = bounds.low + size;
-        bounds.known = true;
-        bounds.failed = false;
       }
       pthread_attr_destroy(&attr);
     }
   }
   *low = bounds.low;
   *high = bounds.high;
-  return bounds.known;
+  return bounds.high != 0;
 }
 
 }  // namespace
