@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "base/module_table.h"
 #include "gpuperf/trace_writer.h"
+#include "inject/stack/module_table.h"
 #include "inject/stack/stack_table.h"
 #include "inject/stack/unwinder.h"
 #include "symbolize/symbolizer.h"

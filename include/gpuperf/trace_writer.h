@@ -38,10 +38,7 @@ class TraceWriter {
   // Creates (truncates) the file and writes the header.
   static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path,
                                                      TraceWriterOptions options = {});
-  // Opens an existing trace to add chunks at its end (the symbolizer adds symbols after
-  // the recording). A damaged tail is cut off first so that new chunks stay readable.
-  static Result<std::unique_ptr<TraceWriter>> Append(const std::string& path,
-                                                     TraceWriterOptions options = {});
+  // Adding to an existing trace needs its reader: AppendToTrace (gpuperf/trace_append.h).
   virtual ~TraceWriter() = default;
 
   // Returns the id of this string, adding it on first sight. Id 0 is the empty string.

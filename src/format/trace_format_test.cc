@@ -10,6 +10,7 @@
 #include "format/record_schema.h"
 #include "format/text_dump.h"
 #include "gpuperf/trace.h"
+#include "gpuperf/trace_append.h"
 #include "gpuperf/trace_writer.h"
 #include "support/temp_dir.h"
 
@@ -325,7 +326,7 @@ TEST(TraceFormat, AppendAddsChunksAfterATruncatedTail) {
   auto before = LoadTrace(path);
   ASSERT_TRUE(before.ok());
   {
-    auto writer = TraceWriter::Append(path);
+    auto writer = AppendToTrace(path);
     ASSERT_TRUE(writer.ok()) << writer.status().message();
     SymbolRecord symbol{
         7,

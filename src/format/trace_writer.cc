@@ -1,3 +1,5 @@
+// The writer of new traces, compiled into the injection library: it never reads a trace
+// (appending, which does, is trace_append.cc, offline only).
 #include "gpuperf/trace_writer.h"
 
 #include <fcntl.h>
@@ -12,8 +14,8 @@
 
 #include "base/crc32c.h"
 #include "format/file_format.h"
+#include "format/file_trace_writer.h"
 #include "format/record_codec.h"
-#include "gpuperf/trace_reader.h"
 
 namespace gpuperf {
 namespace {
@@ -215,26 +217,9 @@ class FileTraceWriter final : public TraceWriter {
 
 }  // namespace
 
-Result<std::unique_ptr<TraceWriter>> TraceWriter::Append(const std::string& path,
-                                                         TraceWriterOptions options) {
-  // Learn the file's highest string id: appended strings continue after it (the reader
-  // merges equal texts, so a string written again under a new id costs only bytes).
-  RecordSink ignore;
-  ReadReport report;
-  GP_RETURN_IF_ERROR(ReadTrace(path, ignore, &report));
-  if (report.files != 1) return Error(StatusCode::kInvalidArgument, path + " is not one file");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Error(StatusCode::kIoError,
-                 "cannot open " + path + " to append: " + std::strerror(errno));
-  }
-  if (::ftruncate(fd, static_cast<off_t>(report.complete_bytes)) != 0 ||
-      ::lseek(fd, 0, SEEK_END) < 0) {
-    ::close(fd);
-    return Error(StatusCode::kIoError, "cannot append to " + path + ": " + std::strerror(errno));
-  }
-  return std::unique_ptr<TraceWriter>(
-      std::make_unique<FileTraceWriter>(fd, options, report.max_local_string_id + 1));
+std::unique_ptr<TraceWriter> format::WriterOnOpenFile(int fd, TraceWriterOptions options,
+                                                      StringId first_string_id) {
+  return std::make_unique<FileTraceWriter>(fd, options, first_string_id);
 }
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,

@@ -18,10 +18,9 @@
 
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
-#include "inject/cupti/cupti_call.h"
 #include "inject/log.h"
 #include "inject/recorder.h"
-#include "inject/stack_capture.h"
+#include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 
 namespace gpuperf::inject {
@@ -161,7 +160,6 @@ void Initialize() {
   if (!config_error.empty()) LogOnce("ignoring a bad setting: %s", config_error.c_str());
   recorder->pid = static_cast<uint32_t>(getpid());
   recorder->start_ns = MonotonicNs();
-  recorder->translator = std::make_unique<Translator>(recorder->pid, recorder->names);
   Recorder& r = *recorder;
 
   if (!RegisterActivityCallbacks(r)) {
@@ -199,7 +197,7 @@ void Initialize() {
     EnableActivities(r, true);
     r.capturing.store(true);
   }
-  GP_CUPTI_CALL(cuptiActivityFlushPeriod(r.config.flush_period_ms));
+  SetActivityFlushPeriod(r.config.flush_period_ms);
   atexit(OnExit);
   pthread_atfork(nullptr, nullptr, OnForkChild);
   InstallSignalHandlers();

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "base/module_table.h"
 #include "gpuperf/records.h"
 #include "inject/name_table.h"
+#include "inject/stack/module_table.h"
 
 namespace gpuperf::inject {
 

@@ -1,13 +1,20 @@
 // The injection library's process-wide state, created once by InitializeInjection.
+//
+// Dependencies point one way, from the CUPTI edge inwards:
+//
+//   injection.cc (InitializeInjection: wires everything, owns the Recorder)
+//     -> cupti/     the only code that includes CUPTI headers or calls cupti*; it keeps
+//                   its own state (subscriber, translator) and reads the Recorder
+//     -> recorder.h config, names, writer thread, capture flags: CUPTI-free
+//     -> stack/, writer_thread, thread_buffers, name_table, stats, log: CUPTI-free
+//
+// So nothing here includes a header of cupti/; cupti/ includes this one.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 
 #include "inject/config.h"
-#include "inject/cupti/translate.h"
 #include "inject/name_table.h"
 #include "inject/writer_thread.h"
 
@@ -18,8 +25,6 @@ struct Recorder {
   uint32_t pid = 0;
   uint64_t start_ns = 0;
   NameTable names;
-  std::mutex translate_mutex;  // CUPTI may complete buffers on several threads
-  std::unique_ptr<Translator> translator;
   WriterThread writer;
   std::atomic<bool> capturing{false};  // inside the capture range
   std::atomic<bool> disabled{false};   // a forked child, or shutting down

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "inject/log.h"
-#include "inject/stack_capture.h"
+#include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
 

@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "gpuperf/trace_append.h"
 #include "gpuperf/trace_reader.h"
 #include "gpuperf/trace_writer.h"
 #include "symbolize/elf_symbolizer.h"
@@ -178,7 +179,7 @@ Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options
   }
   if (pending_symbols.empty()) return Status::Ok();
 
-  GP_ASSIGN_OR_RETURN(std::unique_ptr<TraceWriter> writer, TraceWriter::Append(path));
+  GP_ASSIGN_OR_RETURN(std::unique_ptr<TraceWriter> writer, AppendToTrace(path));
   for (const PendingSymbol& pending : pending_symbols) {
     SymbolRecord record;
     record.pid = pending.pid;

@@ -13,9 +13,9 @@
 
 #include "analyze/demangle.h"
 #include "analyze/symbol_table.h"
-#include "base/module_table.h"
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_writer.h"
+#include "inject/stack/module_table.h"
 #include "inject/stack/unwinder.h"
 #include "support/temp_dir.h"
 

@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <mutex>
 #include <string>
 
 #include "inject/cupti/cupti_call.h"
+#include "inject/cupti/translate.h"
 #include "inject/recorder.h"
 
 namespace gpuperf::inject {
@@ -18,6 +20,11 @@ namespace {
 
 std::atomic<uint64_t> g_outstanding_bytes{0};
 std::atomic<uint32_t> g_saved_buffers{0};
+
+// Never freed: CUPTI may complete a buffer while the process exits, and the Recorder whose
+// names it interns into is never freed once published either.
+Translator* g_translator = nullptr;
+std::mutex g_translate_mutex;  // CUPTI may complete buffers on several threads
 
 uint64_t CUPTIAPI MonotonicTimestamp() {
   return MonotonicNs();
@@ -111,8 +118,8 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
       const uint64_t start = MonotonicNs();
       TranslateCounts counts;
       {
-        std::lock_guard<std::mutex> lock(recorder->translate_mutex);
-        counts = recorder->translator->TranslateBuffer(buffer, valid_size, *batch);
+        std::lock_guard<std::mutex> lock(g_translate_mutex);
+        counts = g_translator->TranslateBuffer(buffer, valid_size, *batch);
       }
       CountStat(StatId::translate_ns, MonotonicNs() - start);
       CountStat(StatId::activity_buffers);
@@ -141,6 +148,7 @@ void CountDroppedRecords(void* context, uint32_t stream_id) {
 }
 
 bool RegisterActivityCallbacks(Recorder& recorder) {
+  if (g_translator == nullptr) g_translator = new Translator(recorder.pid, recorder.names);
   GP_CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // One clock for everything: CUPTI's default on Linux is CLOCK_REALTIME.
   GP_CUPTI_CALL(cuptiActivityRegisterTimestampCallback(MonotonicTimestamp));
@@ -177,6 +185,14 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
   if (a & kActOverhead) set(CUPTI_ACTIVITY_KIND_OVERHEAD);
   if (a & kActGraph) set(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   set(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+}
+
+Translator& ActivityTranslator() {
+  return *g_translator;
+}
+
+void SetActivityFlushPeriod(uint32_t period_ms) {
+  GP_CUPTI_CALL(cuptiActivityFlushPeriod(period_ms));
 }
 
 void FlushActivities(bool forced) {

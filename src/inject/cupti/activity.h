@@ -6,15 +6,22 @@
 namespace gpuperf::inject {
 
 struct Recorder;
+class Translator;
 
-// Registers the timestamp and buffer callbacks. Must run before any enable.
+// Creates the process's translator and registers the timestamp and buffer callbacks.
+// Must run before any enable.
 bool RegisterActivityCallbacks(Recorder& recorder);
+// The translator RegisterActivityCallbacks created; callers hold the NameTable lock while
+// they use it, as the buffer path does.
+Translator& ActivityTranslator();
 // Enables (or disables) the configured activity kinds; all but CONCURRENT_KERNEL when
 // `kernels` is false.
 void EnableActivities(Recorder& recorder, bool enable, bool kernels = true);
 // Hands every buffer with records to the translator; `forced` also returns
 // incomplete records (CUPTI's at-exit mode).
 void FlushActivities(bool forced);
+// CUPTI's own periodic flush of full buffers, every `period_ms` (0: as they fill).
+void SetActivityFlushPeriod(uint32_t period_ms);
 // Adds CUPTI's dropped-record count for the given context/stream to the stats.
 void CountDroppedRecords(void* context, uint32_t stream_id);
 

@@ -9,8 +9,9 @@
 
 #include "inject/cupti/activity.h"
 #include "inject/cupti/cupti_call.h"
+#include "inject/cupti/translate.h"
 #include "inject/recorder.h"
-#include "inject/stack_capture.h"
+#include "inject/stack/stack_capture.h"
 #include "inject/thread_buffers.h"
 
 namespace gpuperf::inject {
@@ -231,7 +232,7 @@ void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, 
     CallbackIdPlan& plan = plans[cbid];
     plan.linked = recorder.config.stacks && IsLinked(clean, runtime);
     plan.traced = trace_all && !IsChatter(clean);
-    if (plan.linked || plan.traced) plan.name = recorder.translator->ApiName(domain, cbid);
+    if (plan.linked || plan.traced) plan.name = ActivityTranslator().ApiName(domain, cbid);
   }
 }
 

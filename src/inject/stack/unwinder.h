@@ -68,7 +68,7 @@ class FrameFilter {
   // Adds [start, end) as a skip range. Returns false when the table is full.
   bool AddRange(uint64_t start, uint64_t end);
   // Adds every module of `modules` whose basename starts with one of `prefixes`.
-  // ModuleT needs .path, .start and .end (LoadedModule from base/module_table.h).
+  // ModuleT needs .path, .start and .end (LoadedModule from module_table.h).
   template <class ModuleT>
   int Configure(const std::vector<ModuleT>& modules, const std::vector<std::string_view>& prefixes);
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "base/module_table.h"
+#include "inject/stack/module_table.h"
 
 namespace gpuperf {
 namespace {

@@ -1,4 +1,4 @@
-#include "base/module_table.h"
+#include "inject/stack/module_table.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -14,7 +14,7 @@
 // thread-start code built without frame pointers (__libc_start_main, start_thread,
 // clone3, as on Debian) and the program's _start; libunwind's longer stack is kept for it. Those
 // frames are always the same below a given frame, and never call back into the program.
-#include "inject/stack_capture.h"
+#include "inject/stack/stack_capture.h"
 
 #include <sys/auxv.h>
 
@@ -22,7 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "base/module_table.h"
+#include "inject/stack/module_table.h"
 #include "inject/stack/stack_table.h"
 #include "inject/stack/unwinder.h"
 #include "inject/stats.h"
