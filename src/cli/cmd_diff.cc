@@ -2,7 +2,6 @@
 // CI) when a --fail-if condition is violated.
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <sstream>
 
@@ -10,6 +9,8 @@
 #include "analyze/report_diff.h"
 #include "analyze/report_model.h"
 #include "cli/command.h"
+#include "cli/json_input.h"
+#include "cli/output_file.h"
 #include "export/diff_text.h"
 #include "export/report_json.h"
 
@@ -26,23 +27,17 @@ struct DiffArgs {
 
 // A report document from a `report --format json` file, or built from a trace.
 Result<nlohmann::ordered_json> LoadReport(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    char first = 0;
-    while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+  if (LooksLikeJsonFile(path)) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto doc = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (!in || doc.is_discarded()) {
+      return Error(StatusCode::kCorrupt, path +
+                                             " is not valid JSON (expected the output of "
+                                             "`gpuperf report --json`)");
     }
-    if (in && first == '{') {
-      in.seekg(0);
-      std::stringstream text;
-      text << in.rdbuf();
-      auto doc = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-      if (doc.is_discarded()) {
-        return Error(StatusCode::kCorrupt, path +
-                                               " is not valid JSON (expected the output of "
-                                               "`gpuperf report --json`)");
-      }
-      return doc;
-    }
+    return doc;
   }
   auto model = BuildReport(path, ReportOptions{});
   if (!model.ok()) return model.status();
@@ -53,7 +48,6 @@ Result<nlohmann::ordered_json> LoadReport(const std::string& path) {
 }
 
 int RunDiff(const DiffArgs& a) {
-  std::ios::sync_with_stdio(false);
   std::vector<FailCondition> conditions;
   for (const std::string& text : a.fail_if) {
     auto c = ParseFailCondition(text);
@@ -73,8 +67,10 @@ int RunDiff(const DiffArgs& a) {
   options.base_label = a.base;
   options.new_label = a.now;
   options.top = a.top < 0 ? 0 : static_cast<uint32_t>(a.top);
-  Status status = ExportDiffText(*diff, options, std::cout);
-  std::cout.flush();
+  auto out = OutputFile::Open("-");
+  if (!out.ok()) return ReportError(out.status());
+  Status status = ExportDiffText(*diff, options, (*out)->stream());
+  status = (*out)->Finish(status);
   if (!status.ok()) return ReportError(status);
 
   const std::vector<std::string> violations = CheckFailConditions(*diff, conditions, *min_time);

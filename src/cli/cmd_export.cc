@@ -1,13 +1,16 @@
 // gpuperf export: a trace as a timeline for ui.perfetto.dev (Perfetto protobuf, the
 // default) or chrome://tracing (Chrome JSON, optionally gzipped).
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 
 #include "base/units.h"
 #include "cli/command.h"
+#include "cli/json_input.h"
+#include "cli/output_file.h"
 #include "export/gzip_stream.h"
 #include "export/timeline_export.h"
 
@@ -37,55 +40,58 @@ std::string DefaultOutput(const std::string& trace, TimelineFormat format) {
   return path.string() + (format == TimelineFormat::kPerfetto ? ".perfetto-trace" : ".json.gz");
 }
 
-Status Run(const std::string& trace, std::string format_name, std::string output) {
-  TimelineFormat format = TimelineFormat::kPerfetto;
-  if (format_name == "chrome" || format_name == "json") {
-    format = TimelineFormat::kChromeJson;
-  } else if (format_name == "perfetto") {
-    format = TimelineFormat::kPerfetto;
-  } else if (format_name.empty()) {
-    if (!output.empty()) format = FormatFromName(output).value_or(TimelineFormat::kPerfetto);
-  } else {
+// The format --format names, else the one the output name asks for; a name whose
+// extension says nothing we know is refused rather than filled with a surprise.
+Result<TimelineFormat> ChooseFormat(const std::string& format_name, const std::string& output) {
+  if (format_name == "chrome" || format_name == "json") return TimelineFormat::kChromeJson;
+  if (format_name == "perfetto") return TimelineFormat::kPerfetto;
+  if (!format_name.empty()) {
     return Error(StatusCode::kInvalidArgument,
                  "unknown format '" + format_name + "' (use perfetto or chrome)");
   }
-  if (output.empty()) output = DefaultOutput(trace, format);
+  if (output.empty() || output == "-") return TimelineFormat::kPerfetto;
+  if (auto format = FormatFromName(output)) return *format;
+  if (std::filesystem::path(output).extension().empty()) return TimelineFormat::kPerfetto;
+  return Error(StatusCode::kInvalidArgument,
+               "cannot tell the timeline format from the name " + output +
+                   ": use .perfetto-trace, .pftrace or .pb (Perfetto), .json or .json.gz "
+                   "(Chrome JSON), or --format perfetto|chrome");
+}
 
-  std::unique_ptr<std::ostream> out;
-  GzipFileStream* gzip = nullptr;
-  if (EndsWith(output, ".gz")) {
-    GP_ASSIGN_OR_RETURN(auto stream, GzipFileStream::Create(output));
-    gzip = stream.get();
-    out = std::move(stream);
-  } else {
-    auto file = std::make_unique<std::ofstream>(output, std::ios::binary | std::ios::trunc);
-    if (!*file) return Error(StatusCode::kIoError, "cannot create " + output);
-    out = std::move(file);
+Status Run(const std::string& trace, const std::string& format_name, std::string output) {
+  GP_ASSIGN_OR_RETURN(const TimelineFormat format, ChooseFormat(format_name, output));
+  if (output.empty()) output = DefaultOutput(trace, format);
+  const bool named_format = !format_name.empty() || FormatFromName(output).has_value();
+  const bool to_stdout = output == "-";
+  if (to_stdout && isatty(STDOUT_FILENO)) {
+    return Error(StatusCode::kInvalidArgument,
+                 "not writing a binary timeline to a terminal: use -o trace.perfetto-trace");
   }
+
+  GP_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Open(output, trace));
+  std::unique_ptr<GzipStream> gzip;
+  if (EndsWith(output, ".gz")) {
+    GP_ASSIGN_OR_RETURN(gzip, GzipStream::Create(file->stream()));
+  }
+  std::ostream& out = gzip ? static_cast<std::ostream&>(*gzip) : file->stream();
 
   TimelineStats stats;
   ReadReport report;
-  Status status = ExportTimelineFile(trace, format, TimelineOptions{}, *out, &stats, &report);
+  Status status = ExportTimelineFile(trace, format, TimelineOptions{}, out, &stats, &report);
   PrintReadWarnings(report);
-  if (status.ok()) {
-    out->flush();
-    if (!*out) status = Error(StatusCode::kIoError, "cannot write " + output);
-  }
   if (gzip) {
     Status closed = gzip->Close();
     if (status.ok()) status = closed;
   }
-  out.reset();
-  if (!status.ok()) {
-    std::error_code ignored;
-    std::filesystem::remove(output, ignored);  // never leave a half-written timeline
-    return status;
-  }
-  std::error_code size_error;
-  const uintmax_t size = std::filesystem::file_size(output, size_error);
-  std::printf("wrote %s: %s, %s slices, %s flow arrows, %u tracks\n", output.c_str(),
-              FormatBytes(size_error ? 0 : size).c_str(), FormatCount(stats.slices).c_str(),
-              FormatCount(stats.flows).c_str(), stats.tracks);
+  GP_RETURN_IF_ERROR(file->Finish(status));
+  // A name that does not show the format gets it spelled out.
+  const std::string what =
+      named_format ? file->name()
+                   : file->name() + (format == TimelineFormat::kPerfetto ? " (Perfetto protobuf)"
+                                                                         : " (Chrome JSON)");
+  std::fprintf(to_stdout ? stderr : stdout, "wrote %s: %s, %s slices, %s flow arrows, %u tracks\n",
+               what.c_str(), FormatBytes(file->bytes_written()).c_str(),
+               FormatCount(stats.slices).c_str(), FormatCount(stats.flows).c_str(), stats.tracks);
   return Status::Ok();
 }
 
@@ -101,10 +107,11 @@ void RegisterExport(CLI::App& app, int* exit_code) {
   cmd->add_option("--format,-f", *format,
                   "perfetto or chrome (default: from the output name, else perfetto)");
   cmd->add_option("-o,--output", *output,
-                  "Output file (default: next to the trace, .perfetto-trace or .json.gz)");
+                  "Output file: .perfetto-trace, .pftrace, .pb, .json or .json.gz; - for stdout "
+                  "(default: next to the trace, .perfetto-trace or .json.gz)");
   cmd->callback([=] {
     Status status = Run(*trace, *format, *output);
-    *exit_code = status.ok() ? kExitOk : ReportError(status);
+    *exit_code = status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, *trace));
   });
 }
 

@@ -3,14 +3,14 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
+#include <filesystem>
 #include <memory>
-#include <sstream>
 
 #include "analyze/flame_graph.h"
 #include "base/units.h"
 #include "cli/command.h"
+#include "cli/json_input.h"
+#include "cli/output_file.h"
 #include "export/flamegraph_svg.h"
 #include "export/folded.h"
 
@@ -21,6 +21,7 @@ struct FlamegraphArgs {
   std::string trace;
   std::string output;
   bool folded = false;
+  std::string format;  // svg, folded, or empty: from the output name
   std::string weight = "time";
   bool no_demangle = false;
   bool full_names = false;
@@ -32,9 +33,31 @@ struct FlamegraphArgs {
   double min_width_percent = 0.05;
 };
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// What an output name's extension asks for.
+enum NameFormat { kNoExtension, kSvg, kFolded, kUnknownExtension };
+
+NameFormat FormatOfName(const std::string& output) {
+  const std::string extension = std::filesystem::path(output).extension().string();
+  if (extension.empty()) return kNoExtension;
+  if (extension == ".svg") return kSvg;
+  if (extension == ".folded" || extension == ".txt" || extension == ".collapsed") return kFolded;
+  return kUnknownExtension;
+}
+
+// SVG or folded stacks: what --folded or --format says, else what the output name says.
+// A name whose extension says neither is refused rather than filled with a surprise.
+Result<bool> ChooseFolded(const FlamegraphArgs& args, bool to_stdout) {
+  if (args.folded && args.format == "svg") {
+    return Error(StatusCode::kInvalidArgument, "--folded contradicts --format svg");
+  }
+  if (args.folded || args.format == "folded") return true;
+  if (args.format == "svg" || to_stdout) return false;
+  const NameFormat named = FormatOfName(args.output);
+  if (named != kUnknownExtension) return named == kFolded;
+  return Error(StatusCode::kInvalidArgument,
+               "cannot tell what to write from the name " + args.output +
+                   ": use .svg (SVG), .folded, .collapsed or .txt (folded stacks), or "
+                   "--format svg|folded");
 }
 
 std::string JoinSummary(const char* what, const JoinCounts& c) {
@@ -64,8 +87,9 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   options.min_width_fraction = args.min_width_percent / 100.0;
 
   const bool to_stdout = args.output.empty() || args.output == "-";
-  const bool folded = args.folded || EndsWith(args.output, ".folded") ||
-                      EndsWith(args.output, ".txt") || EndsWith(args.output, ".collapsed");
+  Result<bool> chosen = ChooseFolded(args, to_stdout);
+  if (!chosen.ok()) return ReportError(chosen.status());
+  const bool folded = *chosen;
   if (to_stdout && !folded && isatty(STDOUT_FILENO)) {
     return ReportError(Error(StatusCode::kInvalidArgument,
                              "not writing an SVG to a terminal: use -o flame.svg (or --folded)"));
@@ -74,22 +98,14 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   ReadReport report;
   Result<FlameGraph> graph = BuildFlameGraphFromFile(args.trace, options, &report);
   PrintReadWarnings(report);
-  if (!graph.ok()) return ReportError(graph.status());
+  if (!graph.ok()) return ReportError(ExplainNotATrace(graph.status(), args.trace));
 
-  std::ofstream file;
-  if (!to_stdout) {
-    file.open(args.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      return ReportError(Error(StatusCode::kIoError, "cannot write " + args.output));
-    }
-  }
-  std::ostream& out = to_stdout ? std::cout : file;
+  auto file = OutputFile::Open(args.output, args.trace);
+  if (!file.ok()) return ReportError(file.status());
+  std::ostream& out = (*file)->stream();
   Status status = folded ? ExportFolded(*graph, options.weight, out)
                          : ExportFlamegraphSvg(*graph, options, out);
-  if (status.ok() && !to_stdout) {
-    file.close();
-    if (!file) status = Error(StatusCode::kIoError, "cannot write " + args.output);
-  }
+  status = (*file)->Finish(status);
   if (!status.ok()) return ReportError(status);
 
   const FlameSummary& s = graph->summary;
@@ -102,7 +118,10 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   }
   line += "; " + FormatDuration(s.gpu_ns) + " GPU time";
   if (s.filtered_out > 0) line += ", " + FormatCount(s.filtered_out) + " filtered out";
-  line += " -> " + (to_stdout ? std::string("stdout") : args.output);
+  line += " -> " + (*file)->name();
+  if (!to_stdout && FormatOfName(args.output) != (folded ? kFolded : kSvg)) {
+    line += folded ? " (folded stacks)" : " (SVG)";  // the name does not say it
+  }
   std::fprintf(stderr, "%s\n", line.c_str());
   return kExitOk;
 }
@@ -114,9 +133,13 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<FlamegraphArgs>();
   cmd->add_option("trace", args->trace, "Trace file (.gpt) or directory of trace files")
       ->required();
-  cmd->add_option("-o,--output", args->output,
-                  "Output file: .svg, or .folded/.txt for folded stacks (default: stdout)");
+  cmd->add_option(
+      "-o,--output", args->output,
+      "Output file: .svg, or .folded/.collapsed/.txt for folded stacks (default: stdout)");
   cmd->add_flag("--folded", args->folded, "Write folded stacks instead of an SVG");
+  cmd->add_option("--format", args->format,
+                  "svg or folded (default: from the output name, else svg)")
+      ->check(CLI::IsMember({"svg", "folded"}));
   cmd->add_option("--weight", args->weight, "Frame width: GPU time in ns, or activity count")
       ->check(CLI::IsMember({"time", "count"}))
       ->default_str("time");
@@ -137,10 +160,7 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
                   "SVG: do not draw frames narrower than this % of the total")
       ->check(CLI::Range(0.0, 50.0))
       ->default_str("0.05");
-  cmd->callback([args, exit_code] {
-    std::ios::sync_with_stdio(false);
-    *exit_code = RunFlamegraph(*args);
-  });
+  cmd->callback([args, exit_code] { *exit_code = RunFlamegraph(*args); });
 }
 
 }  // namespace

@@ -63,26 +63,45 @@ Result<std::string> FindInjectionLibrary(const std::string& explicit_path) {
                    "); pass --inject-lib PATH");
 }
 
+enum class CommandLookup { kFound, kNotExecutable, kNotFound };
+
+// What execvp would find for a path: a file we may execute, a file or directory we may
+// not, or nothing.
+CommandLookup LookUpPath(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return CommandLookup::kNotFound;
+  if (S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0) return CommandLookup::kFound;
+  return CommandLookup::kNotExecutable;
+}
+
 // execvp's search, done first so that a typo is one clear message, not a child error.
-bool CommandExists(const std::string& command) {
-  if (command.find('/') != std::string::npos) return access(command.c_str(), X_OK) == 0;
+CommandLookup LookUpCommand(const std::string& command) {
+  if (command.find('/') != std::string::npos) return LookUpPath(command);
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
+  CommandLookup best = CommandLookup::kNotFound;
   size_t start = 0;
   while (start <= dirs.size()) {
     size_t colon = dirs.find(':', start);
     if (colon == std::string::npos) colon = dirs.size();
     std::string dir = dirs.substr(start, colon - start);
     if (dir.empty()) dir = ".";
-    const std::string full = dir + "/" + command;
-    struct stat st;
-    if (stat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(full.c_str(), X_OK) == 0) {
-      return true;
-    }
+    const CommandLookup found = LookUpPath(dir + "/" + command);
+    if (found == CommandLookup::kFound) return found;
+    if (found == CommandLookup::kNotExecutable) best = found;
     start = colon + 1;
   }
-  return false;
+  return best;
 }
+
+// "Usage: gpuperf record [OPTIONS] -- COMMAND [ARGS...]" instead of CLI11's line, which
+// cannot show the "--".
+class RecordHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string name) const override {
+    return "Usage: " + name + " [OPTIONS] -- COMMAND [ARGS...]\n";
+  }
+};
 
 bool HasTraceFiles(const std::string& dir) {
   std::error_code ec;
@@ -130,9 +149,18 @@ int RunRecord(const RecordOptions& options) {
   if (!ValidateActivities(options.activities, &activities_error)) {
     return ReportError(Error(StatusCode::kInvalidArgument, activities_error));
   }
-  if (!CommandExists(options.command[0])) {
-    std::fprintf(stderr, "gpuperf: command not found: %s\n", options.command[0].c_str());
-    return 127;
+  // The shell's exit codes: 127 not found, 126 found but not executable.
+  switch (LookUpCommand(options.command[0])) {
+    case CommandLookup::kFound:
+      break;
+    case CommandLookup::kNotFound:
+      ReportError(Error(StatusCode::kNotFound, "command not found: " + options.command[0]));
+      return 127;
+    case CommandLookup::kNotExecutable:
+      ReportError(Error(StatusCode::kInvalidArgument,
+                        options.command[0] + " is not executable (not a file with execute "
+                                             "permission)"));
+      return 126;
   }
   auto library = FindInjectionLibrary(options.inject_lib);
   if (!library.ok()) return ReportError(library.status());
@@ -155,7 +183,7 @@ int RunRecord(const RecordOptions& options) {
     for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "gpuperf: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    std::fprintf(stderr, "gpuperf: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
   g_child = child;
@@ -200,7 +228,7 @@ int RunRecord(const RecordOptions& options) {
     if (totals.ok()) {
       std::fputs(FormatRecordSummary(*totals, *dir).c_str(), stderr);
     } else {
-      std::fprintf(stderr, "gpuperf: cannot read the recording: %s\n",
+      std::fprintf(stderr, "gpuperf: error: cannot read the recording: %s\n",
                    totals.status().message().c_str());
     }
   }
@@ -213,7 +241,7 @@ void RegisterRecord(CLI::App& app, int* exit_code) {
       "record",
       "Run a command and record its GPU activity and launch stacks.\n"
       "Works on any CUDA program (PyTorch, static cudart, ...) without recompiling or root.");
-  cmd->footer("Usage: gpuperf record [OPTIONS] -- COMMAND [ARGS...]");
+  cmd->formatter(std::make_shared<RecordHelpFormatter>());
   AddRecordOptions(*cmd, *options);
   cmd->callback([options, exit_code] { *exit_code = RunRecord(*options); });
 }

@@ -1,12 +1,12 @@
 // gpuperf report: kernels, CUDA API calls, copies, synchronization, memory, GPU
 // utilization, NVTX ranges and the profiler's own cost, from a recorded trace.
-#include <fstream>
-#include <iostream>
 #include <memory>
 
 #include "analyze/quantity.h"
 #include "analyze/report_model.h"
 #include "cli/command.h"
+#include "cli/json_input.h"
+#include "cli/output_file.h"
 #include "export/report_export.h"
 
 namespace gpuperf::cli {
@@ -39,7 +39,6 @@ Result<ReportSort> ParseSort(const std::string& text) {
 }
 
 int RunReport(const ReportArgs& a) {
-  std::ios::sync_with_stdio(false);
   const std::string format = a.json ? "json" : a.format;
   if (format != "text" && format != "json" && format != "csv") {
     return ReportError(
@@ -76,7 +75,7 @@ int RunReport(const ReportArgs& a) {
   options.gap_threshold_ns = std::max<uint64_t>(*gap, 1);
 
   auto model = BuildReport(a.path, options);
-  if (!model.ok()) return ReportError(model.status());
+  if (!model.ok()) return ReportError(ExplainNotATrace(model.status(), a.path));
   ReadReport warnings;
   warnings.warnings = model->read_warnings;
   PrintReadWarnings(warnings);
@@ -86,18 +85,13 @@ int RunReport(const ReportArgs& a) {
   const uint32_t top = a.top >= 0 ? static_cast<uint32_t>(a.top) : (format == "text" ? 30 : 0);
   SortAndTrim(*model, *sort, top);
 
-  std::ofstream file;
-  if (!a.output.empty()) {
-    file.open(a.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      return ReportError(Error(StatusCode::kIoError, "cannot create " + a.output));
-    }
-  }
-  std::ostream& out = a.output.empty() ? std::cout : file;
+  auto file = OutputFile::Open(a.output, a.path);
+  if (!file.ok()) return ReportError(file.status());
+  std::ostream& out = (*file)->stream();
   Status status = format == "json"  ? ExportReportJson(*model, render, out)
                   : format == "csv" ? ExportReportCsv(*model, render, out)
                                     : ExportReportText(*model, render, out);
-  out.flush();
+  status = (*file)->Finish(status);
   return status.ok() ? kExitOk : ReportError(status);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/json_input.h"
 #include "symbolize/symbolizer.h"
 
 namespace gpuperf::cli {
@@ -39,7 +40,7 @@ void RegisterSymbolize(CLI::App& app, int* exit_code) {
       std::fprintf(stderr, "gpuperf: warning: %s\n", warning.c_str());
     }
     if (summary.files > 0) std::printf("%s\n", summary.ToString().c_str());
-    *exit_code = status.ok() ? kExitOk : ReportError(status);
+    *exit_code = status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, args->path));
   });
 }
 

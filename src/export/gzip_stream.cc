@@ -8,9 +8,9 @@
 
 namespace gpuperf {
 
-class GzipFileStream::Buffer : public std::streambuf {
+class GzipStream::Buffer : public std::streambuf {
  public:
-  Buffer(FILE* file, std::string path) : file_(file), path_(std::move(path)), input_(1 << 16) {
+  explicit Buffer(std::ostream& sink) : sink_(&sink), input_(1 << 16) {
     setp(input_.data(), input_.data() + input_.size());
   }
   ~Buffer() override { (void)Close(); }
@@ -23,14 +23,12 @@ class GzipFileStream::Buffer : public std::streambuf {
   }
 
   Status Close() {
-    if (!file_) return status_;
+    if (!sink_) return status_;
     sync();
     Deflate(Z_FINISH);
     if (initialized_) deflateEnd(&zs_);
-    if (std::fclose(file_) != 0 && status_.ok()) {
-      status_ = Error(StatusCode::kIoError, "cannot write " + path_ + ": " + std::strerror(errno));
-    }
-    file_ = nullptr;
+    if (!sink_->flush() && status_.ok()) Failed();
+    sink_ = nullptr;
     return status_;
   }
 
@@ -45,7 +43,7 @@ class GzipFileStream::Buffer : public std::streambuf {
   }
 
   int sync() override {
-    if (!file_ || !status_.ok()) return -1;
+    if (!sink_ || !status_.ok()) return -1;
     zs_.next_in = reinterpret_cast<Bytef*>(pbase());
     zs_.avail_in = static_cast<uInt>(pptr() - pbase());
     Deflate(Z_NO_FLUSH);
@@ -62,41 +60,41 @@ class GzipFileStream::Buffer : public std::streambuf {
       zs_.avail_out = sizeof(out);
       rc = deflate(&zs_, flush);
       const size_t have = sizeof(out) - zs_.avail_out;
-      if (have && std::fwrite(out, 1, have, file_) != have && status_.ok()) {
-        status_ =
-            Error(StatusCode::kIoError, "cannot write " + path_ + ": " + std::strerror(errno));
+      if (have && !sink_->write(reinterpret_cast<const char*>(out), have)) {
+        Failed();
         return;
       }
     } while (zs_.avail_out == 0 || (flush == Z_FINISH && rc == Z_OK));
   }
 
-  FILE* file_;
-  std::string path_;
+  // The sink knows why it failed (its owner reports that); this stops the compression.
+  void Failed() {
+    if (status_.ok())
+      status_ = Error(StatusCode::kIoError, "the compressed output was not written");
+  }
+
+  std::ostream* sink_;
   std::vector<char> input_;
   z_stream zs_;
   bool initialized_ = false;
   Status status_;
 };
 
-GzipFileStream::GzipFileStream(std::unique_ptr<Buffer> buffer)
+GzipStream::GzipStream(std::unique_ptr<Buffer> buffer)
     : std::ostream(buffer.get()), buffer_(std::move(buffer)) {}
 
-GzipFileStream::~GzipFileStream() {
+GzipStream::~GzipStream() {
   (void)Close();
 }
 
-Status GzipFileStream::Close() {
+Status GzipStream::Close() {
   return buffer_->Close();
 }
 
-Result<std::unique_ptr<GzipFileStream>> GzipFileStream::Create(const std::string& path, int level) {
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) {
-    return Error(StatusCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
-  }
-  auto buffer = std::make_unique<Buffer>(file, path);
+Result<std::unique_ptr<GzipStream>> GzipStream::Create(std::ostream& sink, int level) {
+  auto buffer = std::make_unique<Buffer>(sink);
   if (!buffer->Init(level)) return Error(StatusCode::kInternal, "zlib initialization failed");
-  return std::unique_ptr<GzipFileStream>(new GzipFileStream(std::move(buffer)));
+  return std::unique_ptr<GzipStream>(new GzipStream(std::move(buffer)));
 }
 
 }  // namespace gpuperf

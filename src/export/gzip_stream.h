@@ -1,8 +1,8 @@
-// An std::ostream that gzips into a file (zlib, linked statically), for .json.gz and
-// other compressed outputs. Close() reports whether every byte reached the disk.
+// An std::ostream that gzips into another stream (zlib, linked statically), for .json.gz
+// and other compressed outputs. Close() finishes the gzip data and reports whether every
+// byte reached the sink; the sink's owner closes it and knows why a write failed.
 #pragma once
 
-#include <cstdio>
 #include <memory>
 #include <ostream>
 #include <streambuf>
@@ -12,16 +12,16 @@
 
 namespace gpuperf {
 
-class GzipFileStream : public std::ostream {
+class GzipStream : public std::ostream {
  public:
   // level: zlib's 1 (fast) .. 9 (small).
-  static Result<std::unique_ptr<GzipFileStream>> Create(const std::string& path, int level = 6);
-  ~GzipFileStream() override;
+  static Result<std::unique_ptr<GzipStream>> Create(std::ostream& sink, int level = 6);
+  ~GzipStream() override;
   Status Close();
 
  private:
   class Buffer;
-  explicit GzipFileStream(std::unique_ptr<Buffer> buffer);
+  explicit GzipStream(std::unique_ptr<Buffer> buffer);
   std::unique_ptr<Buffer> buffer_;
 };
 

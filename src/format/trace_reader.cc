@@ -240,6 +240,16 @@ class Reader {
 #undef GPUPERF_READER_BUFFER
 };
 
+// What a path is when it is not a regular file, for the one-line refusal.
+const char* NonRegularKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISDIR(mode)) return "directory";
+  return "special file";
+}
+
 // A read-only mapping of a whole file; the OS pages it in as the reader walks it.
 class MappedFile {
  public:
@@ -247,7 +257,9 @@ class MappedFile {
     if (data_ != nullptr && data_ != MAP_FAILED) ::munmap(data_, size_);
   }
   Status Open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Non-blocking, so that a FIFO without a writer is refused below instead of hanging
+    // in open(); it changes nothing for the regular file that is mapped.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
       return Error(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kIoError,
                    "cannot open " + path + ": " + std::strerror(errno));
@@ -256,6 +268,11 @@ class MappedFile {
     if (::fstat(fd, &st) != 0) {
       ::close(fd);
       return Error(StatusCode::kIoError, "cannot stat " + path + ": " + std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Error(StatusCode::kNotATrace,
+                   path + " is a " + NonRegularKind(st.st_mode) + ", not a trace file");
     }
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
@@ -306,9 +323,9 @@ Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report) 
 
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".gpt") {
-      files.push_back(entry.path().string());
-    }
+    // Every *.gpt name is tried: one that is not a regular file is skipped with a
+    // warning below, not silently.
+    if (entry.path().extension() == ".gpt") files.push_back(entry.path().string());
   }
   if (ec) return Error(StatusCode::kIoError, "cannot list " + path + ": " + ec.message());
   std::sort(files.begin(), files.end());

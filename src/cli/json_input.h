@@ -1,0 +1,19 @@
+// Telling a report JSON from a trace: `gpuperf diff` reads both, and the commands that
+// read only traces say what to do with a report instead of just "not a trace".
+#pragma once
+
+#include <string>
+
+#include "gpuperf/status.h"
+
+namespace gpuperf::cli {
+
+// Whether `path` is a regular file whose first non-blank byte is '{' (the output of
+// `gpuperf report --json`). Never blocks: a FIFO or a device is not looked into.
+bool LooksLikeJsonFile(const std::string& path);
+
+// A "not a gpuperf trace" error about a report JSON becomes one that suggests
+// `gpuperf diff`; any other status is returned as it is.
+Status ExplainNotATrace(Status status, const std::string& path);
+
+}  // namespace gpuperf::cli
