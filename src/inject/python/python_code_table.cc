@@ -1,0 +1,192 @@
+#include "inject/python/python_code_table.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "inject/python/python_objects.h"
+
+namespace gpuperf::inject {
+namespace {
+
+uint64_t LoadSlot(const uint64_t& slot) {
+  return std::atomic_ref<const uint64_t>(slot).load(std::memory_order_acquire);
+}
+
+// About 100 µs of spinning before an insert is given up.
+constexpr int kMaxLockSpins = 1 << 14;
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+PyCodeTable::PyCodeTable(PyCodeTableOptions options) : options_(options) {
+  if (options_.max_codes == 0 || options_.arena_bytes == 0) return;
+  // At most half full, so probes stay short and always end at an empty slot.
+  size_t slot_count = 2;
+  while (slot_count < 2 * size_t{options_.max_codes}) slot_count *= 2;
+  // calloc of this size maps fresh zero pages: untouched memory costs nothing.
+  slots_ = static_cast<uint64_t*>(std::calloc(slot_count, sizeof(uint64_t)));
+  entries_ = static_cast<Entry*>(std::calloc(size_t{options_.max_codes} + 1, sizeof(Entry)));
+  arena_ = static_cast<char*>(std::calloc(options_.arena_bytes, 1));
+  if (slots_ == nullptr || entries_ == nullptr || arena_ == nullptr) {
+    std::free(slots_);
+    std::free(entries_);
+    std::free(arena_);
+    slots_ = nullptr;
+    entries_ = nullptr;
+    arena_ = nullptr;
+    return;
+  }
+  slot_mask_ = slot_count - 1;
+}
+
+PyCodeTable::~PyCodeTable() {
+  std::free(slots_);
+  std::free(entries_);
+  std::free(arena_);
+}
+
+PyCodeTable::Key PyCodeTable::ReadKey(const PyRuntimeView& rt, uint64_t code) {
+  const PyLayout& l = rt.layout;
+  Key key;
+  key.code = code;
+  key.name = PyLoad<uint64_t>(code, l.code_qualname >= 0 ? l.code_qualname : l.code_name);
+  key.filename = PyLoad<uint64_t>(code, l.code_filename);
+  key.first_line = PyLoad<int32_t>(code, l.code_first_line);
+  return key;
+}
+
+uint64_t PyCodeTable::Hash(const Key& key) {
+  uint64_t h = (key.code ^ 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+  h = (h ^ key.name ^ (key.filename << 1)) * 0xc4ceb9fe1a85ec53ull;
+  h ^= uint64_t(uint32_t(key.first_line)) + (h >> 29);
+  h *= 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 32);
+}
+
+uint32_t PyCodeTable::Find(const Key& key, uint64_t hash, size_t* free_slot) const {
+  for (size_t i = hash & slot_mask_;; i = (i + 1) & slot_mask_) {
+    uint64_t value = LoadSlot(slots_[i]);
+    if (value == 0) {
+      if (free_slot != nullptr) *free_slot = i;
+      return 0;
+    }
+    if ((value >> 32) == (hash >> 32) && entries_[uint32_t(value)].key == key) {
+      return uint32_t(value);
+    }
+  }
+}
+
+uint32_t PyCodeTable::Intern(const PyRuntimeView& rt, uint64_t code) {
+  if (slots_ == nullptr || code == 0) return 0;
+  Key key = ReadKey(rt, code);
+  uint64_t hash = Hash(key);
+  if (uint32_t id = Find(key, hash, nullptr)) return id;
+  if (!TryLock()) {
+    failed_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  uint32_t id = Insert(rt, key, hash);
+  Unlock();
+  if (id == 0) failed_.fetch_add(1, std::memory_order_relaxed);
+  return id;
+}
+
+bool PyCodeTable::TryLock() {
+  for (int spins = 0; spins < kMaxLockSpins; ++spins) {
+    if (!insert_lock_.load(std::memory_order_relaxed) &&
+        !insert_lock_.exchange(true, std::memory_order_acquire)) {
+      return true;
+    }
+    CpuRelax();
+  }
+  return false;
+}
+
+// Under the insert lock.
+uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key, uint64_t hash) {
+  size_t free_slot = 0;
+  // Another thread may have added it since the lock-free look.
+  if (uint32_t id = Find(key, hash, &free_slot)) return id;
+  uint32_t count = count_.load(std::memory_order_relaxed);
+  const PyLayout& l = rt.layout;
+  const uint8_t* table = nullptr;
+  uint64_t table_size = 0;
+  bool has_table = PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_line_table), &table,
+                                   &table_size);
+  if (table_size > kMaxPyLineTableBytes) table_size = kMaxPyLineTableBytes;
+  uint64_t need = kMaxPyNameBytes + kMaxPyFilenameBytes + table_size;
+  if (count >= options_.max_codes || options_.arena_bytes - arena_used_ < need) return 0;
+
+  Entry entry;
+  entry.key = key;
+  entry.text = arena_used_;
+  char* text = arena_ + arena_used_;
+  int name_size = CopyPyString(rt, key.name, text, kMaxPyNameBytes);
+  int filename_size = CopyPyString(rt, key.filename, text + (name_size > 0 ? name_size : 0),
+                                   kMaxPyFilenameBytes);
+  if (name_size < 0 || filename_size < 0) unreadable_.fetch_add(1, std::memory_order_relaxed);
+  entry.name_size = name_size > 0 ? uint32_t(name_size) : 0;
+  entry.filename_size = filename_size > 0 ? uint32_t(filename_size) : 0;
+  if (has_table) {
+    std::memcpy(text + entry.name_size + entry.filename_size, table, table_size);
+    entry.line_table_size = uint32_t(table_size);
+    entry.line_format = l.line_format;
+  }
+  if (l.instr_is_pointer) {
+    // 3.11+: a code object is a variable-size object of its code units.
+    int64_t units = PyLoad<int64_t>(key.code, l.var_size);
+    entry.code_units = units > 0 && units < int64_t{kPyNoInstruction} ? uint32_t(units) : 0;
+  } else {
+    const uint8_t* bytecode = nullptr;
+    uint64_t bytecode_size = 0;
+    if (PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_bytecode), &bytecode,
+                        &bytecode_size)) {
+      entry.code_units = uint32_t(bytecode_size / 2);
+    }
+  }
+  entry.python_version = l.version;
+  arena_used_ += entry.name_size + entry.filename_size + entry.line_table_size;
+
+  uint32_t id = count + 1;
+  entries_[id] = entry;
+  count_.store(id, std::memory_order_release);
+  // Published last: a reader that loads this slot (acquire) sees the entry.
+  std::atomic_ref<uint64_t>(slots_[free_slot])
+      .store((hash >> 32) << 32 | id, std::memory_order_release);
+  return id;
+}
+
+void PyCodeTable::DrainNew(std::vector<PyCodeInfo>& out) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  uint32_t count = count_.load(std::memory_order_acquire);
+  try {
+    while (drained_ < count) {
+      uint32_t id = drained_ + 1;
+      const Entry& entry = entries_[id];
+      const char* text = arena_ + entry.text;
+      PyCodeInfo info;
+      info.id = id;
+      info.name.assign(text, entry.name_size);
+      info.filename.assign(text + entry.name_size, entry.filename_size);
+      info.line_table.assign(text + entry.name_size + entry.filename_size, entry.line_table_size);
+      info.first_line = entry.key.first_line;
+      info.python_version = entry.python_version;
+      info.code_units = entry.code_units;
+      info.line_format = entry.line_format;
+      out.push_back(std::move(info));
+      drained_ = id;
+    }
+  } catch (const std::bad_alloc&) {
+    // The rest goes out with the next call.
+  }
+}
+
+}  // namespace gpuperf::inject

@@ -1,0 +1,265 @@
+#include "inject/python/python_layout.h"
+
+#include <cstring>
+
+namespace gpuperf::inject {
+namespace {
+
+constexpr uint32_t Version(uint32_t major, uint32_t minor) { return (major << 24) | (minor << 16); }
+
+PyLayout Layout310() {
+  PyLayout l;
+  l.version = Version(3, 10);
+  l.flavor = PyFrameFlavor::kFrameObjects;
+  l.line_format = PyLineTableFormat::kLineTable310;
+  l.tstate_frame = 24;  // prev, next, interp, frame
+  // PyFrameObject: PyObject_VAR_HEAD, f_back, f_code, ... int f_lasti (an instruction index).
+  l.frame_previous = 24;
+  l.frame_code = 32;
+  l.frame_instr = 96;
+  l.instr_is_pointer = false;
+  // PyCodeObject: 7 ints after the header, then co_code, ... co_filename, co_name, co_linetable.
+  l.code_first_line = 40;
+  l.code_bytecode = 48;
+  l.code_filename = 104;
+  l.code_name = 112;
+  l.code_line_table = 120;
+  // PyASCIIObject still has wstr; PyCompactUnicodeObject adds utf8_length, utf8, wstr_length.
+  l.unicode_ascii_data = 48;
+  l.unicode_compact_data = 72;
+  return l;
+}
+
+PyLayout Layout311() {
+  PyLayout l;
+  l.version = Version(3, 11);
+  l.flavor = PyFrameFlavor::kEntryFlag;
+  l.line_format = PyLineTableFormat::kLocations311;
+  l.tstate_frame = 56;  // cframe
+  l.cframe_current_frame = 8;  // after use_tracing
+  // _PyInterpreterFrame: f_func, f_globals, f_builtins, f_locals, f_code, frame_obj,
+  // previous, prev_instr, int stacktop, bool is_entry, char owner.
+  l.frame_code = 32;
+  l.frame_previous = 48;
+  l.frame_instr = 56;
+  l.frame_is_entry = 68;
+  l.frame_owner = 69;
+  l.instr_is_pointer = true;
+  l.code_first_line = 72;
+  l.code_filename = 112;
+  l.code_name = 120;
+  l.code_qualname = 128;
+  l.code_line_table = 136;
+  l.code_bytecode = 184;  // co_code_adaptive
+  l.unicode_ascii_data = 48;
+  l.unicode_compact_data = 72;
+  return l;
+}
+
+PyLayout Layout312() {
+  PyLayout l;
+  l.version = Version(3, 12);
+  l.flavor = PyFrameFlavor::kShimFrames;
+  l.line_format = PyLineTableFormat::kLocations311;
+  l.tstate_frame = 56;  // cframe
+  l.cframe_current_frame = 0;
+  // _PyInterpreterFrame: f_code, previous, f_funcobj, f_globals, f_builtins, f_locals,
+  // frame_obj, prev_instr, int stacktop, uint16 return_offset, char owner.
+  l.frame_code = 0;
+  l.frame_previous = 8;
+  l.frame_instr = 56;
+  l.frame_owner = 70;
+  l.shim_owner = 3;  // FRAME_OWNED_BY_CSTACK
+  l.instr_is_pointer = true;
+  l.code_first_line = 68;
+  l.code_filename = 112;
+  l.code_name = 120;
+  l.code_qualname = 128;
+  l.code_line_table = 136;
+  l.code_bytecode = 192;
+  // wstr is gone: PyASCIIObject is 40 bytes, PyCompactUnicodeObject 56.
+  l.unicode_ascii_data = 40;
+  l.unicode_compact_data = 56;
+  return l;
+}
+
+const PyLayout kLayout310 = Layout310();
+const PyLayout kLayout311 = Layout311();
+const PyLayout kLayout312 = Layout312();
+
+// _Py_DebugOffsets as 3.13 defines it (Include/internal/pycore_runtime.h), up to the
+// sections we read. Every member is a uint64_t.
+struct DebugOffsets313 {
+  char cookie[8];
+  uint64_t version, free_threaded;
+  struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+  struct {
+    uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins, ceval_gil,
+        gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
+        gil_runtime_state_holder;
+  } interpreter_state;
+  struct {
+    uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
+        datastack_chunk, status;
+  } thread_state;
+  struct { uint64_t size, previous, executable, instr_ptr, localsplus, owner; } interpreter_frame;
+  struct {
+    uint64_t size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
+        localspluskinds, co_code_adaptive;
+  } code_object;
+  struct { uint64_t size, ob_type; } pyobject;
+  struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
+  struct { uint64_t size, ob_item, ob_size; } tuple_object;
+  struct { uint64_t size, ob_item, ob_size; } list_object;
+  struct { uint64_t size, ma_keys, ma_values; } dict_object;
+  struct { uint64_t size, ob_fval; } float_object;
+  struct { uint64_t size, lv_tag, ob_digit; } long_object;
+  struct { uint64_t size, ob_size, ob_sval; } bytes_object;
+  struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+};
+
+// 3.14 (Include/internal/pycore_debug_offsets.h): the interpreter state gains
+// threads_main, code_object_generation and tlbc_generation, frames stackpointer and
+// tlbc_index, code objects co_tlbc, and a set_object section comes before dict_object.
+struct DebugOffsets314 {
+  char cookie[8];
+  uint64_t version, free_threaded;
+  struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+  struct {
+    uint64_t size, id, next, threads_head, threads_main, gc, imports_modules, sysdict, builtins,
+        ceval_gil, gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
+        gil_runtime_state_holder, code_object_generation, tlbc_generation;
+  } interpreter_state;
+  struct {
+    uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
+        datastack_chunk, status;
+  } thread_state;
+  struct {
+    uint64_t size, previous, executable, instr_ptr, localsplus, owner, stackpointer, tlbc_index;
+  } interpreter_frame;
+  struct {
+    uint64_t size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
+        localspluskinds, co_code_adaptive, co_tlbc;
+  } code_object;
+  struct { uint64_t size, ob_type; } pyobject;
+  struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
+  struct { uint64_t size, ob_item, ob_size; } tuple_object;
+  struct { uint64_t size, ob_item, ob_size; } list_object;
+  struct { uint64_t size, used, table, mask; } set_object;
+  struct { uint64_t size, ma_keys, ma_values; } dict_object;
+  struct { uint64_t size, ob_fval; } float_object;
+  struct { uint64_t size, lv_tag, ob_digit; } long_object;
+  struct { uint64_t size, ob_size, ob_sval; } bytes_object;
+  struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+};
+
+// Offsets well past any real struct mean the table is not what we think it is.
+constexpr uint64_t kMaxSaneOffset = 4096;
+
+bool FieldFits(uint64_t offset, uint64_t width, uint64_t struct_size) {
+  return offset < kMaxSaneOffset && struct_size < kMaxSaneOffset && offset + width <= struct_size;
+}
+
+template <typename Offsets>
+bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, const char** why) {
+  if (std::memcmp(d.cookie, "xdebugpy", 8) != 0) {
+    *why = "_PyRuntime.debug_offsets has no \"xdebugpy\" cookie";
+    return false;
+  }
+  if ((d.version >> 16) != ((major << 8) | minor)) {
+    *why = "_PyRuntime.debug_offsets is of another version than Py_Version";
+    return false;
+  }
+  if (d.free_threaded != 0) {
+    *why = "free-threaded CPython builds are not supported";
+    return false;
+  }
+  const auto& ts = d.thread_state;
+  const auto& fr = d.interpreter_frame;
+  const auto& co = d.code_object;
+  bool ok = FieldFits(ts.current_frame, 8, ts.size) && FieldFits(fr.previous, 8, fr.size) &&
+            FieldFits(fr.executable, 8, fr.size) && FieldFits(fr.instr_ptr, 8, fr.size) &&
+            FieldFits(fr.owner, 1, fr.size) && FieldFits(co.filename, 8, co.size) &&
+            FieldFits(co.name, 8, co.size) && FieldFits(co.qualname, 8, co.size) &&
+            FieldFits(co.linetable, 8, co.size) && FieldFits(co.firstlineno, 4, co.size) &&
+            FieldFits(co.co_code_adaptive, 2, co.size) &&
+            FieldFits(d.pyobject.ob_type, 8, d.pyobject.size) &&
+            FieldFits(d.bytes_object.ob_size, 8, d.bytes_object.size) &&
+            d.bytes_object.ob_sval < kMaxSaneOffset &&
+            FieldFits(d.unicode_object.state, 4, d.unicode_object.size) &&
+            FieldFits(d.unicode_object.length, 8, d.unicode_object.size) &&
+            d.unicode_object.asciiobject_size < kMaxSaneOffset;
+  if (!ok) {
+    *why = "_PyRuntime.debug_offsets has offsets outside their structs";
+    return false;
+  }
+  PyLayout l;
+  l.version = Version(major, minor);
+  l.flavor = PyFrameFlavor::kShimFrames;
+  l.line_format = PyLineTableFormat::kLocations311;
+  l.tstate_frame = int32_t(ts.current_frame);
+  l.frame_previous = int32_t(fr.previous);
+  l.frame_code = int32_t(fr.executable);
+  l.frame_instr = int32_t(fr.instr_ptr);
+  l.frame_owner = int32_t(fr.owner);
+  l.instr_is_pointer = true;
+  // 3.13: FRAME_OWNED_BY_CSTACK = 3. 3.14: FRAME_OWNED_BY_INTERPRETER = 3 and
+  // FRAME_OWNED_BY_CSTACK = 4; neither holds a Python function's frame.
+  l.shim_owner = 3;
+  // 3.14's f_executable is a _PyStackRef: the low bits are tags, objects are 8-aligned.
+  if (minor >= 14) l.code_pointer_mask = ~uint64_t{7};
+  l.code_first_line = int32_t(co.firstlineno);
+  l.code_name = int32_t(co.name);
+  l.code_qualname = int32_t(co.qualname);
+  l.code_filename = int32_t(co.filename);
+  l.code_line_table = int32_t(co.linetable);
+  l.code_bytecode = int32_t(co.co_code_adaptive);
+  l.ob_type = int32_t(d.pyobject.ob_type);
+  l.var_size = int32_t(d.bytes_object.ob_size);
+  l.bytes_data = int32_t(d.bytes_object.ob_sval);
+  l.unicode_length = int32_t(d.unicode_object.length);
+  l.unicode_state = int32_t(d.unicode_object.state);
+  l.unicode_ascii_data = int32_t(d.unicode_object.asciiobject_size);
+  // PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (3.12 and later).
+  l.unicode_compact_data = l.unicode_ascii_data + 16;
+  *out = l;
+  return true;
+}
+
+}  // namespace
+
+const PyLayout* BuiltinPyLayout(uint32_t major, uint32_t minor) {
+  if (major != 3) return nullptr;
+  switch (minor) {
+    case 10:
+      return &kLayout310;
+    case 11:
+      return &kLayout311;
+    case 12:
+      return &kLayout312;
+    default:
+      return nullptr;
+  }
+}
+
+bool PyLayoutFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor,
+                              PyLayout* out, const char** why) {
+  if (runtime == nullptr) {
+    *why = "_PyRuntime not found";
+    return false;
+  }
+  if (major == 3 && minor == 13) {
+    DebugOffsets313 d;
+    std::memcpy(&d, runtime, sizeof(d));
+    return Convert(d, major, minor, out, why);
+  }
+  if (major == 3 && minor == 14) {
+    DebugOffsets314 d;
+    std::memcpy(&d, runtime, sizeof(d));
+    return Convert(d, major, minor, out, why);
+  }
+  *why = "this CPython version's frame layout is not known";
+  return false;
+}
+
+}  // namespace gpuperf::inject
