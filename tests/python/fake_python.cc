@@ -361,6 +361,7 @@ uint64_t FakePython::NewCode(const FakeCodeSpec& spec) {
       c->co_name = name;
       c->co_qualname = qualname;
       c->co_linetable = table;
+      c->co_firsttraceable = spec.first_traceable;
       return code;
     }
     case FakeVersion::k312: {
@@ -372,6 +373,7 @@ uint64_t FakePython::NewCode(const FakeCodeSpec& spec) {
       c->co_name = name;
       c->co_qualname = qualname;
       c->co_linetable = table;
+      c->co_firsttraceable = spec.first_traceable;
       return code;
     }
     case FakeVersion::k313:
@@ -384,6 +386,7 @@ uint64_t FakePython::NewCode(const FakeCodeSpec& spec) {
       c->co_name = name;
       c->co_qualname = qualname;
       c->co_linetable = table;
+      c->co_firsttraceable = spec.first_traceable;
       return code;
     }
   }
@@ -487,6 +490,10 @@ void FakePython::SetPrevious(uint64_t frame, uint64_t previous) {
 
 void FakePython::SetFrameCode(uint64_t frame, uint64_t code) {
   std::memcpy(reinterpret_cast<void*>(frame + view_.layout.frame_code), &code, 8);
+}
+
+void FakePython::SetFrameOwner(uint64_t frame, int8_t owner) {
+  std::memcpy(reinterpret_cast<void*>(frame + view_.layout.frame_owner), &owner, 1);
 }
 
 void FakePython::SetStringLength(uint64_t str, uint64_t length) {

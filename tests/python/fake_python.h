@@ -31,6 +31,7 @@ struct FakeCodeSpec {
   int32_t first_line = 1;
   std::vector<uint8_t> line_table;
   uint32_t code_units = 16;
+  int32_t first_traceable = 0;  // 3.11+ _co_firsttraceable
 };
 
 class FakePython {
@@ -63,6 +64,7 @@ class FakePython {
   // For malformed-memory tests.
   void SetPrevious(uint64_t frame, uint64_t previous);
   void SetFrameCode(uint64_t frame, uint64_t code);
+  void SetFrameOwner(uint64_t frame, int8_t owner);  // 3.11+
   void SetStringLength(uint64_t str, uint64_t length);
   void SetStringState(uint64_t str, uint32_t state);
   void SetBytesLength(uint64_t bytes, int64_t length);

@@ -51,6 +51,7 @@ PyLayout Layout311() {
   l.code_qualname = 128;
   l.code_line_table = 136;
   l.code_bytecode = 184;  // co_code_adaptive
+  l.code_first_traceable = 168;
   l.unicode_ascii_data = 48;
   l.unicode_compact_data = 72;
   return l;
@@ -77,6 +78,7 @@ PyLayout Layout312() {
   l.code_qualname = 128;
   l.code_line_table = 136;
   l.code_bytecode = 192;
+  l.code_first_traceable = 176;
   // wstr is gone: PyASCIIObject is 40 bytes, PyCompactUnicodeObject 56.
   l.unicode_ascii_data = 40;
   l.unicode_compact_data = 56;
@@ -182,7 +184,7 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
             FieldFits(fr.owner, 1, fr.size) && FieldFits(co.filename, 8, co.size) &&
             FieldFits(co.name, 8, co.size) && FieldFits(co.qualname, 8, co.size) &&
             FieldFits(co.linetable, 8, co.size) && FieldFits(co.firstlineno, 4, co.size) &&
-            FieldFits(co.co_code_adaptive, 2, co.size) &&
+            FieldFits(co.co_code_adaptive, 2, co.size) && co.co_code_adaptive >= 16 &&
             FieldFits(d.pyobject.ob_type, 8, d.pyobject.size) &&
             FieldFits(d.bytes_object.ob_size, 8, d.bytes_object.size) &&
             d.bytes_object.ob_sval < kMaxSaneOffset &&
@@ -214,6 +216,9 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
   l.code_filename = int32_t(co.filename);
   l.code_line_table = int32_t(co.linetable);
   l.code_bytecode = int32_t(co.co_code_adaptive);
+  // Not in the debug offsets: 3.13's and 3.14's PyCodeObject end, as 3.11's and 3.12's do,
+  // with `int _co_firsttraceable; void *co_extra; char co_code_adaptive[]`.
+  l.code_first_traceable = l.code_bytecode - 16;
   l.ob_type = int32_t(d.pyobject.ob_type);
   l.var_size = int32_t(d.bytes_object.ob_size);
   l.bytes_data = int32_t(d.bytes_object.ob_sval);

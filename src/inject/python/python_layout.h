@@ -54,6 +54,12 @@ struct PyLayout {
   int32_t code_filename = -1;
   int32_t code_line_table = -1;
   int32_t code_bytecode = -1;  // 3.11+: co_code_adaptive (inline); 3.10: co_code (a bytes object)
+  // 3.11+: _co_firsttraceable, the first code unit of the function proper. A frame whose
+  // instruction is before it (and that is not a generator's) is "incomplete": it has not
+  // started, or is an interpreter-internal trampoline such as 3.13's _Py_InitCleanup.
+  // CPython leaves those out of tracebacks and sys._getframe(); so does the walker.
+  int32_t code_first_traceable = -1;
+  int8_t generator_owner = 1;  // FRAME_OWNED_BY_GENERATOR
 
   // Object headers.
   int32_t ob_type = 8;

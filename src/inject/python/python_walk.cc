@@ -5,17 +5,10 @@ namespace {
 
 bool Aligned(uint64_t pointer) { return (pointer & 7) == 0; }
 
-// Code units from the start of the bytecode, or kPyNoInstruction for a frame that has not
-// executed anything yet (3.10 f_lasti -1; 3.11/3.12 prev_instr one before the start).
-uint32_t InstructionOffset(const PyLayout& l, uint64_t frame, uint64_t code) {
-  if (!l.instr_is_pointer) {
-    int32_t lasti = PyLoad<int32_t>(frame, l.frame_instr);
-    return lasti < 0 ? kPyNoInstruction : uint32_t(lasti);
-  }
-  uint64_t instr = PyLoad<uint64_t>(frame, l.frame_instr);
-  uint64_t start = code + l.code_bytecode;
-  if (instr < start || ((instr - start) >> 1) >= kPyNoInstruction) return kPyNoInstruction;
-  return uint32_t((instr - start) >> 1);
+// 3.10: f_lasti is an instruction index, -1 before the first instruction.
+uint32_t LastInstruction310(const PyLayout& l, uint64_t frame) {
+  int32_t lasti = PyLoad<int32_t>(frame, l.frame_instr);
+  return lasti < 0 ? kPyNoInstruction : uint32_t(lasti);
 }
 
 // One loop per flavor, so the per-frame branches on the flavor fold away.
@@ -34,9 +27,11 @@ PyWalkResult Walk(const PyRuntimeView& rt, uint64_t frame, PyFrameSample* out, i
       break;
     }
     uint64_t previous = PyLoad<uint64_t>(frame, l.frame_previous);
+    int8_t owner = 0;
+    if constexpr (kFlavor != PyFrameFlavor::kFrameObjects) owner = PyLoad<int8_t>(frame, l.frame_owner);
     if constexpr (kFlavor == PyFrameFlavor::kShimFrames) {
       // An entry shim: the frame recorded just before it began a native eval call.
-      if (PyLoad<int8_t>(frame, l.frame_owner) >= l.shim_owner) {
+      if (owner >= l.shim_owner) {
         if (n > 0) out[n - 1].flags |= kPyFrameEntry;
         frame = previous;
         continue;
@@ -48,17 +43,31 @@ PyWalkResult Walk(const PyRuntimeView& rt, uint64_t frame, PyFrameSample* out, i
       frame = previous;
       continue;
     }
+    uint32_t flags = kFlavor == PyFrameFlavor::kFrameObjects ? kPyFrameEntry : 0;
+    if constexpr (kFlavor == PyFrameFlavor::kEntryFlag) {
+      if (PyLoad<uint8_t>(frame, l.frame_is_entry) != 0) flags = kPyFrameEntry;
+    }
+    uint32_t offset;
+    if constexpr (kFlavor == PyFrameFlavor::kFrameObjects) {
+      offset = LastInstruction310(l, frame);
+    } else {
+      uint64_t instr = PyLoad<uint64_t>(frame, l.frame_instr);
+      uint64_t start = code + l.code_bytecode;
+      int64_t first = owner == l.generator_owner ? 0 : PyLoad<int32_t>(code, l.code_first_traceable);
+      if (int64_t(instr - start) < 2 * first || instr < start) {
+        // Incomplete: not a frame CPython shows. Its entry mark, if any, moves down.
+        if (flags != 0 && n > 0) out[n - 1].flags |= kPyFrameEntry;
+        frame = previous;
+        continue;
+      }
+      uint64_t units = (instr - start) >> 1;
+      offset = units < kPyNoInstruction ? uint32_t(units) : kPyNoInstruction;
+    }
     PyFrameSample& sample = out[n++];
     sample.code = code;
     sample.code_id = 0;
-    sample.instr_offset = InstructionOffset(l, frame, code);
-    if constexpr (kFlavor == PyFrameFlavor::kFrameObjects) {
-      sample.flags = kPyFrameEntry;
-    } else if constexpr (kFlavor == PyFrameFlavor::kEntryFlag) {
-      sample.flags = PyLoad<uint8_t>(frame, l.frame_is_entry) != 0 ? kPyFrameEntry : 0;
-    } else {
-      sample.flags = 0;
-    }
+    sample.instr_offset = offset;
+    sample.flags = flags;
     frame = previous;
   }
   result.frames = n;

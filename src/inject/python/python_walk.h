@@ -27,7 +27,9 @@ inline constexpr uint32_t kPyFrameEntry = 1u << 0;
 struct PyFrameSample {
   uint64_t code = 0;          // the code object's address: an identity during the callback only
   uint32_t code_id = 0;       // set by interning (PyCodeInfo::id); 0 = not interned
-  uint32_t instr_offset = 0;  // code units into the bytecode; kPyNoInstruction if not started
+  // Code units into the bytecode. kPyNoInstruction for a 3.10 frame that has not started;
+  // 3.11+ leave such ("incomplete") frames out, as CPython's own tracebacks do.
+  uint32_t instr_offset = 0;
   uint32_t flags = 0;         // kPyFrameEntry
 };
 

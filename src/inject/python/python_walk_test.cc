@@ -54,12 +54,37 @@ TEST_P(PythonWalkTest, ReadsCodeOffsetAndEntryOfEveryFrameInnermostFirst) {
   }
 }
 
-TEST_P(PythonWalkTest, FrameThatHasNotStartedHasNoInstruction) {
+TEST_P(PythonWalkTest, FramesThatHaveNotStartedAreLeftOutFrom311) {
   fake_.PushFrame(Code(U"outer"), 4, true);
   fake_.PushFrame(Code(U"inner"), kPyNoInstruction, false);
-  ASSERT_EQ(Walk().frames, 2);
-  EXPECT_EQ(samples_[0].instr_offset, kPyNoInstruction);
-  EXPECT_EQ(samples_[1].instr_offset, 4u);
+  if (GetParam() == FakeVersion::k310) {
+    ASSERT_EQ(Walk().frames, 2);
+    EXPECT_EQ(samples_[0].instr_offset, kPyNoInstruction);
+    EXPECT_EQ(samples_[1].instr_offset, 4u);
+  } else {
+    ASSERT_EQ(Walk().frames, 1) << "CPython's _PyFrame_IsIncomplete";
+    EXPECT_EQ(samples_[0].instr_offset, 4u);
+  }
+}
+
+// 3.13's _Py_InitCleanup: a code object whose frames never reach _co_firsttraceable.
+TEST_P(PythonWalkTest, TrampolinesBeforeTheirFirstTraceableUnitAreLeftOut) {
+  if (GetParam() == FakeVersion::k310) GTEST_SKIP() << "3.10 has no _co_firsttraceable";
+  FakeCodeSpec trampoline;
+  trampoline.first_traceable = 4;
+  uint64_t code = fake_.NewCode(trampoline);
+  fake_.PushFrame(Code(U"caller"), 9, true);
+  fake_.PushFrame(code, 0, /*entry=*/GetParam() == FakeVersion::k311);
+  uint64_t generator = fake_.PushFrame(code, 1, false);
+  fake_.SetFrameOwner(generator, 1);  // a generator's frame is never incomplete
+  fake_.PushFrame(Code(U"__init__"), 5, false);
+  ASSERT_EQ(Walk().frames, 3);
+  EXPECT_EQ(samples_[0].instr_offset, 5u);
+  EXPECT_EQ(samples_[1].instr_offset, 1u);
+  EXPECT_EQ(samples_[2].instr_offset, 9u);
+  // 3.11: the trampoline's is_entry moved to the frame above it.
+  EXPECT_EQ((samples_[1].flags & kPyFrameEntry) != 0, GetParam() == FakeVersion::k311);
+  EXPECT_TRUE(samples_[2].flags & kPyFrameEntry);
 }
 
 TEST_P(PythonWalkTest, NoThreadStateOrNoFramesGivesNothing) {
