@@ -39,11 +39,12 @@ PyObject* Init(PyObject*, PyObject*) {
 
 PyObject* Walk(PyObject*, PyObject*) {
   PyFrameSample samples[kMaxPythonFrames];
+  uint32_t ids[kMaxPythonFrames];
   int n = 0, failed = 0;
   std::vector<PyCodeInfo> fresh;
   Py_BEGIN_ALLOW_THREADS
   n = WalkPythonFrames(samples, kMaxPythonFrames);
-  failed = InternPythonFrames(samples, n);
+  failed = InternPythonFrames(samples, n, ids);
   DrainNewPythonCodes(fresh);
   Py_END_ALLOW_THREADS
   for (PyCodeInfo& code : fresh) g_codes.push_back(std::move(code));
@@ -53,10 +54,10 @@ PyObject* Walk(PyObject*, PyObject*) {
   }
   PyObject* list = PyList_New(0);
   for (int i = 0; list != nullptr && i < n; ++i) {
-    const PyCodeInfo* code = CodeById(samples[i].code_id);
+    const PyCodeInfo* code = CodeById(ids[i]);
     if (code == nullptr) {
       Py_DECREF(list);
-      PyErr_Format(PyExc_RuntimeError, "frame %d has unknown code id %u", i, samples[i].code_id);
+      PyErr_Format(PyExc_RuntimeError, "frame %d has unknown code id %u", i, ids[i]);
       return nullptr;
     }
     PyObject* item = Py_BuildValue(

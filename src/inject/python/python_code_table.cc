@@ -9,8 +9,8 @@
 namespace gpuperf::inject {
 namespace {
 
-uint64_t LoadSlot(const uint64_t& slot) {
-  return std::atomic_ref<const uint64_t>(slot).load(std::memory_order_acquire);
+uint64_t LoadAcquire(const uint64_t& word) {
+  return std::atomic_ref<const uint64_t>(word).load(std::memory_order_acquire);
 }
 
 // About 100 µs of spinning before an insert is given up.
@@ -30,9 +30,13 @@ PyCodeTable::PyCodeTable(PyCodeTableOptions options) : options_(options) {
   if (options_.max_codes == 0 || options_.arena_bytes == 0) return;
   // At most half full, so probes stay short and always end at an empty slot.
   size_t slot_count = 2;
-  while (slot_count < 2 * size_t{options_.max_codes}) slot_count *= 2;
+  slot_shift_ = 63;
+  while (slot_count < 2 * size_t{options_.max_codes}) {
+    slot_count *= 2;
+    --slot_shift_;
+  }
   // calloc of this size maps fresh zero pages: untouched memory costs nothing.
-  slots_ = static_cast<uint64_t*>(std::calloc(slot_count, sizeof(uint64_t)));
+  slots_ = static_cast<Slot*>(std::calloc(slot_count, sizeof(Slot)));
   entries_ = static_cast<Entry*>(std::calloc(size_t{options_.max_codes} + 1, sizeof(Entry)));
   arena_ = static_cast<char*>(std::calloc(options_.arena_bytes, 1));
   if (slots_ == nullptr || entries_ == nullptr || arena_ == nullptr) {
@@ -53,7 +57,7 @@ PyCodeTable::~PyCodeTable() {
   std::free(arena_);
 }
 
-PyCodeTable::Key PyCodeTable::ReadKey(const PyRuntimeView& rt, uint64_t code) {
+inline PyCodeTable::Key PyCodeTable::ReadKey(const PyRuntimeView& rt, uint64_t code) {
   const PyLayout& l = rt.layout;
   Key key;
   key.code = code;
@@ -63,37 +67,50 @@ PyCodeTable::Key PyCodeTable::ReadKey(const PyRuntimeView& rt, uint64_t code) {
   return key;
 }
 
-uint64_t PyCodeTable::Hash(const Key& key) {
-  uint64_t h = (key.code ^ 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-  h = (h ^ key.name ^ (key.filename << 1)) * 0xc4ceb9fe1a85ec53ull;
-  h ^= uint64_t(uint32_t(key.first_line)) + (h >> 29);
-  h *= 0x9e3779b97f4a7c15ull;
-  return h ^ (h >> 32);
+// Fibonacci hashing of the address (objects are 16-byte aligned: the low bits say nothing).
+inline size_t PyCodeTable::FirstSlot(uint64_t code) const {
+  return size_t(((code >> 4) * 0x9e3779b97f4a7c15ull) >> slot_shift_);
 }
 
-uint32_t PyCodeTable::Find(const Key& key, uint64_t hash, size_t* free_slot) const {
-  for (size_t i = hash & slot_mask_;; i = (i + 1) & slot_mask_) {
-    uint64_t value = LoadSlot(slots_[i]);
-    if (value == 0) {
+inline uint32_t PyCodeTable::Find(const Key& key, size_t* free_slot) const {
+  for (size_t i = FirstSlot(key.code);; i = (i + 1) & slot_mask_) {
+    const Slot& slot = slots_[i];
+    uint64_t code = LoadAcquire(slot.code);
+    if (code == 0) {
       if (free_slot != nullptr) *free_slot = i;
       return 0;
     }
-    if ((value >> 32) == (hash >> 32) && entries_[uint32_t(value)].key == key) {
-      return uint32_t(value);
+    // A reused address with another name, file or first line is another code object:
+    // probing goes on past its slot.
+    if (code == key.code && slot.name == key.name && slot.filename == key.filename &&
+        slot.first_line == key.first_line) {
+      return slot.id;
     }
   }
+}
+
+int PyCodeTable::InternAll(const PyRuntimeView& rt, const PyFrameSample* frames, int n,
+                           uint32_t* ids) {
+  int failed = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t code = frames[i].code;
+    uint32_t id = slots_ == nullptr || code == 0 ? 0 : Find(ReadKey(rt, code), nullptr);
+    if (id == 0) id = Intern(rt, code);
+    ids[i] = id;
+    failed += id == 0;
+  }
+  return failed;
 }
 
 uint32_t PyCodeTable::Intern(const PyRuntimeView& rt, uint64_t code) {
   if (slots_ == nullptr || code == 0) return 0;
   Key key = ReadKey(rt, code);
-  uint64_t hash = Hash(key);
-  if (uint32_t id = Find(key, hash, nullptr)) return id;
+  if (uint32_t id = Find(key, nullptr)) return id;
   if (!TryLock()) {
     failed_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  uint32_t id = Insert(rt, key, hash);
+  uint32_t id = Insert(rt, key);
   Unlock();
   if (id == 0) failed_.fetch_add(1, std::memory_order_relaxed);
   return id;
@@ -111,10 +128,10 @@ bool PyCodeTable::TryLock() {
 }
 
 // Under the insert lock.
-uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key, uint64_t hash) {
+uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   size_t free_slot = 0;
   // Another thread may have added it since the lock-free look.
-  if (uint32_t id = Find(key, hash, &free_slot)) return id;
+  if (uint32_t id = Find(key, &free_slot)) return id;
   uint32_t count = count_.load(std::memory_order_relaxed);
   const PyLayout& l = rt.layout;
   const uint8_t* table = nullptr;
@@ -126,7 +143,7 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key, uint64_t h
   if (count >= options_.max_codes || options_.arena_bytes - arena_used_ < need) return 0;
 
   Entry entry;
-  entry.key = key;
+  entry.first_line = key.first_line;
   entry.text = arena_used_;
   char* text = arena_ + arena_used_;
   int name_size = CopyPyString(rt, key.name, text, kMaxPyNameBytes);
@@ -158,9 +175,13 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key, uint64_t h
   uint32_t id = count + 1;
   entries_[id] = entry;
   count_.store(id, std::memory_order_release);
-  // Published last: a reader that loads this slot (acquire) sees the entry.
-  std::atomic_ref<uint64_t>(slots_[free_slot])
-      .store((hash >> 32) << 32 | id, std::memory_order_release);
+  Slot& slot = slots_[free_slot];
+  slot.name = key.name;
+  slot.filename = key.filename;
+  slot.first_line = key.first_line;
+  slot.id = id;
+  // Published last: a reader that loads this address (acquire) sees the rest of the slot.
+  std::atomic_ref<uint64_t>(slot.code).store(key.code, std::memory_order_release);
   return id;
 }
 
@@ -177,7 +198,7 @@ void PyCodeTable::DrainNew(std::vector<PyCodeInfo>& out) {
       info.name.assign(text, entry.name_size);
       info.filename.assign(text + entry.name_size, entry.filename_size);
       info.line_table.assign(text + entry.name_size + entry.filename_size, entry.line_table_size);
-      info.first_line = entry.key.first_line;
+      info.first_line = entry.first_line;
       info.python_version = entry.python_version;
       info.code_units = entry.code_units;
       info.line_format = entry.line_format;

@@ -8,11 +8,12 @@
 // (address, name object, file name object, first line): a new code object at a reused
 // address differs in at least one of these in practice, and gets an entry of its own.
 //
-// Finding a known code object is lock-free (a hash of the key picks a slot of an
-// open-addressing table of atomic words, compared against entries written before their
-// slot was published). Adding one takes a spinlock that is given up after a bounded wait
-// (the code is then counted as not interned, never waited for). Capacity is fixed;
-// memory is reserved with mmap(MAP_NORESERVE) and costs only what is touched.
+// Finding a known code object is lock-free: the code object's address picks a slot of an
+// open-addressing table whose slots hold the whole key and the id; a slot's address word
+// is published last, with release order, so a reader that sees it sees the rest. Adding
+// one takes a spinlock that is given up after a bounded wait (the code is then counted as
+// not interned, never waited for). Capacity is fixed; memory comes from calloc (fresh
+// zero pages: only what is touched costs memory).
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,7 @@
 
 #include "analyze/python_lines.h"
 #include "inject/python/python_runtime.h"
+#include "inject/python/python_walk.h"
 
 namespace gpuperf::inject {
 
@@ -47,6 +49,9 @@ class PyCodeTable {
   // walker checked its type), copying it on first sight. 0 when it could not be added
   // (table or arena full, or the insert lock stayed busy): counted in failed().
   uint32_t Intern(const PyRuntimeView& rt, uint64_t code);
+  // ids[i] = Intern(rt, frames[i].code), with the lookups inlined; returns how many ids
+  // were left at 0.
+  int InternAll(const PyRuntimeView& rt, const PyFrameSample* frames, int n, uint32_t* ids);
 
   // Appends the code objects added since the previous call, in id order. For one
   // consumer thread at a time (the writer thread); never blocks an Intern.
@@ -62,10 +67,17 @@ class PyCodeTable {
   struct Key {
     uint64_t code = 0, name = 0, filename = 0;
     int32_t first_line = 0;
-    bool operator==(const Key&) const = default;
   };
+  // 32 bytes, two to a cache line. `code` is written last (release) and read first (acquire).
+  struct Slot {
+    uint64_t code;
+    uint64_t name, filename;
+    int32_t first_line;
+    uint32_t id;
+  };
+  // What DrainNew needs, by id.
   struct Entry {
-    Key key;
+    int32_t first_line = 0;
     uint64_t text = 0;  // arena offset: name, then file name, then line table
     uint32_t name_size = 0, filename_size = 0, line_table_size = 0;
     uint32_t code_units = 0;
@@ -74,18 +86,19 @@ class PyCodeTable {
   };
 
   static Key ReadKey(const PyRuntimeView& rt, uint64_t code);
-  static uint64_t Hash(const Key& key);
-  uint32_t Find(const Key& key, uint64_t hash, size_t* free_slot) const;
-  uint32_t Insert(const PyRuntimeView& rt, const Key& key, uint64_t hash);
+  size_t FirstSlot(uint64_t code) const;
+  // Inlined into the lookups: the key stays in registers.
+  __attribute__((always_inline)) uint32_t Find(const Key& key, size_t* free_slot) const;
+  uint32_t Insert(const PyRuntimeView& rt, const Key& key);
   bool TryLock();
   void Unlock() { insert_lock_.store(false, std::memory_order_release); }
 
   PyCodeTableOptions options_;
   size_t slot_mask_ = 0;
-  uint64_t* slots_ = nullptr;  // (hash tag << 32 | id), 0 = empty; accessed via atomic_ref
+  int slot_shift_ = 64;        // 64 - log2(slot count)
+  Slot* slots_ = nullptr;
   Entry* entries_ = nullptr;   // indexed by id, written before the slot is published
   char* arena_ = nullptr;
-  size_t slots_bytes_ = 0, entries_bytes_ = 0;
 
   std::atomic<bool> insert_lock_{false};  // guards arena_used_ and new entries
   uint64_t arena_used_ = 0;

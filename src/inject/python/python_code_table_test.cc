@@ -59,6 +59,18 @@ TEST_P(PyCodeTableTest, SameCodeSameIdOthersNewIds) {
   EXPECT_EQ(table_.Intern(fake_.view(), a), id_a);
   EXPECT_EQ(table_.Intern(fake_.view(), b), 2u);
   EXPECT_EQ(table_.size(), 2u);
+  // The batch form, as the launch callback uses it: known, new and null code objects.
+  PyFrameSample frames[4];
+  frames[0].code = b;
+  frames[1].code = fake_.NewCode({});
+  frames[2].code = 0;
+  frames[3].code = a;
+  uint32_t ids[4];
+  EXPECT_EQ(table_.InternAll(fake_.view(), frames, 4, ids), 1);
+  EXPECT_EQ(ids[0], 2u);
+  EXPECT_EQ(ids[1], 3u);
+  EXPECT_EQ(ids[2], 0u);
+  EXPECT_EQ(ids[3], id_a);
 }
 
 TEST_P(PyCodeTableTest, AReusedAddressGetsItsOwnEntry) {

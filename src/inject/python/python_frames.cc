@@ -114,14 +114,9 @@ int WalkPythonFrames(PyFrameSample* out, int max) {
   return result.frames;
 }
 
-int InternPythonFrames(PyFrameSample* frames, int n) {
+int InternPythonFrames(const PyFrameSample* frames, int n, uint32_t* code_ids) {
   if (g_state.load(std::memory_order_acquire) != PythonFramesState::kReady) return n;
-  int failed = 0;
-  for (int i = 0; i < n; ++i) {
-    frames[i].code_id = g_codes->Intern(g_view, frames[i].code);
-    if (frames[i].code_id == 0) ++failed;
-  }
-  return failed;
+  return g_codes->InternAll(g_view, frames, n, code_ids);
 }
 
 void DrainNewPythonCodes(std::vector<PyCodeInfo>& out) {

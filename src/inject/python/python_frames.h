@@ -69,10 +69,10 @@ uint32_t PythonFramesVersion();
 // kMaxPythonFrames). Returns the count; 0 when not ready or the thread has no thread state.
 int WalkPythonFrames(PyFrameSample* out, int max);
 
-// Sets frames[i].code_id for each sample, interning code objects seen for the first time.
-// Call in the same callback as the walk (the frames keep the code objects alive only
-// while they run). Returns how many samples were left with code_id 0.
-int InternPythonFrames(PyFrameSample* frames, int n);
+// Sets code_ids[i] to the id (PyCodeInfo::id) of frames[i]'s code object, interning code
+// objects seen for the first time. Call in the same callback as the walk (the frames keep
+// their code objects alive only while they run). Returns how many were left at 0.
+int InternPythonFrames(const PyFrameSample* frames, int n, uint32_t* code_ids);
 
 // The code objects interned since the previous call (writer thread).
 void DrainNewPythonCodes(std::vector<PyCodeInfo>& out);

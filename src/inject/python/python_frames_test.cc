@@ -182,15 +182,16 @@ TEST(PythonFrames, WalksInternsAndDrainsTheCallingThread) {
 
   testing::SetFakeThreadState(fake.thread_state());
   ASSERT_EQ(WalkPythonFrames(samples, 8), 2);
-  EXPECT_EQ(InternPythonFrames(samples, 2), 0);
+  uint32_t ids[2] = {};
+  EXPECT_EQ(InternPythonFrames(samples, 2, ids), 0);
   testing::SetFakeThreadState(0);
   std::vector<PyCodeInfo> codes;
   DrainNewPythonCodes(codes);
   ASSERT_GE(codes.size(), 2u);
-  const PyCodeInfo& inner = codes[samples[0].code_id - codes[0].id];
+  const PyCodeInfo& inner = codes[ids[0] - codes[0].id];
   EXPECT_EQ(inner.name, "Model.forward");
   EXPECT_EQ(ResolvePythonLine(inner, samples[0].instr_offset), 42);
-  EXPECT_EQ(codes[samples[1].code_id - codes[0].id].name, "main");
+  EXPECT_EQ(codes[ids[1] - codes[0].id].name, "main");
   EXPECT_TRUE(samples[1].flags & kPyFrameEntry);
 }
 

@@ -2,92 +2,10 @@
 
 #include <cstring>
 
+#include "inject/python/python_layout_tables.h"
+
 namespace gpuperf::inject {
 namespace {
-
-constexpr uint32_t Version(uint32_t major, uint32_t minor) { return (major << 24) | (minor << 16); }
-
-PyLayout Layout310() {
-  PyLayout l;
-  l.version = Version(3, 10);
-  l.flavor = PyFrameFlavor::kFrameObjects;
-  l.line_format = PyLineTableFormat::kLineTable310;
-  l.tstate_frame = 24;  // prev, next, interp, frame
-  // PyFrameObject: PyObject_VAR_HEAD, f_back, f_code, ... int f_lasti (an instruction index).
-  l.frame_previous = 24;
-  l.frame_code = 32;
-  l.frame_instr = 96;
-  l.instr_is_pointer = false;
-  // PyCodeObject: 7 ints after the header, then co_code, ... co_filename, co_name, co_linetable.
-  l.code_first_line = 40;
-  l.code_bytecode = 48;
-  l.code_filename = 104;
-  l.code_name = 112;
-  l.code_line_table = 120;
-  // PyASCIIObject still has wstr; PyCompactUnicodeObject adds utf8_length, utf8, wstr_length.
-  l.unicode_ascii_data = 48;
-  l.unicode_compact_data = 72;
-  return l;
-}
-
-PyLayout Layout311() {
-  PyLayout l;
-  l.version = Version(3, 11);
-  l.flavor = PyFrameFlavor::kEntryFlag;
-  l.line_format = PyLineTableFormat::kLocations311;
-  l.tstate_frame = 56;  // cframe
-  l.cframe_current_frame = 8;  // after use_tracing
-  // _PyInterpreterFrame: f_func, f_globals, f_builtins, f_locals, f_code, frame_obj,
-  // previous, prev_instr, int stacktop, bool is_entry, char owner.
-  l.frame_code = 32;
-  l.frame_previous = 48;
-  l.frame_instr = 56;
-  l.frame_is_entry = 68;
-  l.frame_owner = 69;
-  l.instr_is_pointer = true;
-  l.code_first_line = 72;
-  l.code_filename = 112;
-  l.code_name = 120;
-  l.code_qualname = 128;
-  l.code_line_table = 136;
-  l.code_bytecode = 184;  // co_code_adaptive
-  l.code_first_traceable = 168;
-  l.unicode_ascii_data = 48;
-  l.unicode_compact_data = 72;
-  return l;
-}
-
-PyLayout Layout312() {
-  PyLayout l;
-  l.version = Version(3, 12);
-  l.flavor = PyFrameFlavor::kShimFrames;
-  l.line_format = PyLineTableFormat::kLocations311;
-  l.tstate_frame = 56;  // cframe
-  l.cframe_current_frame = 0;
-  // _PyInterpreterFrame: f_code, previous, f_funcobj, f_globals, f_builtins, f_locals,
-  // frame_obj, prev_instr, int stacktop, uint16 return_offset, char owner.
-  l.frame_code = 0;
-  l.frame_previous = 8;
-  l.frame_instr = 56;
-  l.frame_owner = 70;
-  l.shim_owner = 3;  // FRAME_OWNED_BY_CSTACK
-  l.instr_is_pointer = true;
-  l.code_first_line = 68;
-  l.code_filename = 112;
-  l.code_name = 120;
-  l.code_qualname = 128;
-  l.code_line_table = 136;
-  l.code_bytecode = 192;
-  l.code_first_traceable = 176;
-  // wstr is gone: PyASCIIObject is 40 bytes, PyCompactUnicodeObject 56.
-  l.unicode_ascii_data = 40;
-  l.unicode_compact_data = 56;
-  return l;
-}
-
-const PyLayout kLayout310 = Layout310();
-const PyLayout kLayout311 = Layout311();
-const PyLayout kLayout312 = Layout312();
 
 // _Py_DebugOffsets as 3.13 defines it (Include/internal/pycore_runtime.h), up to the
 // sections we read. Every member is a uint64_t.
@@ -196,7 +114,7 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
     return false;
   }
   PyLayout l;
-  l.version = Version(major, minor);
+  l.version = PyVersionHex(major, minor);
   l.flavor = PyFrameFlavor::kShimFrames;
   l.line_format = PyLineTableFormat::kLocations311;
   l.tstate_frame = int32_t(ts.current_frame);
@@ -227,6 +145,10 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
   l.unicode_ascii_data = int32_t(d.unicode_object.asciiobject_size);
   // PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (3.12 and later).
   l.unicode_compact_data = l.unicode_ascii_data + 16;
+  // The layouts of real 3.13 builds equal the built-in copy, whose walk is compiled with
+  // constant offsets.
+  l.builtin_id = 13;
+  if (!(l == kPyLayout313)) l.builtin_id = 0;
   *out = l;
   return true;
 }
@@ -237,11 +159,11 @@ const PyLayout* BuiltinPyLayout(uint32_t major, uint32_t minor) {
   if (major != 3) return nullptr;
   switch (minor) {
     case 10:
-      return &kLayout310;
+      return &kPyLayout310;
     case 11:
-      return &kLayout311;
+      return &kPyLayout311;
     case 12:
-      return &kLayout312;
+      return &kPyLayout312;
     default:
       return nullptr;
   }

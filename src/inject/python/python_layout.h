@@ -25,9 +25,16 @@ enum class PyFrameFlavor : uint8_t {
                   // C-stack entry shims that separate native eval calls
 };
 
+constexpr uint32_t PyVersionHex(uint32_t major, uint32_t minor) {
+  return (major << 24) | (minor << 16);
+}
+
 // Offsets in bytes; -1 = the version has no such field.
 struct PyLayout {
-  uint32_t version = 0;  // (major << 24) | (minor << 16)
+  // 10-13: equal to the built-in layout of 3.<id> (python_layout_tables.h), whose walk
+  // has its offsets compiled in; 0: any other, walked with these offsets read at run time.
+  uint8_t builtin_id = 0;
+  uint32_t version = 0;  // PyVersionHex(major, minor)
   PyFrameFlavor flavor = PyFrameFlavor::kFrameObjects;
   PyLineTableFormat line_format = PyLineTableFormat::kNone;
 
@@ -69,6 +76,9 @@ struct PyLayout {
   int32_t unicode_state = 32;
   int32_t unicode_ascii_data = -1;    // sizeof(PyASCIIObject)
   int32_t unicode_compact_data = -1;  // sizeof(PyCompactUnicodeObject)
+
+  // Equal offsets and flags (builtin_id included).
+  bool operator==(const PyLayout&) const = default;
 };
 
 // The built-in layout of a version without debug offsets (3.10, 3.11, 3.12), or null.

@@ -1,24 +1,24 @@
 #include "inject/python/python_walk.h"
 
+#include "inject/python/python_layout_tables.h"
+
 namespace gpuperf::inject {
 namespace {
 
 bool Aligned(uint64_t pointer) { return (pointer & 7) == 0; }
 
-// 3.10: f_lasti is an instruction index, -1 before the first instruction.
-uint32_t LastInstruction310(const PyLayout& l, uint64_t frame) {
-  int32_t lasti = PyLoad<int32_t>(frame, l.frame_instr);
-  return lasti < 0 ? kPyNoInstruction : uint32_t(lasti);
-}
-
-// One loop per flavor, so the per-frame branches on the flavor fold away.
-template <PyFrameFlavor kFlavor>
+// One loop per flavor, so the per-frame branches on the flavor fold away, and one per
+// built-in layout (kStatic), whose offsets become constants in the loads. The loop is
+// kept short (about 30 instructions a frame): at 50 frames a launch it is the budget.
+template <PyFrameFlavor kFlavor, const PyLayout* kStatic>
 PyWalkResult Walk(const PyRuntimeView& rt, uint64_t frame, PyFrameSample* out, int max) {
-  const PyLayout& l = rt.layout;
+  const PyLayout& l = kStatic != nullptr ? *kStatic : rt.layout;
+  const uint64_t code_type = rt.code_type;  // a local: the stores to `out` cannot change it
   PyWalkResult result;
-  int n = 0;
-  for (int steps = 0; frame != 0; ++steps) {
-    if (n >= max || steps >= kMaxPyWalkSteps) {
+  PyFrameSample* cursor = out;
+  PyFrameSample* const end = out + max;
+  for (int budget = kMaxPyWalkSteps; frame != 0; --budget) {
+    if (cursor == end || budget == 0) {
       result.truncated = true;
       break;
     }
@@ -26,51 +26,47 @@ PyWalkResult Walk(const PyRuntimeView& rt, uint64_t frame, PyFrameSample* out, i
       result.broken = true;
       break;
     }
-    uint64_t previous = PyLoad<uint64_t>(frame, l.frame_previous);
-    int8_t owner = 0;
-    if constexpr (kFlavor != PyFrameFlavor::kFrameObjects) owner = PyLoad<int8_t>(frame, l.frame_owner);
+    uint64_t current = frame;
+    frame = PyLoad<uint64_t>(current, l.frame_previous);
     if constexpr (kFlavor == PyFrameFlavor::kShimFrames) {
       // An entry shim: the frame recorded just before it began a native eval call.
-      if (owner >= l.shim_owner) {
-        if (n > 0) out[n - 1].flags |= kPyFrameEntry;
-        frame = previous;
+      if (PyLoad<int8_t>(current, l.frame_owner) >= l.shim_owner) {
+        if (cursor != out) cursor[-1].flags = kPyFrameEntry;
         continue;
       }
     }
-    uint64_t code = PyLoad<uint64_t>(frame, l.frame_code) & l.code_pointer_mask;
-    if (code == 0 || !Aligned(code) || PyLoad<uint64_t>(code, l.ob_type) != rt.code_type) {
+    // The type check also guards against a misaligned pointer: loads need no alignment
+    // here, and no code object lives at one.
+    uint64_t code = PyLoad<uint64_t>(current, l.frame_code) & l.code_pointer_mask;
+    if (code == 0 || PyLoad<uint64_t>(code, l.ob_type) != code_type) {
       ++result.skipped;
-      frame = previous;
       continue;
     }
     uint32_t flags = kFlavor == PyFrameFlavor::kFrameObjects ? kPyFrameEntry : 0;
     if constexpr (kFlavor == PyFrameFlavor::kEntryFlag) {
-      if (PyLoad<uint8_t>(frame, l.frame_is_entry) != 0) flags = kPyFrameEntry;
+      flags = PyLoad<uint8_t>(current, l.frame_is_entry) != 0 ? kPyFrameEntry : 0;
     }
     uint32_t offset;
     if constexpr (kFlavor == PyFrameFlavor::kFrameObjects) {
-      offset = LastInstruction310(l, frame);
+      int32_t lasti = PyLoad<int32_t>(current, l.frame_instr);  // an index, -1 if not started
+      offset = lasti < 0 ? kPyNoInstruction : uint32_t(lasti);
     } else {
-      uint64_t instr = PyLoad<uint64_t>(frame, l.frame_instr);
-      uint64_t start = code + l.code_bytecode;
-      int64_t first = owner == l.generator_owner ? 0 : PyLoad<int32_t>(code, l.code_first_traceable);
-      if (int64_t(instr - start) < 2 * first || instr < start) {
-        // Incomplete: not a frame CPython shows. Its entry mark, if any, moves down.
-        if (flags != 0 && n > 0) out[n - 1].flags |= kPyFrameEntry;
-        frame = previous;
+      int64_t bytes = int64_t(PyLoad<uint64_t>(current, l.frame_instr) - code - l.code_bytecode);
+      if (bytes < 2 * int64_t(PyLoad<int32_t>(code, l.code_first_traceable)) &&
+          (bytes < 0 || PyLoad<int8_t>(current, l.frame_owner) != l.generator_owner)) {
+        // Incomplete (a generator's frame never is): not a frame CPython shows. Its
+        // entry mark, if any, moves down.
+        if (flags != 0 && cursor != out) cursor[-1].flags = kPyFrameEntry;
         continue;
       }
-      uint64_t units = (instr - start) >> 1;
-      offset = units < kPyNoInstruction ? uint32_t(units) : kPyNoInstruction;
+      offset = uint32_t(uint64_t(bytes) >> 1);
     }
-    PyFrameSample& sample = out[n++];
-    sample.code = code;
-    sample.code_id = 0;
-    sample.instr_offset = offset;
-    sample.flags = flags;
-    frame = previous;
+    cursor->code = code;
+    cursor->instr_offset = offset;
+    cursor->flags = flags;
+    ++cursor;
   }
-  result.frames = n;
+  result.frames = int(cursor - out);
   return result;
 }
 
@@ -86,13 +82,26 @@ PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSam
     frame = PyLoad<uint64_t>(frame, l.cframe_current_frame);
   }
   if (max > kMaxPythonFrames) max = kMaxPythonFrames;
+  using enum PyFrameFlavor;
+  switch (l.builtin_id) {
+    case 10:
+      return Walk<kFrameObjects, &kPyLayout310>(rt, frame, out, max);
+    case 11:
+      return Walk<kEntryFlag, &kPyLayout311>(rt, frame, out, max);
+    case 12:
+      return Walk<kShimFrames, &kPyLayout312>(rt, frame, out, max);
+    case 13:
+      return Walk<kShimFrames, &kPyLayout313>(rt, frame, out, max);
+    default:
+      break;
+  }
   switch (l.flavor) {
-    case PyFrameFlavor::kFrameObjects:
-      return Walk<PyFrameFlavor::kFrameObjects>(rt, frame, out, max);
-    case PyFrameFlavor::kEntryFlag:
-      return Walk<PyFrameFlavor::kEntryFlag>(rt, frame, out, max);
-    case PyFrameFlavor::kShimFrames:
-      return Walk<PyFrameFlavor::kShimFrames>(rt, frame, out, max);
+    case kFrameObjects:
+      return Walk<kFrameObjects, nullptr>(rt, frame, out, max);
+    case kEntryFlag:
+      return Walk<kEntryFlag, nullptr>(rt, frame, out, max);
+    case kShimFrames:
+      return Walk<kShimFrames, nullptr>(rt, frame, out, max);
   }
   return {};
 }

@@ -25,12 +25,11 @@ inline constexpr int kMaxPyWalkSteps = 2 * kMaxPythonFrames;  // frames + shims
 inline constexpr uint32_t kPyFrameEntry = 1u << 0;
 
 struct PyFrameSample {
-  uint64_t code = 0;          // the code object's address: an identity during the callback only
-  uint32_t code_id = 0;       // set by interning (PyCodeInfo::id); 0 = not interned
+  uint64_t code = 0;  // the code object's address: an identity during the callback only
   // Code units into the bytecode. kPyNoInstruction for a 3.10 frame that has not started;
   // 3.11+ leave such ("incomplete") frames out, as CPython's own tracebacks do.
   uint32_t instr_offset = 0;
-  uint32_t flags = 0;         // kPyFrameEntry
+  uint32_t flags = 0;  // kPyFrameEntry
 };
 
 struct PyWalkResult {

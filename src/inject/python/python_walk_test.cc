@@ -50,7 +50,26 @@ TEST_P(PythonWalkTest, ReadsCodeOffsetAndEntryOfEveryFrameInnermostFirst) {
     EXPECT_EQ(samples_[i].instr_offset, offsets[i]) << i;
     bool entry = (samples_[i].flags & kPyFrameEntry) != 0;
     EXPECT_EQ(entry, EveryFrameIsEntry() || entries[i]) << i;
-    EXPECT_EQ(samples_[i].code_id, 0u);
+  }
+}
+
+// 3.10-3.13 walk with compiled-in offsets, anything else (3.14) with offsets read at run
+// time: both give the same walk.
+TEST_P(PythonWalkTest, CompiledAndRunTimeOffsetsWalkAlike) {
+  static const uint8_t kBuiltinIds[] = {10, 11, 12, 13, 0};
+  EXPECT_EQ(fake_.view().layout.builtin_id, kBuiltinIds[int(GetParam())]);
+  for (int i = 0; i < 9; ++i) fake_.PushFrame(Code(U"f"), uint32_t(i), i % 3 == 0);
+  PyWalkResult compiled = Walk();
+  std::vector<PyFrameSample> first = samples_;
+  PyRuntimeView run_time = fake_.view();
+  run_time.layout.builtin_id = 0;
+  PyWalkResult dynamic = WalkPyFramesOf(run_time, fake_.thread_state(), samples_.data(), 128);
+  ASSERT_EQ(compiled.frames, 9);
+  ASSERT_EQ(dynamic.frames, 9);
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(samples_[i].code, first[i].code);
+    EXPECT_EQ(samples_[i].instr_offset, first[i].instr_offset);
+    EXPECT_EQ(samples_[i].flags, first[i].flags);
   }
 }
 
