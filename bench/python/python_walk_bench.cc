@@ -86,8 +86,8 @@ void SyntheticWithIntern(benchmark::State& state, FakeVersion version) {
   state.counters["frames"] = frames;
 }
 
-#define GP_SYNTHETIC(version, name)                                           \
-  BENCHMARK_CAPTURE(Synthetic, name, FakeVersion::version);                   \
+#define GP_SYNTHETIC(version, name)                         \
+  BENCHMARK_CAPTURE(Synthetic, name, FakeVersion::version); \
   BENCHMARK_CAPTURE(SyntheticWithIntern, name, FakeVersion::version);
 GP_SYNTHETIC(k310, py310)
 GP_SYNTHETIC(k311, py311)
@@ -118,15 +118,17 @@ BENCHMARK_CAPTURE(Real, Walk, false);
 BENCHMARK_CAPTURE(Real, WalkAndIntern, true);
 
 PyObject* RunBenchmarks(PyObject*, PyObject*) {
-  Py_BEGIN_ALLOW_THREADS
-  benchmark::RunSpecifiedBenchmarks();
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
+  Py_BEGIN_ALLOW_THREADS benchmark::RunSpecifiedBenchmarks();
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
-PyMethodDef kMethods[] = {{"run", RunBenchmarks, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
-PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_bench", nullptr, -1, kMethods, nullptr, nullptr, nullptr, nullptr};
-PyObject* InitModule() { return PyModule_Create(&kModule); }
+PyMethodDef kMethods[] = {{"run", RunBenchmarks, METH_NOARGS, nullptr},
+                          {nullptr, nullptr, 0, nullptr}};
+PyModuleDef kModule = {
+    PyModuleDef_HEAD_INIT, "_bench", nullptr, -1, kMethods, nullptr, nullptr, nullptr, nullptr};
+PyObject* InitModule() {
+  return PyModule_Create(&kModule);
+}
 
 // The module frame plus 49 calls of descend(): 50 Python frames under the benchmarks.
 const char kDriver[] =

@@ -69,8 +69,8 @@ int Resolve311(int32_t first_line, std::span<const uint8_t> table, uint64_t unit
 
 }  // namespace
 
-int ResolvePythonLine(PyLineTableFormat format, int32_t first_line,
-                      std::span<const uint8_t> table, uint32_t instr_offset) {
+int ResolvePythonLine(PyLineTableFormat format, int32_t first_line, std::span<const uint8_t> table,
+                      uint32_t instr_offset) {
   if (instr_offset == kPyNoInstruction) return first_line > 0 ? first_line : 0;
   switch (format) {
     case PyLineTableFormat::kLineTable310:

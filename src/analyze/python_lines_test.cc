@@ -30,8 +30,8 @@ TEST(PythonLines, Format310PairsOfByteAndLineDeltas) {
 TEST(PythonLines, Format310TableFromCPython310) {
   // co_linetable and co_lines() of a 14-line function (firstlineno 2) under CPython 3.10.13,
   // ranges in code units.
-  std::vector<uint8_t> table = {4,  1, 12, 1, 8,  1, 10, 1, 10, 3,  2, 1, 10, 1,   2, 3,
-                                2,  1, 4,  255, 12, 254, 6, 1, 2, 1, 2, 1, 4, 255, 2, 254};
+  std::vector<uint8_t> table = {4, 1, 12, 1,   8,  1,   10, 1, 10, 3, 2, 1, 10, 1,   2, 3,
+                                2, 1, 4,  255, 12, 254, 6,  1, 2,  1, 2, 1, 4,  255, 2, 254};
   struct Range {
     uint32_t start, end;
     int line;

@@ -148,8 +148,7 @@ struct TState313 {
   uint64_t current_frame;
 };
 struct Frame313 {
-  uint64_t f_executable, previous, f_funcobj, f_globals, f_builtins, f_locals, frame_obj,
-      instr_ptr;
+  uint64_t f_executable, previous, f_funcobj, f_globals, f_builtins, f_locals, frame_obj, instr_ptr;
   int stacktop;
   uint16_t return_offset;
   char owner;
@@ -168,8 +167,8 @@ struct Code313 {
 };
 // 3.14: f_executable and f_funcobj are _PyStackRefs, stackpointer replaces stacktop.
 struct Frame314 {
-  uint64_t f_executable, previous, f_funcobj, f_globals, f_builtins, f_locals, frame_obj,
-      instr_ptr, stackpointer;
+  uint64_t f_executable, previous, f_funcobj, f_globals, f_builtins, f_locals, frame_obj, instr_ptr,
+      stackpointer;
   uint16_t return_offset;
   char owner;
   uint8_t visited;
@@ -180,18 +179,24 @@ alignas(16) uint64_t g_unicode_type[8];
 alignas(16) uint64_t g_bytes_type[8];
 thread_local uint64_t g_fake_tstate = 0;
 
-void* FakeThreadStateGetter() { return reinterpret_cast<void*>(g_fake_tstate); }
+void* FakeThreadStateGetter() {
+  return reinterpret_cast<void*>(g_fake_tstate);
+}
 
 template <typename T>
 T* At(uint64_t address) {
   return reinterpret_cast<T*>(address);
 }
 
-bool Before312(FakeVersion v) { return v == FakeVersion::k310 || v == FakeVersion::k311; }
+bool Before312(FakeVersion v) {
+  return v == FakeVersion::k310 || v == FakeVersion::k311;
+}
 
 }  // namespace
 
-void SetFakeThreadState(uint64_t tstate) { g_fake_tstate = tstate; }
+void SetFakeThreadState(uint64_t tstate) {
+  g_fake_tstate = tstate;
+}
 
 const char* FakeVersionName(FakeVersion version) {
   static const char* kNames[] = {"py310", "py311", "py312", "py313", "py314"};
@@ -263,29 +268,29 @@ void FakePython::BuildRuntime() {
                      offsetof(TState313, interp), offsetof(TState313, current_frame), 0, 0, 0,
                      offsetof(TState313, status)});
   if (v314) {
-    d.insert(d.end(), {sizeof(Frame314), offsetof(Frame314, previous),
-                       offsetof(Frame314, f_executable), offsetof(Frame314, instr_ptr),
-                       sizeof(Frame314), offsetof(Frame314, owner),
-                       offsetof(Frame314, stackpointer), 0});
+    d.insert(d.end(),
+             {sizeof(Frame314), offsetof(Frame314, previous), offsetof(Frame314, f_executable),
+              offsetof(Frame314, instr_ptr), sizeof(Frame314), offsetof(Frame314, owner),
+              offsetof(Frame314, stackpointer), 0});
   } else {
-    d.insert(d.end(), {sizeof(Frame313), offsetof(Frame313, previous),
-                       offsetof(Frame313, f_executable), offsetof(Frame313, instr_ptr),
-                       sizeof(Frame313), offsetof(Frame313, owner)});
+    d.insert(d.end(),
+             {sizeof(Frame313), offsetof(Frame313, previous), offsetof(Frame313, f_executable),
+              offsetof(Frame313, instr_ptr), sizeof(Frame313), offsetof(Frame313, owner)});
   }
   d.insert(d.end(), {sizeof(Code313), offsetof(Code313, co_filename), offsetof(Code313, co_name),
                      offsetof(Code313, co_qualname), offsetof(Code313, co_linetable),
                      offsetof(Code313, co_firstlineno), offsetof(Code313, co_argcount),
                      offsetof(Code313, co_localsplusnames), offsetof(Code313, co_localspluskinds),
                      offsetof(Code313, co_code_adaptive)});
-  if (v314) d.push_back(0);                 // co_tlbc
+  if (v314) d.push_back(0);                               // co_tlbc
   d.insert(d.end(), {sizeof(Obj), offsetof(Obj, type)});  // pyobject
-  d.insert(d.end(), {400, 0, 0, 0});        // type_object
-  d.insert(d.end(), {32, 24, 16});          // tuple_object
-  d.insert(d.end(), {40, 24, 16});          // list_object
-  if (v314) d.insert(d.end(), {200, 0, 0, 0});  // set_object
-  d.insert(d.end(), {48, 32, 40});          // dict_object
-  d.insert(d.end(), {24, 16});              // float_object
-  d.insert(d.end(), {32, 16, 24});          // long_object
+  d.insert(d.end(), {400, 0, 0, 0});                      // type_object
+  d.insert(d.end(), {32, 24, 16});                        // tuple_object
+  d.insert(d.end(), {40, 24, 16});                        // list_object
+  if (v314) d.insert(d.end(), {200, 0, 0, 0});            // set_object
+  d.insert(d.end(), {48, 32, 40});                        // dict_object
+  d.insert(d.end(), {24, 16});                            // float_object
+  d.insert(d.end(), {32, 16, 24});                        // long_object
   d.insert(d.end(), {sizeof(Bytes), offsetof(Bytes, head.size), offsetof(Bytes, sval)});
   d.insert(d.end(), {sizeof(Compact312), offsetof(Ascii312, state), offsetof(Ascii312, length),
                      sizeof(Ascii312)});
@@ -504,7 +509,9 @@ void FakePython::SetStringState(uint64_t str, uint32_t state) {
   std::memcpy(&At<Ascii312>(str)->state, &state, 4);
 }
 
-void FakePython::SetBytesLength(uint64_t bytes, int64_t length) { At<Bytes>(bytes)->head.size = length; }
+void FakePython::SetBytesLength(uint64_t bytes, int64_t length) {
+  At<Bytes>(bytes)->head.size = length;
+}
 
 void FakePython::SetCodeField(uint64_t code, int32_t offset, uint64_t value) {
   std::memcpy(reinterpret_cast<void*>(code + offset), &value, 8);

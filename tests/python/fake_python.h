@@ -18,9 +18,8 @@ using inject::PyLayout;
 using inject::PyRuntimeView;
 
 enum class FakeVersion { k310, k311, k312, k313, k314 };
-inline constexpr FakeVersion kAllFakeVersions[] = {FakeVersion::k310, FakeVersion::k311,
-                                                  FakeVersion::k312, FakeVersion::k313,
-                                                  FakeVersion::k314};
+inline constexpr FakeVersion kAllFakeVersions[] = {
+    FakeVersion::k310, FakeVersion::k311, FakeVersion::k312, FakeVersion::k313, FakeVersion::k314};
 // "py310" ... "py314", for test names.
 const char* FakeVersionName(FakeVersion version);
 

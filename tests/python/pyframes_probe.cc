@@ -24,7 +24,9 @@ using namespace gpuperf::inject;
 std::vector<PyCodeInfo> g_codes;  // drained so far; ids are 1-based and dense
 std::vector<const char*> g_notices;
 
-void RecordNotice(const char* line) { g_notices.push_back(line); }
+void RecordNotice(const char* line) {
+  g_notices.push_back(line);
+}
 
 const PyCodeInfo* CodeById(uint32_t id) {
   return id >= 1 && id <= g_codes.size() ? &g_codes[id - 1] : nullptr;
@@ -42,12 +44,10 @@ PyObject* Walk(PyObject*, PyObject*) {
   uint32_t ids[kMaxPythonFrames];
   int n = 0, failed = 0;
   std::vector<PyCodeInfo> fresh;
-  Py_BEGIN_ALLOW_THREADS
-  n = WalkPythonFrames(samples, kMaxPythonFrames);
+  Py_BEGIN_ALLOW_THREADS n = WalkPythonFrames(samples, kMaxPythonFrames);
   failed = InternPythonFrames(samples, n, ids);
   DrainNewPythonCodes(fresh);
-  Py_END_ALLOW_THREADS
-  for (PyCodeInfo& code : fresh) g_codes.push_back(std::move(code));
+  Py_END_ALLOW_THREADS for (PyCodeInfo& code : fresh) g_codes.push_back(std::move(code));
   if (failed != 0) {
     PyErr_Format(PyExc_RuntimeError, "%d frames were not interned", failed);
     return nullptr;
@@ -60,10 +60,11 @@ PyObject* Walk(PyObject*, PyObject*) {
       PyErr_Format(PyExc_RuntimeError, "frame %d has unknown code id %u", i, ids[i]);
       return nullptr;
     }
-    PyObject* item = Py_BuildValue(
-        "(s#s#iOI)", code->name.data(), Py_ssize_t(code->name.size()), code->filename.data(),
-        Py_ssize_t(code->filename.size()), gpuperf::ResolvePythonLine(*code, samples[i].instr_offset),
-        (samples[i].flags & kPyFrameEntry) ? Py_True : Py_False, samples[i].instr_offset);
+    PyObject* item = Py_BuildValue("(s#s#iOI)", code->name.data(), Py_ssize_t(code->name.size()),
+                                   code->filename.data(), Py_ssize_t(code->filename.size()),
+                                   gpuperf::ResolvePythonLine(*code, samples[i].instr_offset),
+                                   (samples[i].flags & kPyFrameEntry) ? Py_True : Py_False,
+                                   samples[i].instr_offset);
     if (item == nullptr || PyList_Append(list, item) != 0) {
       Py_XDECREF(item);
       Py_DECREF(list);
@@ -77,13 +78,11 @@ PyObject* Walk(PyObject*, PyObject*) {
 // A thread the interpreter never saw: it has no thread state, so no frames.
 PyObject* WalkFromNativeThread(PyObject*, PyObject*) {
   int n = -1;
-  Py_BEGIN_ALLOW_THREADS
-  std::thread([&n] {
+  Py_BEGIN_ALLOW_THREADS std::thread([&n] {
     PyFrameSample samples[4];
     n = WalkPythonFrames(samples, 4);
   }).join();
-  Py_END_ALLOW_THREADS
-  return PyLong_FromLong(n);
+  Py_END_ALLOW_THREADS return PyLong_FromLong(n);
 }
 
 PyObject* Counters(PyObject*, PyObject*) {
@@ -112,15 +111,25 @@ PyObject* Resolve(PyObject*, PyObject* args) {
 PyMethodDef kMethods[] = {
     {"init", Init, METH_NOARGS, "init() -> (state, major, minor)"},
     {"walk", Walk, METH_NOARGS, "walk() -> [(name, filename, line, is_entry, instr_offset)]"},
-    {"walk_from_native_thread", WalkFromNativeThread, METH_NOARGS, "frames seen by a thread without a thread state"},
+    {"walk_from_native_thread", WalkFromNativeThread, METH_NOARGS,
+     "frames seen by a thread without a thread state"},
     {"counters", Counters, METH_NOARGS, "the walker's counters"},
     {"resolve", Resolve, METH_VARARGS, "resolve(linetable, firstlineno, minor, unit) -> line"},
     {nullptr, nullptr, 0, nullptr},
 };
 
-PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_gpuperf_pyframes_probe", nullptr, -1, kMethods,
-                       nullptr, nullptr, nullptr, nullptr};
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
+                       "_gpuperf_pyframes_probe",
+                       nullptr,
+                       -1,
+                       kMethods,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr};
 
 }  // namespace
 
-PyMODINIT_FUNC PyInit__gpuperf_pyframes_probe() { return PyModule_Create(&kModule); }
+PyMODINIT_FUNC PyInit__gpuperf_pyframes_probe() {
+  return PyModule_Create(&kModule);
+}

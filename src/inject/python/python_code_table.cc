@@ -136,8 +136,8 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   const PyLayout& l = rt.layout;
   const uint8_t* table = nullptr;
   uint64_t table_size = 0;
-  bool has_table = PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_line_table), &table,
-                                   &table_size);
+  bool has_table =
+      PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_line_table), &table, &table_size);
   if (table_size > kMaxPyLineTableBytes) table_size = kMaxPyLineTableBytes;
   uint64_t need = kMaxPyNameBytes + kMaxPyFilenameBytes + table_size;
   if (count >= options_.max_codes || options_.arena_bytes - arena_used_ < need) return 0;
@@ -147,8 +147,8 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   entry.text = arena_used_;
   char* text = arena_ + arena_used_;
   int name_size = CopyPyString(rt, key.name, text, kMaxPyNameBytes);
-  int filename_size = CopyPyString(rt, key.filename, text + (name_size > 0 ? name_size : 0),
-                                   kMaxPyFilenameBytes);
+  int filename_size =
+      CopyPyString(rt, key.filename, text + (name_size > 0 ? name_size : 0), kMaxPyFilenameBytes);
   if (name_size < 0 || filename_size < 0) unreadable_.fetch_add(1, std::memory_order_relaxed);
   entry.name_size = name_size > 0 ? uint32_t(name_size) : 0;
   entry.filename_size = filename_size > 0 ? uint32_t(filename_size) : 0;

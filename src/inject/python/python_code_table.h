@@ -95,9 +95,9 @@ class PyCodeTable {
 
   PyCodeTableOptions options_;
   size_t slot_mask_ = 0;
-  int slot_shift_ = 64;        // 64 - log2(slot count)
+  int slot_shift_ = 64;  // 64 - log2(slot count)
   Slot* slots_ = nullptr;
-  Entry* entries_ = nullptr;   // indexed by id, written before the slot is published
+  Entry* entries_ = nullptr;  // indexed by id, written before the slot is published
   char* arena_ = nullptr;
 
   std::atomic<bool> insert_lock_{false};  // guards arena_used_ and new entries

@@ -95,12 +95,12 @@ TEST_P(PyCodeTableTest, AReusedAddressGetsItsOwnEntry) {
 
 TEST_P(PyCodeTableTest, NonAsciiStringsOfEveryWidthBecomeUtf8) {
   FakeCodeSpec spec;
-  spec.name = spec.qualname = U"f\u00fcnf";                 // 1 byte per character
+  spec.name = spec.qualname = U"f\u00fcnf";                  // 1 byte per character
   spec.filename = U"/\u6a21\u578b/\U0001F600\U00020000.py";  // 4 bytes per character
   PyCodeInfo info = InternAndDrain(fake_.NewCode(spec));
   EXPECT_EQ(info.name, "f\xC3\xBCnf");
   EXPECT_EQ(info.filename, "/\xE6\xA8\xA1\xE5\x9E\x8B/\xF0\x9F\x98\x80\xF0\xA0\x80\x80.py");
-  spec.name = spec.qualname = U"\u51fd\u6570";  // 2 bytes per character
+  spec.name = spec.qualname = U"\u51fd\u6570";                         // 2 bytes per character
   spec.filename = std::u32string(U"bad") + char32_t(0xDC80) + U".py";  // a lone surrogate
   info = InternAndDrain(fake_.NewCode(spec));
   EXPECT_EQ(info.name, "\xE5\x87\xBD\xE6\x95\xB0");
@@ -171,7 +171,8 @@ TEST_P(PyCodeTableTest, ThreadsInterningTogetherAgreeOnIds) {
   for (int t = 1; t < 4; ++t) EXPECT_EQ(ids[t], ids[0]);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLayouts, PyCodeTableTest, ::testing::ValuesIn(testing::kAllFakeVersions),
+INSTANTIATE_TEST_SUITE_P(AllLayouts, PyCodeTableTest,
+                         ::testing::ValuesIn(testing::kAllFakeVersions),
                          [](const auto& info) { return testing::FakeVersionName(info.param); });
 
 }  // namespace

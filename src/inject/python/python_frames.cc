@@ -23,8 +23,7 @@ PyRuntimeView g_view;
 PyCodeTable* g_codes = nullptr;
 
 struct Counters {
-  std::atomic<uint64_t> no_thread_state{0}, refused{0}, truncated{0}, broken{0},
-      skipped_frames{0};
+  std::atomic<uint64_t> no_thread_state{0}, refused{0}, truncated{0}, broken{0}, skipped_frames{0};
 };
 Counters g_counters;
 
@@ -32,13 +31,16 @@ void Bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
   counter.fetch_add(n, std::memory_order_relaxed);
 }
 
-void* DlsymDefault(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+void* DlsymDefault(const char* name) {
+  return dlsym(RTLD_DEFAULT, name);
+}
 
 void DefaultNotice(const char* line) {
   char text[320];
   int n = std::snprintf(text, sizeof(text), "gpuperf[%d]: %s\n", int(getpid()), line);
   if (n > 0) {
-    ssize_t ignored = ::write(STDERR_FILENO, text, size_t(n) < sizeof(text) ? size_t(n) : sizeof(text) - 1);
+    ssize_t ignored =
+        ::write(STDERR_FILENO, text, size_t(n) < sizeof(text) ? size_t(n) : sizeof(text) - 1);
     (void)ignored;
   }
 }
@@ -92,9 +94,13 @@ PythonFramesState InitPythonFramesForTesting(PySymbolLookup lookup, PythonNotice
   return state;
 }
 
-PythonFramesState GetPythonFramesState() { return g_state.load(std::memory_order_acquire); }
+PythonFramesState GetPythonFramesState() {
+  return g_state.load(std::memory_order_acquire);
+}
 
-uint32_t PythonFramesVersion() { return g_version.load(std::memory_order_relaxed); }
+uint32_t PythonFramesVersion() {
+  return g_version.load(std::memory_order_relaxed);
+}
 
 int WalkPythonFrames(PyFrameSample* out, int max) {
   PythonFramesState state = g_state.load(std::memory_order_acquire);

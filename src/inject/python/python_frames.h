@@ -43,13 +43,13 @@ enum class PythonFramesState : uint8_t {
 
 // Relaxed counts since start; only exceptional events are counted, never each walk.
 struct PythonFramesCounters {
-  uint64_t no_thread_state = 0;  // walks on threads without a Python thread state
-  uint64_t refused = 0;          // walks skipped because the interpreter was refused
-  uint64_t truncated = 0;        // stacks cut at kMaxPythonFrames
-  uint64_t broken = 0;           // walks ended early by a misaligned pointer
-  uint64_t skipped_frames = 0;   // frames whose code was not a code object
-  uint64_t codes = 0;            // code objects interned
-  uint64_t intern_failed = 0;    // frames left without a code id (table full or lock busy)
+  uint64_t no_thread_state = 0;   // walks on threads without a Python thread state
+  uint64_t refused = 0;           // walks skipped because the interpreter was refused
+  uint64_t truncated = 0;         // stacks cut at kMaxPythonFrames
+  uint64_t broken = 0;            // walks ended early by a misaligned pointer
+  uint64_t skipped_frames = 0;    // frames whose code was not a code object
+  uint64_t codes = 0;             // code objects interned
+  uint64_t intern_failed = 0;     // frames left without a code id (table full or lock busy)
   uint64_t unreadable_names = 0;  // names or file names that could not be read
 };
 

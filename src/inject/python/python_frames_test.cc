@@ -26,10 +26,14 @@ void* LookUp(const char* name) {
 
 unsigned long g_py_version = 0;
 const char* g_version_string = "";
-const char* GetVersionString() { return g_version_string; }
+const char* GetVersionString() {
+  return g_version_string;
+}
 
 std::vector<std::string> g_notices;
-void Notice(const char* line) { g_notices.emplace_back(line); }
+void Notice(const char* line) {
+  g_notices.emplace_back(line);
+}
 
 // Exports as the fake interpreter's process would: Py_Version from 3.11 on,
 // Py_GetVersion() only on 3.10, _PyRuntime from 3.13 on.
@@ -94,7 +98,8 @@ TEST_P(PythonProbeTest, RefusesDebugBuildsPreReleasesAndMissingTypes) {
   EXPECT_NE(std::string(why).find("PyCode_Type"), std::string::npos) << why;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLayouts, PythonProbeTest, ::testing::ValuesIn(testing::kAllFakeVersions),
+INSTANTIATE_TEST_SUITE_P(AllLayouts, PythonProbeTest,
+                         ::testing::ValuesIn(testing::kAllFakeVersions),
                          [](const auto& info) { return testing::FakeVersionName(info.param); });
 
 TEST(PythonProbe, NoInterpreterIsAbsentNotRefused) {

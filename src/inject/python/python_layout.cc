@@ -7,35 +7,66 @@
 namespace gpuperf::inject {
 namespace {
 
-// _Py_DebugOffsets as 3.13 defines it (Include/internal/pycore_runtime.h), up to the
-// sections we read. Every member is a uint64_t.
+// _Py_DebugOffsets, section by section, up to the sections we read; every member is a
+// uint64_t. The sections both 3.13 and 3.14 have alike:
+struct RuntimeStateOffsets {
+  uint64_t size, finalizing, interpreters_head;
+};
+struct ThreadStateOffsets {
+  uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk,
+      status;
+};
+struct PyObjectOffsets {
+  uint64_t size, ob_type;
+};
+struct TypeObjectOffsets {
+  uint64_t size, tp_name, tp_repr, tp_flags;
+};
+struct SequenceOffsets {  // tuple_object, list_object
+  uint64_t size, ob_item, ob_size;
+};
+struct DictOffsets {
+  uint64_t size, ma_keys, ma_values;
+};
+struct FloatOffsets {
+  uint64_t size, ob_fval;
+};
+struct LongOffsets {
+  uint64_t size, lv_tag, ob_digit;
+};
+struct BytesOffsets {
+  uint64_t size, ob_size, ob_sval;
+};
+struct UnicodeOffsets {
+  uint64_t size, state, length, asciiobject_size;
+};
+
+// 3.13 (Include/internal/pycore_runtime.h).
 struct DebugOffsets313 {
   char cookie[8];
   uint64_t version, free_threaded;
-  struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+  RuntimeStateOffsets runtime_state;
   struct {
     uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins, ceval_gil,
         gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
         gil_runtime_state_holder;
   } interpreter_state;
+  ThreadStateOffsets thread_state;
   struct {
-    uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
-        datastack_chunk, status;
-  } thread_state;
-  struct { uint64_t size, previous, executable, instr_ptr, localsplus, owner; } interpreter_frame;
+    uint64_t size, previous, executable, instr_ptr, localsplus, owner;
+  } interpreter_frame;
   struct {
     uint64_t size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
         localspluskinds, co_code_adaptive;
   } code_object;
-  struct { uint64_t size, ob_type; } pyobject;
-  struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
-  struct { uint64_t size, ob_item, ob_size; } tuple_object;
-  struct { uint64_t size, ob_item, ob_size; } list_object;
-  struct { uint64_t size, ma_keys, ma_values; } dict_object;
-  struct { uint64_t size, ob_fval; } float_object;
-  struct { uint64_t size, lv_tag, ob_digit; } long_object;
-  struct { uint64_t size, ob_size, ob_sval; } bytes_object;
-  struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+  PyObjectOffsets pyobject;
+  TypeObjectOffsets type_object;
+  SequenceOffsets tuple_object, list_object;
+  DictOffsets dict_object;
+  FloatOffsets float_object;
+  LongOffsets long_object;
+  BytesOffsets bytes_object;
+  UnicodeOffsets unicode_object;
 };
 
 // 3.14 (Include/internal/pycore_debug_offsets.h): the interpreter state gains
@@ -44,16 +75,13 @@ struct DebugOffsets313 {
 struct DebugOffsets314 {
   char cookie[8];
   uint64_t version, free_threaded;
-  struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+  RuntimeStateOffsets runtime_state;
   struct {
     uint64_t size, id, next, threads_head, threads_main, gc, imports_modules, sysdict, builtins,
         ceval_gil, gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
         gil_runtime_state_holder, code_object_generation, tlbc_generation;
   } interpreter_state;
-  struct {
-    uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
-        datastack_chunk, status;
-  } thread_state;
+  ThreadStateOffsets thread_state;
   struct {
     uint64_t size, previous, executable, instr_ptr, localsplus, owner, stackpointer, tlbc_index;
   } interpreter_frame;
@@ -61,16 +89,17 @@ struct DebugOffsets314 {
     uint64_t size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
         localspluskinds, co_code_adaptive, co_tlbc;
   } code_object;
-  struct { uint64_t size, ob_type; } pyobject;
-  struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
-  struct { uint64_t size, ob_item, ob_size; } tuple_object;
-  struct { uint64_t size, ob_item, ob_size; } list_object;
-  struct { uint64_t size, used, table, mask; } set_object;
-  struct { uint64_t size, ma_keys, ma_values; } dict_object;
-  struct { uint64_t size, ob_fval; } float_object;
-  struct { uint64_t size, lv_tag, ob_digit; } long_object;
-  struct { uint64_t size, ob_size, ob_sval; } bytes_object;
-  struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+  PyObjectOffsets pyobject;
+  TypeObjectOffsets type_object;
+  SequenceOffsets tuple_object, list_object;
+  struct {
+    uint64_t size, used, table, mask;
+  } set_object;
+  DictOffsets dict_object;
+  FloatOffsets float_object;
+  LongOffsets long_object;
+  BytesOffsets bytes_object;
+  UnicodeOffsets unicode_object;
 };
 
 // Offsets well past any real struct mean the table is not what we think it is.
@@ -169,8 +198,8 @@ const PyLayout* BuiltinPyLayout(uint32_t major, uint32_t minor) {
   }
 }
 
-bool PyLayoutFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor,
-                              PyLayout* out, const char** why) {
+bool PyLayoutFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor, PyLayout* out,
+                              const char** why) {
   if (runtime == nullptr) {
     *why = "_PyRuntime not found";
     return false;

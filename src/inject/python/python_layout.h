@@ -48,10 +48,10 @@ struct PyLayout {
   int32_t frame_previous = -1;
   int32_t frame_code = -1;
   int32_t frame_instr = -1;
-  int32_t frame_owner = -1;     // 3.11+ (a char)
-  int32_t frame_is_entry = -1;  // 3.11 (a bool)
-  int8_t shim_owner = 3;        // 3.12/3.13 FRAME_OWNED_BY_CSTACK; 3.14 also 4
-  bool instr_is_pointer = false;  // 3.11+: frame_instr points at a code unit
+  int32_t frame_owner = -1;                   // 3.11+ (a char)
+  int32_t frame_is_entry = -1;                // 3.11 (a bool)
+  int8_t shim_owner = 3;                      // 3.12/3.13 FRAME_OWNED_BY_CSTACK; 3.14 also 4
+  bool instr_is_pointer = false;              // 3.11+: frame_instr points at a code unit
   uint64_t code_pointer_mask = ~uint64_t{0};  // 3.14: f_executable is a tagged _PyStackRef
 
   // PyCodeObject.
@@ -87,7 +87,7 @@ const PyLayout* BuiltinPyLayout(uint32_t major, uint32_t minor);
 // Reads the layout of a 3.13+ interpreter from the _Py_DebugOffsets at the start of
 // `runtime` (_PyRuntime). Returns false, with a reason, when the cookie, the version
 // (must equal major.minor), the build (free-threaded) or an offset is not what we can use.
-bool PyLayoutFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor,
-                              PyLayout* out, const char** why);
+bool PyLayoutFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor, PyLayout* out,
+                              const char** why);
 
 }  // namespace gpuperf::inject

@@ -37,7 +37,7 @@ constexpr PyLayout Layout311() {
   l.version = PyVersionHex(3, 11);
   l.flavor = PyFrameFlavor::kEntryFlag;
   l.line_format = PyLineTableFormat::kLocations311;
-  l.tstate_frame = 56;  // cframe
+  l.tstate_frame = 56;         // cframe
   l.cframe_current_frame = 8;  // after use_tracing
   // _PyInterpreterFrame: f_func, f_globals, f_builtins, f_locals, f_code, frame_obj,
   // previous, prev_instr, int stacktop, bool is_entry, char owner.

@@ -5,7 +5,9 @@
 namespace gpuperf::inject {
 namespace {
 
-bool Aligned(uint64_t pointer) { return (pointer & 7) == 0; }
+bool Aligned(uint64_t pointer) {
+  return (pointer & 7) == 0;
+}
 
 // One loop per flavor, so the per-frame branches on the flavor fold away, and one per
 // built-in layout (kStatic), whose offsets become constants in the loads. The loop is
@@ -72,8 +74,7 @@ PyWalkResult Walk(const PyRuntimeView& rt, uint64_t frame, PyFrameSample* out, i
 
 }  // namespace
 
-PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out,
-                            int max) {
+PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out, int max) {
   const PyLayout& l = rt.layout;
   if (tstate == 0 || !Aligned(tstate) || max <= 0) return {};
   uint64_t frame = PyLoad<uint64_t>(tstate, l.tstate_frame);

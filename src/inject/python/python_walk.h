@@ -33,14 +33,13 @@ struct PyFrameSample {
 };
 
 struct PyWalkResult {
-  int frames = 0;           // samples written, innermost first
-  bool truncated = false;   // the chain went on past `max` frames or kMaxPyWalkSteps links
-  bool broken = false;      // a misaligned frame pointer ended the walk early
-  uint32_t skipped = 0;     // frames whose code was not a code object (not recorded)
+  int frames = 0;          // samples written, innermost first
+  bool truncated = false;  // the chain went on past `max` frames or kMaxPyWalkSteps links
+  bool broken = false;     // a misaligned frame pointer ended the walk early
+  uint32_t skipped = 0;    // frames whose code was not a code object (not recorded)
 };
 
 // Walks the frames of `tstate` (a PyThreadState*, 0 for none) into out[0..max).
-PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out,
-                            int max);
+PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out, int max);
 
 }  // namespace gpuperf::inject
