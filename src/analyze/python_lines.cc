@@ -1,7 +1,14 @@
 #include "analyze/python_lines.h"
 
+#include <cstdint>
+
 namespace gpuperf {
 namespace {
+
+// A line that a damaged table drove out of range is unknown.
+int ValidLine(int64_t line) {
+  return line > 0 && line <= INT32_MAX ? int(line) : 0;
+}
 
 // 3.10: each pair covers `bytes` bytes of bytecode; the line changes by the signed delta
 // first (zero-length pairs only carry line changes), -128 marks a range without a line.
@@ -14,7 +21,7 @@ int Resolve310(int32_t first_line, std::span<const uint8_t> table, uint64_t byte
     int delta = static_cast<int8_t>(table[i + 1]);
     bool no_line = delta == -128;
     if (!no_line) line += delta;
-    if (byte_offset >= start && byte_offset < end) return no_line || line <= 0 ? 0 : int(line);
+    if (byte_offset >= start && byte_offset < end) return no_line ? 0 : ValidLine(line);
   }
   return 0;
 }
@@ -59,7 +66,7 @@ int Resolve311(int32_t first_line, std::span<const uint8_t> table, uint64_t unit
     uint64_t start = end;
     end += (header & 7) + 1;
     line += LineDelta(table, pos, kind);
-    if (unit >= start && unit < end) return kind == kLocationNone || line <= 0 ? 0 : int(line);
+    if (unit >= start && unit < end) return kind == kLocationNone ? 0 : ValidLine(line);
     do {
       ++pos;
     } while (pos < table.size() && (table[pos] & 0x80) == 0);

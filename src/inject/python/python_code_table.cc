@@ -1,5 +1,7 @@
 #include "inject/python/python_code_table.h"
 
+#include <sched.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -13,8 +15,11 @@ uint64_t LoadAcquire(const uint64_t& word) {
   return std::atomic_ref<const uint64_t>(word).load(std::memory_order_acquire);
 }
 
-// About 100 µs of spinning before an insert is given up.
-constexpr int kMaxLockSpins = 1 << 14;
+// An insert that finds the lock taken spins a little, then yields (the holder may have
+// been preempted: on a small machine it needs our core), and gives up after a bounded
+// number of rounds: about a millisecond, once per code object, in the worst case.
+constexpr int kLockSpinsBeforeYield = 1 << 10;
+constexpr int kMaxLockYields = 64;
 
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -117,12 +122,15 @@ uint32_t PyCodeTable::Intern(const PyRuntimeView& rt, uint64_t code) {
 }
 
 bool PyCodeTable::TryLock() {
-  for (int spins = 0; spins < kMaxLockSpins; ++spins) {
-    if (!insert_lock_.load(std::memory_order_relaxed) &&
-        !insert_lock_.exchange(true, std::memory_order_acquire)) {
-      return true;
+  for (int round = 0; round <= kMaxLockYields; ++round) {
+    for (int spins = 0; spins < kLockSpinsBeforeYield; ++spins) {
+      if (!insert_lock_.load(std::memory_order_relaxed) &&
+          !insert_lock_.exchange(true, std::memory_order_acquire)) {
+        return true;
+      }
+      CpuRelax();
     }
-    CpuRelax();
+    sched_yield();
   }
   return false;
 }

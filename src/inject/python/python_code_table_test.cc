@@ -167,8 +167,20 @@ TEST_P(PyCodeTableTest, ThreadsInterningTogetherAgreeOnIds) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(table_.size(), 64u);
-  EXPECT_EQ(table_.failed(), 0u);
-  for (int t = 1; t < 4; ++t) EXPECT_EQ(ids[t], ids[0]);
+  // An insert may give up on a busy lock (0, counted) and succeed on a later look; every
+  // id handed out for a code object is the one it keeps.
+  uint64_t zeros = 0;
+  for (int t = 0; t < 4; ++t) {
+    for (size_t i = 0; i < ids[t].size(); ++i) {
+      uint32_t want = table_.Intern(fake_.view(), codes[i % codes.size()]);
+      ASSERT_NE(want, 0u);
+      if (ids[t][i] == 0)
+        ++zeros;
+      else
+        ASSERT_EQ(ids[t][i], want) << "thread " << t << " look " << i;
+    }
+  }
+  EXPECT_EQ(table_.failed(), zeros);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, PyCodeTableTest,

@@ -5,7 +5,7 @@
 // thread, and the walk runs on that thread (inside its CUDA call), so the chain cannot
 // change under it; every frame on the chain holds a reference to its code object, so the
 // code objects stay alive for the whole callback. What is not trusted: the layout could
-// still be wrong for an unusual build, so every pointer is checked for alignment, every
+// still be wrong for an unusual build, so frame pointers are checked for alignment, every
 // code object for its type (ob_type == &PyCode_Type) before it is used, and the walk is
 // bounded (kMaxPythonFrames recorded, kMaxPyWalkSteps links followed: a cycle ends there).
 #pragma once
