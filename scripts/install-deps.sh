@@ -8,8 +8,9 @@ packages=(cmake g++ make pkg-config libzstd-dev zstd libdw-dev libelf-dev zlib1g
           libbenchmark-dev libunwind8 clang-format clang libbpf-dev bpftool)
 if [[ "${1:-}" == "--test" ]]; then
   # protoc decodes our Perfetto output; chromium checks the interactive flame graph;
-  # llvm provides the symbolizer used as a test oracle.
-  packages+=(protobuf-compiler chromium python3 llvm binutils)
+  # llvm provides the symbolizer used as a test oracle; python3-dev builds the extension
+  # that checks the Python frame walker against the real interpreter.
+  packages+=(protobuf-compiler chromium python3 python3-dev llvm binutils)
 fi
 
 missing=()

@@ -1,0 +1,221 @@
+#include "inject/python/python_code_table.h"
+
+#include <sched.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "inject/python/python_objects.h"
+
+namespace gpuperf::inject {
+namespace {
+
+uint64_t LoadAcquire(const uint64_t& word) {
+  return std::atomic_ref<const uint64_t>(word).load(std::memory_order_acquire);
+}
+
+// An insert that finds the lock taken spins a little, then yields (the holder may have
+// been preempted: on a small machine it needs our core), and gives up after a bounded
+// number of rounds: about a millisecond, once per code object, in the worst case.
+constexpr int kLockSpinsBeforeYield = 1 << 10;
+constexpr int kMaxLockYields = 64;
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+PyCodeTable::PyCodeTable(PyCodeTableOptions options) : options_(options) {
+  if (options_.max_codes == 0 || options_.arena_bytes == 0) return;
+  // At most half full, so probes stay short and always end at an empty slot.
+  size_t slot_count = 2;
+  slot_shift_ = 63;
+  while (slot_count < 2 * size_t{options_.max_codes}) {
+    slot_count *= 2;
+    --slot_shift_;
+  }
+  // calloc of this size maps fresh zero pages: untouched memory costs nothing.
+  slots_ = static_cast<Slot*>(std::calloc(slot_count, sizeof(Slot)));
+  entries_ = static_cast<Entry*>(std::calloc(size_t{options_.max_codes} + 1, sizeof(Entry)));
+  arena_ = static_cast<char*>(std::calloc(options_.arena_bytes, 1));
+  if (slots_ == nullptr || entries_ == nullptr || arena_ == nullptr) {
+    std::free(slots_);
+    std::free(entries_);
+    std::free(arena_);
+    slots_ = nullptr;
+    entries_ = nullptr;
+    arena_ = nullptr;
+    return;
+  }
+  slot_mask_ = slot_count - 1;
+}
+
+PyCodeTable::~PyCodeTable() {
+  std::free(slots_);
+  std::free(entries_);
+  std::free(arena_);
+}
+
+inline PyCodeTable::Key PyCodeTable::ReadKey(const PyRuntimeView& rt, uint64_t code) {
+  const PyLayout& l = rt.layout;
+  Key key;
+  key.code = code;
+  key.name = PyLoad<uint64_t>(code, l.code_qualname >= 0 ? l.code_qualname : l.code_name);
+  key.filename = PyLoad<uint64_t>(code, l.code_filename);
+  key.first_line = PyLoad<int32_t>(code, l.code_first_line);
+  return key;
+}
+
+// Fibonacci hashing of the address (objects are 16-byte aligned: the low bits say nothing).
+inline size_t PyCodeTable::FirstSlot(uint64_t code) const {
+  return size_t(((code >> 4) * 0x9e3779b97f4a7c15ull) >> slot_shift_);
+}
+
+inline uint32_t PyCodeTable::Find(const Key& key, size_t* free_slot) const {
+  for (size_t i = FirstSlot(key.code);; i = (i + 1) & slot_mask_) {
+    const Slot& slot = slots_[i];
+    uint64_t code = LoadAcquire(slot.code);
+    if (code == 0) {
+      if (free_slot != nullptr) *free_slot = i;
+      return 0;
+    }
+    // A reused address with another name, file or first line is another code object:
+    // probing goes on past its slot.
+    if (code == key.code && slot.name == key.name && slot.filename == key.filename &&
+        slot.first_line == key.first_line) {
+      return slot.id;
+    }
+  }
+}
+
+int PyCodeTable::InternAll(const PyRuntimeView& rt, const PyFrameSample* frames, int n,
+                           uint32_t* ids) {
+  int failed = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t code = frames[i].code;
+    uint32_t id = slots_ == nullptr || code == 0 ? 0 : Find(ReadKey(rt, code), nullptr);
+    if (id == 0) id = Intern(rt, code);
+    ids[i] = id;
+    failed += id == 0;
+  }
+  return failed;
+}
+
+uint32_t PyCodeTable::Intern(const PyRuntimeView& rt, uint64_t code) {
+  if (slots_ == nullptr || code == 0) return 0;
+  Key key = ReadKey(rt, code);
+  if (uint32_t id = Find(key, nullptr)) return id;
+  if (!TryLock()) {
+    failed_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  uint32_t id = Insert(rt, key);
+  Unlock();
+  if (id == 0) failed_.fetch_add(1, std::memory_order_relaxed);
+  return id;
+}
+
+bool PyCodeTable::TryLock() {
+  for (int round = 0; round <= kMaxLockYields; ++round) {
+    for (int spins = 0; spins < kLockSpinsBeforeYield; ++spins) {
+      if (!insert_lock_.load(std::memory_order_relaxed) &&
+          !insert_lock_.exchange(true, std::memory_order_acquire)) {
+        return true;
+      }
+      CpuRelax();
+    }
+    sched_yield();
+  }
+  return false;
+}
+
+// Under the insert lock.
+uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
+  size_t free_slot = 0;
+  // Another thread may have added it since the lock-free look.
+  if (uint32_t id = Find(key, &free_slot)) return id;
+  uint32_t count = count_.load(std::memory_order_relaxed);
+  const PyLayout& l = rt.layout;
+  const uint8_t* table = nullptr;
+  uint64_t table_size = 0;
+  bool has_table =
+      PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_line_table), &table, &table_size);
+  if (table_size > kMaxPyLineTableBytes) table_size = kMaxPyLineTableBytes;
+  uint64_t need = kMaxPyNameBytes + kMaxPyFilenameBytes + table_size;
+  if (count >= options_.max_codes || options_.arena_bytes - arena_used_ < need) return 0;
+
+  Entry entry;
+  entry.first_line = key.first_line;
+  entry.text = arena_used_;
+  char* text = arena_ + arena_used_;
+  int name_size = CopyPyString(rt, key.name, text, kMaxPyNameBytes);
+  int filename_size =
+      CopyPyString(rt, key.filename, text + (name_size > 0 ? name_size : 0), kMaxPyFilenameBytes);
+  if (name_size < 0 || filename_size < 0) unreadable_.fetch_add(1, std::memory_order_relaxed);
+  entry.name_size = name_size > 0 ? uint32_t(name_size) : 0;
+  entry.filename_size = filename_size > 0 ? uint32_t(filename_size) : 0;
+  if (has_table) {
+    std::memcpy(text + entry.name_size + entry.filename_size, table, table_size);
+    entry.line_table_size = uint32_t(table_size);
+    entry.line_format = l.line_format;
+  }
+  if (l.instr_is_pointer) {
+    // 3.11+: a code object is a variable-size object of its code units.
+    int64_t units = PyLoad<int64_t>(key.code, l.var_size);
+    entry.code_units = units > 0 && units < int64_t{kPyNoInstruction} ? uint32_t(units) : 0;
+  } else {
+    const uint8_t* bytecode = nullptr;
+    uint64_t bytecode_size = 0;
+    if (PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_bytecode), &bytecode,
+                        &bytecode_size)) {
+      entry.code_units = uint32_t(bytecode_size / 2);
+    }
+  }
+  entry.python_version = l.version;
+  arena_used_ += entry.name_size + entry.filename_size + entry.line_table_size;
+
+  uint32_t id = count + 1;
+  entries_[id] = entry;
+  count_.store(id, std::memory_order_release);
+  Slot& slot = slots_[free_slot];
+  slot.name = key.name;
+  slot.filename = key.filename;
+  slot.first_line = key.first_line;
+  slot.id = id;
+  // Published last: a reader that loads this address (acquire) sees the rest of the slot.
+  std::atomic_ref<uint64_t>(slot.code).store(key.code, std::memory_order_release);
+  return id;
+}
+
+void PyCodeTable::DrainNew(std::vector<PyCodeInfo>& out) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  uint32_t count = count_.load(std::memory_order_acquire);
+  try {
+    while (drained_ < count) {
+      uint32_t id = drained_ + 1;
+      const Entry& entry = entries_[id];
+      const char* text = arena_ + entry.text;
+      PyCodeInfo info;
+      info.id = id;
+      info.name.assign(text, entry.name_size);
+      info.filename.assign(text + entry.name_size, entry.filename_size);
+      info.line_table.assign(text + entry.name_size + entry.filename_size, entry.line_table_size);
+      info.first_line = entry.first_line;
+      info.python_version = entry.python_version;
+      info.code_units = entry.code_units;
+      info.line_format = entry.line_format;
+      out.push_back(std::move(info));
+      drained_ = id;
+    }
+  } catch (const std::bad_alloc&) {
+    // The rest goes out with the next call.
+  }
+}
+
+}  // namespace gpuperf::inject

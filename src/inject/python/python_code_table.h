@@ -1,0 +1,112 @@
+// Interning of CPython code objects to small ids, with a copy of what names them.
+//
+// A frame is recorded as (code object, instruction offset), but the code object may be
+// freed as soon as the frame returns, and its address reused by another (pytorch#121219
+// held names without a reference and printed garbage). So on first sight the table copies
+// into its own arena the qualified name, the file name, the first line and the raw line
+// table; nothing it keeps points into Python's memory. An entry is keyed by
+// (address, name object, file name object, first line): a new code object at a reused
+// address differs in at least one of these in practice, and gets an entry of its own.
+//
+// Finding a known code object is lock-free: the code object's address picks a slot of an
+// open-addressing table whose slots hold the whole key and the id; a slot's address word
+// is published last, with release order, so a reader that sees it sees the rest. Adding
+// one takes a spinlock that is given up after a bounded wait (the code is then counted as
+// not interned, never waited for). Capacity is fixed; memory comes from calloc (fresh
+// zero pages: only what is touched costs memory).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "analyze/python_lines.h"
+#include "inject/python/python_runtime.h"
+#include "inject/python/python_walk.h"
+
+namespace gpuperf::inject {
+
+struct PyCodeTableOptions {
+  uint32_t max_codes = 1u << 16;
+  uint64_t arena_bytes = 64ull << 20;  // names, file names and line tables
+};
+
+// Longest copies: longer names are cut at a character boundary, longer line tables at
+// their end (lines past the cut resolve to 0, "unknown").
+inline constexpr int kMaxPyNameBytes = 512;
+inline constexpr int kMaxPyFilenameBytes = 4096;
+inline constexpr uint32_t kMaxPyLineTableBytes = 1u << 20;
+
+class PyCodeTable {
+ public:
+  explicit PyCodeTable(PyCodeTableOptions options = {});
+  ~PyCodeTable();
+  PyCodeTable(const PyCodeTable&) = delete;
+  PyCodeTable& operator=(const PyCodeTable&) = delete;
+
+  // The id (1-based) of the code object at `code`, which must be a live code object (the
+  // walker checked its type), copying it on first sight. 0 when it could not be added
+  // (table or arena full, or the insert lock stayed busy): counted in failed().
+  uint32_t Intern(const PyRuntimeView& rt, uint64_t code);
+  // ids[i] = Intern(rt, frames[i].code), with the lookups inlined; returns how many ids
+  // were left at 0.
+  int InternAll(const PyRuntimeView& rt, const PyFrameSample* frames, int n, uint32_t* ids);
+
+  // Appends the code objects added since the previous call, in id order. For one
+  // consumer thread at a time (the writer thread); never blocks an Intern.
+  void DrainNew(std::vector<PyCodeInfo>& out);
+
+  uint32_t size() const { return count_.load(std::memory_order_acquire); }
+  uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+  // Names or file names that were not readable str objects (kept empty).
+  uint64_t unreadable() const { return unreadable_.load(std::memory_order_relaxed); }
+  bool ok() const { return slots_ != nullptr; }
+
+ private:
+  struct Key {
+    uint64_t code = 0, name = 0, filename = 0;
+    int32_t first_line = 0;
+  };
+  // 32 bytes, two to a cache line. `code` is written last (release) and read first (acquire).
+  struct Slot {
+    uint64_t code;
+    uint64_t name, filename;
+    int32_t first_line;
+    uint32_t id;
+  };
+  // What DrainNew needs, by id.
+  struct Entry {
+    int32_t first_line = 0;
+    uint64_t text = 0;  // arena offset: name, then file name, then line table
+    uint32_t name_size = 0, filename_size = 0, line_table_size = 0;
+    uint32_t code_units = 0;
+    uint32_t python_version = 0;
+    PyLineTableFormat line_format = PyLineTableFormat::kNone;
+  };
+
+  static Key ReadKey(const PyRuntimeView& rt, uint64_t code);
+  size_t FirstSlot(uint64_t code) const;
+  // Inlined into the lookups: the key stays in registers.
+  __attribute__((always_inline)) uint32_t Find(const Key& key, size_t* free_slot) const;
+  uint32_t Insert(const PyRuntimeView& rt, const Key& key);
+  bool TryLock();
+  void Unlock() { insert_lock_.store(false, std::memory_order_release); }
+
+  PyCodeTableOptions options_;
+  size_t slot_mask_ = 0;
+  int slot_shift_ = 64;  // 64 - log2(slot count)
+  Slot* slots_ = nullptr;
+  Entry* entries_ = nullptr;  // indexed by id, written before the slot is published
+  char* arena_ = nullptr;
+
+  std::atomic<bool> insert_lock_{false};  // guards arena_used_ and new entries
+  uint64_t arena_used_ = 0;
+  std::atomic<uint32_t> count_{0};  // ids 1..count_ are complete
+  std::mutex drain_mutex_;          // consumers only
+  uint32_t drained_ = 0;
+  std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> unreadable_{0};
+};
+
+}  // namespace gpuperf::inject
