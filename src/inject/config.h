@@ -21,6 +21,9 @@ struct Config {
   // Walk frame pointers where they were checked against libunwind (stack_capture.cc).
   // GPUPERF_UNWIND=libunwind always unwinds with libunwind.
   bool frame_pointer_stacks = true;
+  // Launch stacks carry the launching thread's Python frames where a CPython interpreter
+  // runs (docs/recording.md "Python frames"). GPUPERF_PYTHON=off leaves them out.
+  bool python_stacks = true;
   // CUDA 13 keeps one buffer per launching thread, so buffers are kept small.
   uint64_t buffer_bytes = 2ull << 20;       // one CUPTI activity buffer
   uint64_t max_memory_bytes = 64ull << 20;  // CUPTI buffers + queued batches
