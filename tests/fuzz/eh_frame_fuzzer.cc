@@ -1,10 +1,10 @@
 // libFuzzer target: the .eh_frame compiler and the table built from it must survive any
 // bytes (no crash, no read outside the input, no hang). Not part of scripts/fuzz.sh's CI
 // run; build and run it by hand:
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Isrc \
-//     tests/fuzz/eh_frame_fuzzer.cc src/inject/stack/eh_frame_parser.cc \
-//     src/inject/stack/unwind_table.cc -o build/eh_frame_fuzzer
-//   build/eh_frame_fuzzer -max_total_time=60 -max_len=4096
+//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Isrc -o build/ehf \
+//     tests/fuzz/eh_frame_fuzzer.cc src/inject/stack/{eh_frame_parser,cfa_program}.cc \
+//     src/inject/stack/unwind_table.cc
+//   build/ehf -max_total_time=60 -max_len=4096
 #include <cstddef>
 #include <cstdint>
 #include <vector>

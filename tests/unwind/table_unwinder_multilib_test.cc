@@ -13,12 +13,15 @@
 
 #include "inject/stack/table_unwinder.h"
 #include "inject/stack/unwinder.h"
-#include "unwind/chain.h"
+#include "unwind/chain.h"  // GP_CHAIN_NS=chain_nofp: linked
+#undef GP_CHAIN_NS
+#define GP_CHAIN_NS chain_fp
+#include "unwind/chain.h"  // loaded with dlopen by one test
 
 namespace gpuperf {
 namespace {
 
-namespace chain = GP_CHAIN_NS;
+namespace chain = chain_nofp;
 
 struct LeafCapture {
   UnwindComparison comparison;
@@ -182,6 +185,40 @@ TEST_F(TableUnwinderMultilib, FallsBackAtAFrameOnlyAnExpressionDescribes) {
   EXPECT_EQ(after.frames_mismatched, before.frames_mismatched);
   EXPECT_EQ(after.stops[static_cast<int>(TableWalkStop::kUnexpressible)],
             before.stops[static_cast<int>(TableWalkStop::kUnexpressible)] + 1);
+}
+
+// The frame-pointer build of the chain, loaded after the tables were built.
+using FpRun = int (*)(int, chain_fp::ChainContext*);
+FpRun LoadFramePointerChain() {
+  // b and c first: each library's calls into the others bind lazily, at first call.
+  for (const char* part : {"c", "b", "a"}) {
+    const std::string path =
+        std::string(GP_UNWIND_CHAIN_DIR) + "/libgp_unwind_chain_" + part + "_fp.so";
+    void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_GLOBAL);
+    if (handle == nullptr) return nullptr;
+    if (*part == 'a') {
+      return reinterpret_cast<FpRun>(dlsym(handle, "_ZN8chain_fp3RunEiPNS_12ChainContextE"));
+    }
+  }
+  return nullptr;
+}
+
+TEST_F(TableUnwinderMultilib, ALibraryLoadedLaterIsUnknownUntilTheTablesAreRefreshed) {
+  const FpRun run = LoadFramePointerChain();
+  ASSERT_NE(run, nullptr) << dlerror();
+  LeafCapture capture;
+  chain_fp::ChainContext context;
+  context.leaf = Leaf;
+  context.arg = &capture;
+  run(4, &context);
+  // The stack goes through the new libraries: the walk stops at their first frame.
+  EXPECT_EQ(capture.comparison.table.stop, TableWalkStop::kUnknownModule);
+  EXPECT_EQ(capture.comparison.mismatches, 0);
+  EXPECT_EQ(RefreshTableUnwinder(), 3);  // the three libraries, nothing else
+  capture = LeafCapture();
+  run(4, &context);
+  EXPECT_EQ(capture.comparison.table.stop, TableWalkStop::kOutermost);
+  EXPECT_TRUE(capture.comparison.agrees()) << capture.comparison.first_mismatch;
 }
 
 }  // namespace
