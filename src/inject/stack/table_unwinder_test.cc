@@ -1,0 +1,203 @@
+// The table walk on synthetic stacks (each rule kind, each way a walk stops, garbage that
+// must never make it read outside the stack), and TableCaptureStack in this process
+// against libunwind. The multi-library -fomit-frame-pointer check is
+// tests/unwind/table_unwinder_multilib_test.cc.
+#include "inject/stack/table_unwinder.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "inject/stack/eh_frame_test_util.h"
+#include "inject/stack/unwinder.h"
+
+namespace gpuperf {
+namespace {
+
+constexpr uint64_t kModule = 0x400000;
+// Function A [0x000, 0x100): RSP-based, 32-byte frame, RBP saved at CFA-16 after 0x10.
+// Function B [0x100, 0x200): RBP-based frame. C [0x200, 0x300): the thread's first frame.
+// D [0x300, 0x310): a PLT. [0x310, 0x400): no FDE. E [0x400, 0x500): unexpressible.
+ModuleUnwindTable SyntheticModule() {
+  ModuleUnwindTable table;
+  table.start = kModule;
+  table.end = kModule + 0x1000;
+  table.status = ModuleTableStatus::kOk;
+  UnwindRule plt{11, 0, CfaKind::kPlt, RbpKind::kSame};
+  table.row_starts = {0x000, 0x010, 0x100, 0x200, 0x300, 0x310, 0x400, 0x500};
+  table.rules = {{8, 0, CfaKind::kRsp, RbpKind::kSame},
+                 {32, -16, CfaKind::kRsp, RbpKind::kSaved},
+                 {16, -16, CfaKind::kRbp, RbpKind::kSaved},
+                 {0, 0, CfaKind::kOutermost, RbpKind::kSame},
+                 plt,
+                 {},
+                 {0, 0, CfaKind::kUnexpressible, RbpKind::kSame}};
+  table.row_rules = {0, 1, 2, 3, 4, 5, 6, 5};
+  table.bucket_shift = 8;  // one bucket per function
+  table.buckets = {0, 2, 3, 4, 6, 7};
+  return table;
+}
+
+struct SyntheticStack {
+  ModuleUnwindTable module = SyntheticModule();
+  UnwindSnapshot snapshot;
+  std::vector<uint8_t> zeros = std::vector<uint8_t>(64 * 8, 0);
+  testing_util::GuardedBytes memory{zeros};
+  uint64_t* words = reinterpret_cast<uint64_t*>(memory.data());
+
+  SyntheticStack() { snapshot.modules = {{module.start, module.end, &module}}; }
+  uint64_t At(int index) const { return reinterpret_cast<uint64_t>(words + index); }
+  StackRange Range() const { return {At(0), At(64)}; }
+  TableWalkResult Walk(FrameRegisters start, uint64_t* pcs, int max_depth = 16) const {
+    return WalkWithTables(snapshot, start, Range(), pcs, max_depth);
+  }
+};
+
+TEST(WalkWithTables, FollowsRspAndRbpRulesToTheOutermostFrame) {
+  SyntheticStack s;
+  // A's frame at words[0..4): RBP saved at CFA-16 (words[2]), return into B at words[3].
+  s.words[2] = s.At(10);         // B's RBP
+  s.words[3] = kModule + 0x150;  // into B
+  // B's frame: CFA = RBP+16 = words[12]; return into C at words[11]; its RBP at words[10].
+  s.words[10] = 0x1234;
+  s.words[11] = kModule + 0x250;  // into C: outermost
+  uint64_t pcs[16];
+  const TableWalkResult r = s.Walk({kModule + 0x20, s.At(0), 0xdead}, pcs);
+  EXPECT_EQ(r.stop, TableWalkStop::kOutermost);
+  ASSERT_EQ(r.depth, 3);
+  EXPECT_EQ(pcs[0], kModule + 0x20);
+  EXPECT_EQ(pcs[1], kModule + 0x150);
+  EXPECT_EQ(pcs[2], kModule + 0x250);
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.at_stop.rsp, s.At(12));
+  EXPECT_EQ(r.at_stop.rbp, 0x1234u);
+  // Cut at the depth asked for.
+  EXPECT_EQ(s.Walk({kModule + 0x20, s.At(0), 0xdead}, pcs, 2).stop, TableWalkStop::kMaxDepth);
+}
+
+TEST(WalkWithTables, LooksUpTheInstructionBeforeTheReturnAddress) {
+  SyntheticStack s;
+  // 0x10 is where A's frame grows, but a return address of 0x10 belongs to the call that
+  // ends at 0x0f: the CFA is still RSP+8.
+  s.words[0] = 0;  // return address 0: the end
+  uint64_t pcs[16];
+  const TableWalkResult r = s.Walk({kModule + 0x10, s.At(0), 0}, pcs);
+  EXPECT_EQ(r.stop, TableWalkStop::kOutermost);
+  EXPECT_EQ(r.depth, 1);
+  EXPECT_EQ(r.at_stop.rsp, s.At(1));
+}
+
+TEST(WalkWithTables, EvaluatesThePltRule) {
+  SyntheticStack s;
+  s.words[0] = kModule + 0x250;  // RSP+8 while (RIP & 15) < 11
+  s.words[1] = kModule + 0x250;  // RSP+16 from there on
+  uint64_t pcs[16];
+  EXPECT_EQ(s.Walk({kModule + 0x305, s.At(0), 0}, pcs).at_stop.rsp, s.At(1));
+  EXPECT_EQ(s.Walk({kModule + 0x30d, s.At(0), 0}, pcs).at_stop.rsp, s.At(2));
+}
+
+TEST(WalkWithTables, SaysWhyItStopped) {
+  SyntheticStack s;
+  uint64_t pcs[16];
+  struct Case {
+    uint64_t rip;
+    TableWalkStop stop;
+  };
+  const Case cases[] = {
+      {kModule + 0x320, TableWalkStop::kNoRow},           // no FDE
+      {kModule + 0x420, TableWalkStop::kUnexpressible},   // libunwind's
+      {kModule + 0x2000, TableWalkStop::kUnknownModule},  // loaded after the tables were built
+  };
+  for (const Case& test : cases) {
+    const TableWalkResult r = s.Walk({test.rip, s.At(0), 0}, pcs);
+    EXPECT_EQ(r.stop, test.stop) << TableWalkStopName(r.stop);
+    EXPECT_EQ(r.depth, 1);  // the frame it could not unwind is written
+    EXPECT_EQ(pcs[0], test.rip);
+    EXPECT_FALSE(r.complete());
+  }
+  ModuleUnwindTable without = SyntheticModule();
+  without.status = ModuleTableStatus::kNoEhFrame;
+  UnwindSnapshot snapshot;
+  snapshot.modules = {{without.start, without.end, &without}};
+  EXPECT_EQ(WalkWithTables(snapshot, {kModule + 0x20, s.At(0), 0}, s.Range(), pcs, 16).stop,
+            TableWalkStop::kNoEhFrame);
+}
+
+TEST(WalkWithTables, NeverLeavesTheStack) {
+  SyntheticStack s;
+  uint64_t pcs[16];
+  // RSP outside the stack (another stack: a coroutine, a signal stack).
+  TableWalkResult r = s.Walk({kModule + 0x20, s.At(64), 0}, pcs);
+  EXPECT_EQ(r.stop, TableWalkStop::kBadFrame);
+  EXPECT_EQ(r.depth, 0);
+  // A CFA past the top: A's 32-byte frame starting 3 words below the top.
+  r = s.Walk({kModule + 0x20, s.At(61), 0}, pcs);
+  EXPECT_EQ(r.stop, TableWalkStop::kBadFrame);
+  // An RBP-based CFA below RSP (garbage RBP) and far above.
+  for (uint64_t rbp : {s.At(0), s.At(200), uint64_t{0}, ~uint64_t{0} - 8}) {
+    r = s.Walk({kModule + 0x150, s.At(4), rbp}, pcs);
+    EXPECT_EQ(r.stop, TableWalkStop::kBadFrame) << rbp;
+  }
+}
+
+TEST(WalkWithTables, GarbageStacksEndWithoutAFault) {
+  // Words that point into the module's functions and into the stack, at random: the walk
+  // must end (any reason) after reading only inside the stack, which ends at a guard page.
+  SyntheticStack s;
+  std::mt19937_64 random(99);
+  uint64_t pcs[64];
+  for (int round = 0; round < 20000; ++round) {
+    for (int i = 0; i < 64; ++i) {
+      switch (random() % 3) {
+        case 0:
+          s.words[i] = kModule + random() % 0x600;
+          break;
+        case 1:
+          s.words[i] = s.At(static_cast<int>(random() % 70));
+          break;
+        default:
+          s.words[i] = random();
+          break;
+      }
+    }
+    const FrameRegisters start{kModule + random() % 0x300, s.At(static_cast<int>(random() % 64)),
+                               s.At(static_cast<int>(random() % 64))};
+    const TableWalkResult r = s.Walk(start, pcs, 64);
+    ASSERT_LE(r.depth, 64);
+    ASSERT_GE(r.depth, 1);
+  }
+}
+
+volatile int g_sink = 0;
+
+__attribute__((noinline)) UnwindComparison Nested(int levels) {
+  if (levels == 0) return CompareWithLibunwind(kMaxStackDepth);
+  UnwindComparison c = Nested(levels - 1);
+  g_sink = g_sink + 1;
+  return c;
+}
+
+TEST(TableCaptureStack, MatchesLibunwindInThisProcess) {
+  if (InitUnwinder() != UnwinderKind::kLibunwind) GTEST_SKIP() << "no libunwind here";
+  ASSERT_TRUE(InitTableUnwinder());
+  const UnwindComparison c = Nested(5);
+  EXPECT_TRUE(c.agrees()) << "first mismatch at " << c.first_mismatch << ", stop "
+                          << TableWalkStopName(c.table.stop);
+  EXPECT_EQ(c.table.stop, TableWalkStop::kOutermost);
+  EXPECT_GT(c.compared, 8);
+}
+
+TEST(TableCaptureStack, StartsAtTheCallersReturnAddress) {
+  ASSERT_TRUE(InitTableUnwinder());
+  uint64_t pcs[8];
+  TableWalkResult result;
+  const int depth = TableCaptureStack(pcs, 8, &result);
+  ASSERT_GE(depth, 1);
+  // pcs[0] returns into this test body: it lies in the same module as the test function.
+  const UnwindSnapshot* snapshot = ProcessUnwindTables().snapshot();
+  EXPECT_EQ(snapshot->Find(pcs[0]), snapshot->Find(reinterpret_cast<uint64_t>(&Nested)));
+  EXPECT_EQ(TableCaptureStack(pcs, 0, &result), 0);
+}
+
+}  // namespace
+}  // namespace gpuperf

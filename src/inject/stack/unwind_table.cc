@@ -1,0 +1,261 @@
+#include "inject/stack/unwind_table.h"
+
+#include <elf.h>
+#include <link.h>
+
+#include <bit>
+#include <new>
+#include <unordered_map>
+
+namespace gpuperf {
+namespace {
+
+constexpr uint64_t kMaxModuleSpan = uint64_t{1} << 32;
+
+// The bytes of the readable PT_LOAD segment that holds `address`, from `address` to the
+// segment's end; size 0 when no segment holds it.
+EhFrameBytes SegmentFrom(const dl_phdr_info* info, uint64_t address) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& phdr = info->dlpi_phdr[i];
+    if (phdr.p_type != PT_LOAD || (phdr.p_flags & PF_R) == 0) continue;
+    const uint64_t begin = info->dlpi_addr + phdr.p_vaddr;
+    const uint64_t end = begin + phdr.p_memsz;
+    if (address >= begin && address < end) {
+      return {reinterpret_cast<const uint8_t*>(address), static_cast<size_t>(end - address),
+              address};
+    }
+  }
+  return {};
+}
+
+// Compiles one loaded object's `.eh_frame` into `table` (start, end and name already set).
+void CompileModule(const dl_phdr_info* info, ModuleUnwindTable* table) {
+  const ElfW(Phdr)* eh_phdr = nullptr;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME) eh_phdr = &info->dlpi_phdr[i];
+  }
+  if (eh_phdr == nullptr || eh_phdr->p_memsz == 0) {
+    table->status = ModuleTableStatus::kNoEhFrame;
+    return;
+  }
+  table->eh_frame_hdr = info->dlpi_addr + eh_phdr->p_vaddr;
+  EhFrameBytes hdr = SegmentFrom(info, table->eh_frame_hdr);
+  if (hdr.size > eh_phdr->p_memsz) hdr.size = eh_phdr->p_memsz;
+  EhFrameHdr parsed;
+  if (hdr.size == 0 || !ParseEhFrameHdr(hdr, &parsed)) {
+    table->status = ModuleTableStatus::kUnreadable;
+    return;
+  }
+  const EhFrameBytes eh_frame = SegmentFrom(info, parsed.eh_frame_address);
+  if (eh_frame.size == 0) {
+    table->status = ModuleTableStatus::kUnreadable;
+    return;
+  }
+  std::vector<CfiRow> rows;
+  std::vector<FdeSpan> spans;
+  if (!CompileEhFrame(eh_frame, &hdr, &parsed, &rows, &spans, &table->stats)) {
+    table->status = ModuleTableStatus::kUnreadable;
+    return;
+  }
+  if (BuildModuleTable(table->start, table->end, rows, std::move(spans), table)) {
+    table->status = ModuleTableStatus::kOk;
+  }
+}
+
+struct RefreshContext {
+  std::vector<std::unique_ptr<ModuleUnwindTable>>* tables;
+  std::vector<UnwindModule> modules;
+  int compiled = 0;
+};
+
+bool SameModule(const ModuleUnwindTable& table, const dl_phdr_info* info, uint64_t start,
+                uint64_t end) {
+  const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  return table.start == start && table.end == end && table.load_bias == info->dlpi_addr &&
+         table.name == name;
+}
+
+bool SameModules(const std::vector<UnwindModule>& a, const std::vector<UnwindModule>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const UnwindModule& x, const UnwindModule& y) {
+                      return x.start == y.start && x.end == y.end && x.table == y.table;
+                    });
+}
+
+int VisitModule(dl_phdr_info* info, size_t, void* data) {
+  auto* context = static_cast<RefreshContext*>(data);
+  // Runs under the loader's lock, called from C: nothing may escape.
+  try {
+    uint64_t lowest = UINT64_MAX, highest = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+      const ElfW(Phdr)& phdr = info->dlpi_phdr[i];
+      if (phdr.p_type != PT_LOAD) continue;
+      lowest = std::min<uint64_t>(lowest, info->dlpi_addr + phdr.p_vaddr);
+      highest = std::max<uint64_t>(highest, info->dlpi_addr + phdr.p_vaddr + phdr.p_memsz);
+    }
+    if (lowest >= highest) return 0;
+    const ModuleUnwindTable* table = nullptr;
+    for (const auto& known : *context->tables) {
+      if (SameModule(*known, info, lowest, highest)) table = known.get();
+    }
+    if (table == nullptr) {
+      auto fresh = std::make_unique<ModuleUnwindTable>();
+      fresh->start = lowest;
+      fresh->end = highest;
+      fresh->load_bias = info->dlpi_addr;
+      fresh->name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+      try {
+        CompileModule(info, fresh.get());
+      } catch (const std::bad_alloc&) {
+        fresh->row_starts = {};
+        fresh->row_rules = {};
+        fresh->rules = {};
+        fresh->buckets = {};
+        fresh->status = ModuleTableStatus::kOutOfMemory;
+      }
+      context->tables->push_back(std::move(fresh));
+      table = context->tables->back().get();
+      ++context->compiled;
+    }
+    context->modules.push_back({lowest, highest, table});
+  } catch (...) {
+    // Out of memory for the bookkeeping: this module is left out; its PCs fall back.
+  }
+  return 0;
+}
+
+// Numbers a module's distinct rules. The first two are always "no FDE" and
+// "unexpressible"; past 65536 rules, new ones become "unexpressible" (counted).
+class RuleIds {
+ public:
+  explicit RuleIds(std::vector<UnwindRule>* rules) : rules_(rules) {
+    Of(UnwindRule{}, nullptr);
+    UnwindRule unexpressible;
+    unexpressible.cfa = CfaKind::kUnexpressible;
+    unexpressible_ = Of(unexpressible, nullptr);
+  }
+  uint16_t Of(const UnwindRule& rule, uint32_t* over_limit) {
+    const auto key = std::bit_cast<uint64_t>(rule);
+    auto found = ids_.find(key);
+    if (found != ids_.end()) return found->second;
+    if (rules_->size() > UINT16_MAX) {
+      if (over_limit != nullptr) ++*over_limit;
+      return unexpressible_;
+    }
+    const auto id = static_cast<uint16_t>(rules_->size());
+    rules_->push_back(rule);
+    ids_.emplace(key, id);
+    return id;
+  }
+
+ private:
+  std::vector<UnwindRule>* rules_;
+  std::unordered_map<uint64_t, uint16_t> ids_;
+  uint16_t unexpressible_ = 0;
+};
+
+// Buckets of 2^shift bytes over the rows' range, the smallest (from 4 bytes) that makes at
+// most one bucket per two rows: 2 bytes more per row, two or three rows per bucket on average.
+void BuildBuckets(ModuleUnwindTable* table) {
+  const std::vector<uint32_t>& starts = table->row_starts;
+  if (starts.empty()) return;
+  const uint64_t range = starts.back() - starts.front();
+  unsigned shift = 2;
+  while (shift < 32 && (range >> shift) > starts.size() / 2) ++shift;
+  const size_t count = static_cast<size_t>(range >> shift) + 2;
+  table->bucket_shift = static_cast<uint8_t>(shift);
+  table->buckets.assign(count, 0);
+  size_t row = 0;
+  for (size_t b = 0; b < count; ++b) {
+    const uint64_t offset = starts.front() + (static_cast<uint64_t>(b) << shift);
+    while (row + 1 < starts.size() && starts[row + 1] <= offset) ++row;
+    table->buckets[b] = static_cast<uint32_t>(row);
+  }
+}
+
+}  // namespace
+
+const char* ModuleTableStatusName(ModuleTableStatus status) {
+  switch (status) {
+    case ModuleTableStatus::kOk:
+      return "ok";
+    case ModuleTableStatus::kNoEhFrame:
+      return "no .eh_frame_hdr";
+    case ModuleTableStatus::kUnreadable:
+      return "unreadable .eh_frame";
+    case ModuleTableStatus::kTooLarge:
+      return "too large";
+    case ModuleTableStatus::kOutOfMemory:
+      return "out of memory";
+  }
+  return "?";
+}
+
+bool BuildModuleTable(uint64_t start, uint64_t end, const std::vector<CfiRow>& rows,
+                      std::vector<FdeSpan> spans, ModuleUnwindTable* out) {
+  out->row_starts.clear();
+  out->row_rules.clear();
+  out->rules.clear();
+  if (end <= start || end - start >= kMaxModuleSpan) {
+    out->status = ModuleTableStatus::kTooLarge;
+    return false;
+  }
+  const size_t before = spans.size();
+  std::erase_if(spans, [&](const FdeSpan& s) { return s.begin < start || s.end > end; });
+  out->dropped_fdes += static_cast<uint32_t>(before - spans.size());
+  std::stable_sort(spans.begin(), spans.end(),
+                   [](const FdeSpan& a, const FdeSpan& b) { return a.begin < b.begin; });
+  out->row_starts.reserve(rows.size() + spans.size());
+  out->row_rules.reserve(rows.size() + spans.size());
+  RuleIds ids(&out->rules);
+  auto emit = [&](uint64_t pc, const UnwindRule& rule) {
+    const uint16_t id = ids.Of(rule, &out->rules_over_limit);
+    if (!out->row_rules.empty() && out->row_rules.back() == id) return;
+    out->row_starts.push_back(static_cast<uint32_t>(pc - start));
+    out->row_rules.push_back(id);
+  };
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const FdeSpan& span = spans[i];
+    const uint64_t next_begin = i + 1 < spans.size() ? spans[i + 1].begin : UINT64_MAX;
+    const uint64_t limit = std::min(span.end, next_begin);
+    if (limit <= span.begin) {
+      ++out->dropped_fdes;  // hidden entirely by the next span
+      continue;
+    }
+    for (uint32_t r = span.first; r < span.first + span.count && r < rows.size(); ++r) {
+      if (rows[r].pc >= limit) break;
+      emit(rows[r].pc, rows[r].rule);
+    }
+    if (span.end < next_begin) emit(span.end, UnwindRule{});  // a gap: no FDE here
+  }
+  out->row_starts.shrink_to_fit();
+  out->row_rules.shrink_to_fit();
+  out->rules.shrink_to_fit();
+  BuildBuckets(out);
+  return true;
+}
+
+int UnwindTables::Refresh() {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    RefreshContext context{&tables_, {}, 0};
+    dl_iterate_phdr(VisitModule, &context);
+    std::sort(context.modules.begin(), context.modules.end(),
+              [](const UnwindModule& a, const UnwindModule& b) { return a.start < b.start; });
+    const UnwindSnapshot* old = current_.load(std::memory_order_acquire);
+    if (old != nullptr && SameModules(old->modules, context.modules)) return context.compiled;
+    snapshots_.push_back(std::make_unique<UnwindSnapshot>());
+    snapshots_.back()->modules = std::move(context.modules);
+    current_.store(snapshots_.back().get(), std::memory_order_release);
+    return context.compiled;
+  } catch (...) {
+    return 0;  // the previous snapshot stays
+  }
+}
+
+UnwindTables& ProcessUnwindTables() {
+  static UnwindTables* tables = new UnwindTables();
+  return *tables;
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,119 @@
+// Module tables from compiled rows (gaps, overlaps, merging, lookups at the edges), and the
+// tables of this process's real modules.
+#include "inject/stack/unwind_table.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace gpuperf {
+namespace {
+
+UnwindRule Rsp(int32_t offset) {
+  return {offset, 0, CfaKind::kRsp, RbpKind::kSame};
+}
+
+constexpr uint64_t kStart = 0x400000;
+
+TEST(BuildModuleTable, CoversEachFdeAndMarksTheGaps) {
+  // Two functions with a gap between them, given out of order.
+  const std::vector<CfiRow> rows = {{kStart + 0x100, Rsp(8)},
+                                    {kStart + 0x101, Rsp(16)},
+                                    {kStart + 0x10, Rsp(8)},
+                                    {kStart + 0x14, Rsp(32)}};
+  std::vector<FdeSpan> spans = {{kStart + 0x100, kStart + 0x140, 0, 2},
+                                {kStart + 0x10, kStart + 0x40, 2, 2}};
+  ModuleUnwindTable table;
+  table.start = kStart;
+  table.end = kStart + 0x1000;
+  ASSERT_TRUE(BuildModuleTable(table.start, table.end, rows, spans, &table));
+  EXPECT_EQ(table.row_starts, (std::vector<uint32_t>{0x10, 0x14, 0x40, 0x100, 0x101, 0x140}));
+  EXPECT_EQ(table.Find(kStart + 0xf), nullptr);  // before the first function
+  EXPECT_EQ(*table.Find(kStart + 0x10), Rsp(8));
+  EXPECT_EQ(*table.Find(kStart + 0x13), Rsp(8));
+  EXPECT_EQ(*table.Find(kStart + 0x14), Rsp(32));
+  EXPECT_EQ(*table.Find(kStart + 0x3f), Rsp(32));
+  EXPECT_EQ(table.Find(kStart + 0x40)->cfa, CfaKind::kNoInfo);
+  EXPECT_EQ(table.Find(kStart + 0xff)->cfa, CfaKind::kNoInfo);
+  EXPECT_EQ(*table.Find(kStart + 0x100), Rsp(8));
+  EXPECT_EQ(*table.Find(kStart + 0x13f), Rsp(16));
+  EXPECT_EQ(table.Find(kStart + 0x140)->cfa, CfaKind::kNoInfo);
+  EXPECT_EQ(table.Find(kStart + 0x1000), nullptr);  // outside the module
+  EXPECT_EQ(table.Find(kStart - 1), nullptr);
+}
+
+TEST(BuildModuleTable, TheLaterOfTwoOverlappingFdesWinsFromItsStart) {
+  const std::vector<CfiRow> rows = {{kStart + 0x10, Rsp(8)},
+                                    {kStart + 0x30, Rsp(48)},
+                                    {kStart + 0x20, Rsp(16)},
+                                    {kStart + 0x20, Rsp(24)}};
+  // [0x10, 0x40) overlapped by [0x20, 0x28); a duplicate of the latter hides it entirely.
+  std::vector<FdeSpan> spans = {{kStart + 0x10, kStart + 0x40, 0, 2},
+                                {kStart + 0x20, kStart + 0x28, 2, 1},
+                                {kStart + 0x20, kStart + 0x28, 3, 1}};
+  ModuleUnwindTable table;
+  table.start = kStart;
+  table.end = kStart + 0x100;
+  ASSERT_TRUE(BuildModuleTable(table.start, table.end, rows, spans, &table));
+  EXPECT_EQ(*table.Find(kStart + 0x1f), Rsp(8));
+  EXPECT_EQ(*table.Find(kStart + 0x20), Rsp(24));
+  EXPECT_EQ(table.Find(kStart + 0x28)->cfa, CfaKind::kNoInfo);
+  EXPECT_EQ(table.dropped_fdes, 1u);
+}
+
+TEST(BuildModuleTable, DropsFdesOutsideTheModuleAndRefusesHugeModules) {
+  const std::vector<CfiRow> rows = {{kStart - 0x10, Rsp(8)}, {kStart + 0x10, Rsp(16)}};
+  std::vector<FdeSpan> spans = {{kStart - 0x10, kStart + 0x8, 0, 1},
+                                {kStart + 0x10, kStart + 0x20, 1, 1}};
+  ModuleUnwindTable table;
+  ASSERT_TRUE(BuildModuleTable(kStart, kStart + 0x100, rows, spans, &table));
+  EXPECT_EQ(table.dropped_fdes, 1u);
+  EXPECT_EQ(table.row_starts, (std::vector<uint32_t>{0x10, 0x20}));
+  ModuleUnwindTable huge;
+  EXPECT_FALSE(BuildModuleTable(kStart, kStart + (uint64_t{1} << 32), rows, spans, &huge));
+  EXPECT_EQ(huge.status, ModuleTableStatus::kTooLarge);
+}
+
+const ModuleUnwindTable* TableNamed(const UnwindSnapshot& snapshot, const char* fragment) {
+  for (const UnwindModule& m : snapshot.modules) {
+    if (m.table->name.find(fragment) != std::string::npos) return m.table;
+  }
+  return nullptr;
+}
+
+TEST(UnwindTables, CompilesThisProcessesModules) {
+  UnwindTables tables;
+  EXPECT_EQ(tables.snapshot(), nullptr);
+  EXPECT_GT(tables.Refresh(), 2);
+  const UnwindSnapshot* snapshot = tables.snapshot();
+  ASSERT_NE(snapshot, nullptr);
+  const ModuleUnwindTable* libc = TableNamed(*snapshot, "libc.so");
+  ASSERT_NE(libc, nullptr);
+  EXPECT_EQ(libc->status, ModuleTableStatus::kOk);
+  EXPECT_TRUE(libc->stats.used_hdr_table);
+  EXPECT_GT(libc->stats.fdes, 1000u);
+  EXPECT_EQ(libc->stats.bad_fdes, 0u);
+  // At a function's first instruction the CFA is RSP+8: the call just pushed the return
+  // address. True of every function, whoever compiled it.
+  for (void* function : {reinterpret_cast<void*>(&qsort), reinterpret_cast<void*>(&strtol),
+                         reinterpret_cast<void*>(&getenv)}) {
+    const auto pc = reinterpret_cast<uint64_t>(function);
+    ASSERT_EQ(snapshot->Find(pc), libc);
+    const UnwindRule* rule = libc->Find(pc);
+    ASSERT_NE(rule, nullptr);
+    EXPECT_EQ(rule->cfa, CfaKind::kRsp);
+    EXPECT_EQ(rule->cfa_offset, 8);
+  }
+  // The main program is in the table too.
+  const auto own = reinterpret_cast<uint64_t>(&TableNamed);
+  ASSERT_NE(snapshot->Find(own), nullptr);
+  EXPECT_EQ(snapshot->Find(own)->status, ModuleTableStatus::kOk);
+  // Nothing changed: the same snapshot, nothing compiled.
+  EXPECT_EQ(tables.Refresh(), 0);
+  EXPECT_EQ(tables.snapshot(), snapshot);
+}
+
+}  // namespace
+}  // namespace gpuperf
