@@ -8,6 +8,7 @@
 //                                 then the kernel's activity record
 //   launch_from_native_thread(n[, thread_name])
 //                                 the same from a thread the interpreter never saw
+//   malloc(bytes)                 cudaMalloc, never freed (a leak with its stack)
 //   synchronize()                 cudaDeviceSynchronize
 //
 // Built against the limited API of 3.10 (one build for every supported interpreter).
@@ -100,6 +101,26 @@ PyObject* LaunchFromNativeThread(PyObject*, PyObject* args) {
   Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
+// cudaMalloc, never freed: the report lists it with its allocating stack.
+__attribute__((noinline)) void FakeCudaMalloc(uint64_t bytes) {
+  FakeCuptiApiFrame frame;
+  const uint32_t id =
+      fake_cupti_api_enter(&frame, CUPTI_CB_DOMAIN_RUNTIME_API,
+                           CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, nullptr, nullptr);
+  fake_cupti_api_exit(&frame, cudaSuccess);
+  fake_cupti_emit_memory(id, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x7f0000000000ull, bytes, kDevice,
+                         g_context, fake_cupti_now());
+  asm volatile("" ::: "memory");
+}
+
+PyObject* Malloc(PyObject*, PyObject* args) {
+  unsigned long long bytes = 0;
+  if (!PyArg_ParseTuple(args, "K", &bytes)) return nullptr;
+  Py_BEGIN_ALLOW_THREADS FakeCudaMalloc(bytes);
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
 PyObject* Synchronize(PyObject*, PyObject*) {
   Py_BEGIN_ALLOW_THREADS fake_cupti_api_call(
       CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, nullptr);
@@ -112,6 +133,7 @@ PyMethodDef kMethods[] = {
     {"launch_from_native_thread", LaunchFromNativeThread, METH_VARARGS,
      "launch_from_native_thread(kernel_name[, thread_name]): the same from a thread without "
      "Python"},
+    {"malloc", Malloc, METH_VARARGS, "malloc(bytes): a cudaMalloc that is never freed"},
     {"synchronize", Synchronize, METH_NOARGS, "cudaDeviceSynchronize"},
     {nullptr, nullptr, 0, nullptr},
 };

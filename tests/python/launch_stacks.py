@@ -15,13 +15,16 @@ def helper(step):
 
 
 class Model:
+    def __init__(self):
+        cuda.malloc(1 << 20)  # line:init
+
     def forward(self, step):
         helper(step)  # line:forward
 
 
 def main():
     cuda.init()
-    model = Model()
+    model = Model()  # line:construct
     for step in range(4):
         model.forward(step)  # line:main
     cuda.launch_from_native_thread("_Z9nativeKerv", "native_worker")
@@ -29,4 +32,4 @@ def main():
     cuda.synchronize()
 
 
-main()
+main()  # line:module
