@@ -69,6 +69,7 @@ struct LaunchLink {
   // fields are kept). 0 only in entries that have no link.
   uint32_t records = 0;
 };
+static_assert(sizeof(LaunchLink) == 24, "one per correlation id of every process");
 
 struct JoinCounts {
   uint64_t total = 0;

@@ -91,7 +91,8 @@ struct TimelineIndex {
   };
   std::unordered_map<StackId, TopFrames> stacks;
   std::unique_ptr<SymbolTable> symbols;
-  CorrelationTable<CorrelationSlot> correlations;  // by (pid, correlation id)
+  // By (pid, correlation id), in pages of 64 Ki slots (256 KiB).
+  CorrelationTable<CorrelationSlot, 16> correlations;
   uint64_t first_clock_monotonic_ns = 0;
   uint64_t first_clock_realtime_ns = 0;
 
