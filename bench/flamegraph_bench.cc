@@ -66,7 +66,7 @@ void BM_FlamegraphSvg(benchmark::State& state) {
       break;
     }
     std::ostringstream out;
-    gpuperf::Status status = gpuperf::ExportFlamegraphSvg(*graph, options, out);
+    gpuperf::Status status = gpuperf::ExportFlamegraphSvg(*graph, options, {}, out);
     if (!status.ok()) state.SkipWithError(status.message().c_str());
     bytes = out.str().size();
     if (graph->summary.correlation.kernels.joined != BenchKernels()) {

@@ -53,55 +53,24 @@ const char* LaunchJoinName(LaunchJoin join) {
   return "?";
 }
 
-// Links of one process, indexed by correlation id. CUPTI numbers correlation ids densely
-// from 1 per process, so paged arrays beat a hash map by far (no hashing, no nodes) and
-// cost nothing for ranges a process never used.
-class Correlator::LinkTable {
- public:
-  static constexpr uint32_t kPageBits = 12;
-  static constexpr uint32_t kPageSize = 1u << kPageBits;
-
-  const Link* Find(uint32_t correlation_id) const {
-    const uint32_t page = correlation_id >> kPageBits;
-    if (page >= pages_.size() || !pages_[page]) return nullptr;
-    const Link& link = pages_[page][correlation_id & (kPageSize - 1)];
-    return link.present ? &link : nullptr;
-  }
-
-  // Returns false when the id already had a link (the first one is kept).
-  bool Insert(const LaunchLinkRecord& record) {
-    const uint32_t page = record.correlation_id >> kPageBits;
-    if (page >= pages_.size()) pages_.resize(page + 1);
-    if (!pages_[page]) pages_[page] = std::make_unique<Link[]>(kPageSize);
-    Link& link = pages_[page][record.correlation_id & (kPageSize - 1)];
-    if (link.present) return false;
-    link = Link{record.timestamp_ns, record.stack_id, record.api_name, record.tid, 1};
-    return true;
-  }
-
- private:
-  std::vector<std::unique_ptr<Link[]>> pages_;
-};
-
 Correlator::Correlator(Emit emit) : emit_(std::move(emit)) {}
 Correlator::~Correlator() = default;
 
-Correlator::LinkTable& Correlator::TableFor(uint32_t pid) {
-  if (last_table_ != nullptr && last_pid_ == pid) return *last_table_;
-  auto& slot = tables_[pid];
-  if (!slot) slot = std::make_unique<LinkTable>();
-  last_pid_ = pid;
-  last_table_ = slot.get();
-  return *slot;
+namespace {
+
+// A table entry is a link only once a link record filled it.
+const LaunchLink* IfLinked(const LaunchLink* entry) {
+  return entry != nullptr && entry->records != 0 ? entry : nullptr;
 }
 
-const Correlator::Link* Correlator::FindLink(uint32_t pid, uint32_t correlation_id) {
-  if (last_table_ != nullptr && last_pid_ == pid) return last_table_->Find(correlation_id);
-  auto it = tables_.find(pid);
-  if (it == tables_.end()) return nullptr;
-  last_pid_ = pid;
-  last_table_ = it->second.get();
-  return last_table_->Find(correlation_id);
+}  // namespace
+
+const LaunchLink* Correlator::FindLink(uint32_t pid, uint32_t correlation_id) const {
+  return IfLinked(links_.Find(pid, correlation_id));
+}
+
+const LaunchLink* Correlator::FindLinkCached(uint32_t pid, uint32_t correlation_id) {
+  return IfLinked(links_.Find(pid, correlation_id));
 }
 
 void Correlator::AddStack(StackId id) {
@@ -112,14 +81,20 @@ void Correlator::AddStack(StackId id) {
 void Correlator::AddLinks(std::span<const LaunchLinkRecord> links) {
   for (const LaunchLinkRecord& link : links) {
     ++stats_.links;
-    if (!TableFor(link.pid).Insert(link)) ++stats_.duplicate_links;
+    LaunchLink& entry = links_.At(link.pid, link.correlation_id);
+    if (entry.records != 0) {
+      ++stats_.duplicate_links;  // the first link is kept
+      if (entry.records != UINT32_MAX) ++entry.records;
+      continue;
+    }
+    entry = LaunchLink{link.timestamp_ns, link.stack_id, link.api_name, link.tid, 1};
   }
 }
 
 bool Correlator::TryJoin(GpuActivity& activity, uint32_t fallback_correlation_id) {
-  const Link* link = FindLink(activity.pid, activity.correlation_id);
+  const LaunchLink* link = FindLinkCached(activity.pid, activity.correlation_id);
   if (link == nullptr && fallback_correlation_id != 0) {
-    link = FindLink(activity.pid, fallback_correlation_id);
+    link = FindLinkCached(activity.pid, fallback_correlation_id);
     if (link != nullptr) {
       activity.correlation_id = fallback_correlation_id;
       ++stats_.memcpy_runtime_ids;

@@ -11,11 +11,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
+#include "analyze/correlation_table.h"
 #include "gpuperf/records.h"
 #include "gpuperf/trace.h"
 
@@ -59,6 +58,19 @@ struct GpuActivity {
   uint64_t duration_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
 };
 
+// What the launch link of one (pid, correlation id) says about the API call that made it:
+// for a nested call, the outermost call's stack, API, thread and enter time.
+struct LaunchLink {
+  uint64_t launch_ns = 0;  // API enter
+  StackId stack_id = 0;    // 0 when the stack could not be taken
+  StringId api = 0;        // outermost API of the call, e.g. "cudaLaunchKernel"
+  uint32_t tid = 0;
+  // Link records seen for this id: 1, or more when a trace repeats one (the first one's
+  // fields are kept). 0 only in entries that have no link.
+  uint32_t records = 0;
+};
+static_assert(sizeof(LaunchLink) == 24, "one per correlation id of every process");
+
 struct JoinCounts {
   uint64_t total = 0;
   uint64_t joined = 0;
@@ -86,7 +98,7 @@ struct CorrelationStats {
 // emitted once its link is known, or at Finish() (emission order may then differ from
 // arrival order). Links are kept for the whole run (a
 // graph launch's link serves many kernels); they cost 24 bytes per correlation id in the
-// recorded range of each process.
+// recorded range of each process, and stay readable through FindLink.
 class Correlator {
  public:
   using Emit = std::function<void(const GpuActivity&)>;
@@ -109,27 +121,23 @@ class Correlator {
 
   const CorrelationStats& stats() const { return stats_; }
 
- private:
-  struct Link {
-    uint64_t launch_ns;
-    StackId stack_id;
-    StringId api;
-    uint32_t tid;
-    uint32_t present;
-  };
-  class LinkTable;
+  // The link of (pid, correlation id) added so far, or nullptr when there is none. Any API
+  // call whose stack was taken has one: launches, copies and sets, and also allocations,
+  // synchronizations and the other calls the injection library links (the report reads
+  // their stacks here). Valid until the Correlator is destroyed.
+  const LaunchLink* FindLink(uint32_t pid, uint32_t correlation_id) const;
 
-  const Link* FindLink(uint32_t pid, uint32_t correlation_id);
-  LinkTable& TableFor(uint32_t pid);
+ private:
   // Joins `activity` if its link is known; returns false when it has to wait.
   bool TryJoin(GpuActivity& activity, uint32_t fallback_correlation_id);
   void Submit(GpuActivity& activity, uint32_t fallback_correlation_id);
   void Deliver(const GpuActivity& activity);
 
+  // FindLink, faster on runs of ids: moves the table's cache.
+  const LaunchLink* FindLinkCached(uint32_t pid, uint32_t correlation_id);
+
   Emit emit_;
-  std::unordered_map<uint32_t, std::unique_ptr<LinkTable>> tables_;
-  uint32_t last_pid_ = 0;
-  LinkTable* last_table_ = nullptr;
+  CorrelationTable<LaunchLink> links_;
   std::vector<bool> known_stacks_;
   struct Waiting {
     GpuActivity activity;

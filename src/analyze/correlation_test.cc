@@ -209,6 +209,42 @@ TEST(Correlation, LargeAndSparseCorrelationIds) {
   EXPECT_EQ(KernelAt(c, 2).join, LaunchJoin::kNoLink);
 }
 
+TEST(Correlator, FindLinkReadsLinksOfAnyApiCall) {
+  TestTrace t;
+  const StackId alloc = t.Stack(10, {"main", "allocate"});
+  const StackId launch = t.Stack(10, {"main", "step"});
+  t.Link(10, 11, 5, alloc, "cudaMalloc", 400);  // no GPU record will ever name id 5
+  t.Link(10, 12, 6, launch, "cudaLaunchKernel", 500);
+  t.Link(10, 12, 6, alloc, "cuLaunchKernel", 510);  // a repeated link: the first is kept
+  t.Link(20, 21, 5, launch, "cudaFree", 600);
+
+  Correlator correlator([](const GpuActivity&) {});
+  correlator.AddLinks(t.trace().launch_links);
+  const Correlator& reader = correlator;
+
+  const LaunchLink* malloc_link = reader.FindLink(10, 5);
+  ASSERT_NE(malloc_link, nullptr);
+  EXPECT_EQ(malloc_link->stack_id, alloc);
+  EXPECT_EQ(t.trace().str(malloc_link->api), "cudaMalloc");
+  EXPECT_EQ(malloc_link->tid, 11u);
+  EXPECT_EQ(malloc_link->launch_ns, 400u);
+  EXPECT_EQ(malloc_link->records, 1u);
+
+  const LaunchLink* repeated = reader.FindLink(10, 6);
+  ASSERT_NE(repeated, nullptr);
+  EXPECT_EQ(repeated->stack_id, launch);
+  EXPECT_EQ(repeated->launch_ns, 500u);
+  EXPECT_EQ(repeated->records, 2u);
+
+  ASSERT_NE(reader.FindLink(20, 5), nullptr);
+  EXPECT_EQ(t.trace().str(reader.FindLink(20, 5)->api), "cudaFree");
+  EXPECT_EQ(reader.FindLink(10, 7), nullptr);         // same page, never linked
+  EXPECT_EQ(reader.FindLink(10, 1u << 20), nullptr);  // a page never used
+  EXPECT_EQ(reader.FindLink(30, 5), nullptr);         // a process without links
+  EXPECT_EQ(correlator.stats().links, 4u);
+  EXPECT_EQ(correlator.stats().duplicate_links, 1u);
+}
+
 TEST(Correlator, RecordsArrivingBeforeTheirLinksJoinAtFinish) {
   TestTrace t;
   const StackId s = t.Stack(10, {"main"});

@@ -26,11 +26,9 @@ struct FlameGraphOptions {
   bool demangle = true;     // kernel names; CPU frames are stored demangled
   bool full_names = false;  // keep argument and template lists (else ShortName)
   FlameSplit split = FlameSplit::kNone;
-  std::optional<uint32_t> pid;         // only this process
-  std::string kernel_regex;            // only GPU frames whose name matches (ECMAScript, search)
-  bool inverted = false;               // GPU frame first: "which CPU paths feed this kernel"
-  std::string title;                   // SVG title; empty for the default
-  double min_width_fraction = 0.0005;  // SVG: frames narrower than this are not drawn
+  std::optional<uint32_t> pid;  // only this process
+  std::string kernel_regex;     // only GPU frames whose name matches (ECMAScript, search)
+  bool inverted = false;        // GPU frame first: "which CPU paths feed this kernel"
 };
 
 enum class FlameFrameKind : uint8_t {

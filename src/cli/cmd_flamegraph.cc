@@ -83,8 +83,9 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   if (args.pid >= 0) options.pid = static_cast<uint32_t>(args.pid);
   options.kernel_regex = args.kernel;
   options.inverted = args.inverted;
-  options.title = args.title;
-  options.min_width_fraction = args.min_width_percent / 100.0;
+  FlameGraphSvgOptions svg;
+  svg.title = args.title;
+  svg.min_width_fraction = args.min_width_percent / 100.0;
 
   const bool to_stdout = args.output.empty() || args.output == "-";
   Result<bool> chosen = ChooseFolded(args, to_stdout);
@@ -104,7 +105,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   if (!file.ok()) return ReportError(file.status());
   std::ostream& out = (*file)->stream();
   Status status = folded ? ExportFolded(*graph, options.weight, out)
-                         : ExportFlamegraphSvg(*graph, options, out);
+                         : ExportFlamegraphSvg(*graph, options, svg, out);
   status = (*file)->Finish(status);
   if (!status.ok()) return ReportError(status);
 

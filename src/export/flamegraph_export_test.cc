@@ -15,9 +15,10 @@
 namespace gpuperf {
 namespace {
 
-std::string Svg(const Trace& trace, const FlameGraphOptions& options = {}) {
+std::string Svg(const Trace& trace, const FlameGraphOptions& options = {},
+                const FlameGraphSvgOptions& svg = {}) {
   std::ostringstream out;
-  Status status = ExportFlamegraphSvg(trace, options, out);
+  Status status = ExportFlamegraphSvg(trace, options, svg, out);
   EXPECT_TRUE(status.ok()) << status.message();
   return out.str();
 }
@@ -135,19 +136,19 @@ TEST(FlamegraphSvg, NarrowFramesAreLeftOutButCounted) {
   for (const SvgFrame& f : frames) EXPECT_EQ(f.name.find("tiny_fixup"), std::string::npos);
   EXPECT_NE(svg.find("frame narrower than 0.05% not drawn"), std::string::npos);
 
-  FlameGraphOptions everything;
+  FlameGraphSvgOptions everything;
   everything.min_width_fraction = 0;
   bool found = false;
-  for (const SvgFrame& f : ParseFrames(Svg(trace, everything))) {
+  for (const SvgFrame& f : ParseFrames(Svg(trace, {}, everything))) {
     found |= f.name == "[GPU0] tiny_fixup";
   }
   EXPECT_TRUE(found);
 }
 
 TEST(FlamegraphSvg, TitleAndSubtitleCarryTheTotals) {
-  FlameGraphOptions options;
-  options.title = "Step <3> & more";
-  const std::string svg = Svg(testing::ModelTrace(), options);
+  FlameGraphSvgOptions svg_options;
+  svg_options.title = "Step <3> & more";
+  const std::string svg = Svg(testing::ModelTrace(), {}, svg_options);
   EXPECT_NE(svg.find(">Step &lt;3&gt; &amp; more</text>"), std::string::npos);
   EXPECT_NE(svg.find("31 kernels"), std::string::npos);
   EXPECT_NE(svg.find("4 copies"), std::string::npos);
@@ -217,10 +218,10 @@ TEST(FlamegraphSvg, EmptyGraphStillRenders) {
 }
 
 TEST(FlamegraphSvg, RejectsABadMinimumWidth) {
-  FlameGraphOptions options;
-  options.min_width_fraction = 2;
+  FlameGraphSvgOptions svg_options;
+  svg_options.min_width_fraction = 2;
   std::ostringstream out;
-  EXPECT_EQ(ExportFlamegraphSvg(testing::ModelTrace(), options, out).code(),
+  EXPECT_EQ(ExportFlamegraphSvg(testing::ModelTrace(), {}, svg_options, out).code(),
             StatusCode::kInvalidArgument);
 }
 

@@ -253,13 +253,14 @@ std::string Totals(const FlameSummary& s) {
   return out;
 }
 
-std::string Notes(const FlameGraphOptions& options, const FlameSummary& s, uint64_t pruned) {
+std::string Notes(const FlameGraphOptions& options, const FlameGraphSvgOptions& svg,
+                  const FlameSummary& s, uint64_t pruned) {
   std::string out = options.weight == FlameWeight::kCount
                         ? "Width: number of GPU activities"
                         : "Width: GPU time, summed over activities (concurrent kernels add up)";
   if (pruned > 0) {
     char threshold[32];
-    std::snprintf(threshold, sizeof(threshold), "%g%%", options.min_width_fraction * 100);
+    std::snprintf(threshold, sizeof(threshold), "%g%%", svg.min_width_fraction * 100);
     out += " \u00b7 " + Plural(pruned, "frame", "frames") + " narrower than " + threshold +
            " not drawn";
   }
@@ -277,12 +278,13 @@ std::string Notes(const FlameGraphOptions& options, const FlameSummary& s, uint6
 
 class SvgWriter {
  public:
-  SvgWriter(const FlameGraph& graph, const FlameGraphOptions& options)
-      : graph_(graph), options_(options), nodes_(BuildTree(graph, options.weight)) {}
+  SvgWriter(const FlameGraph& graph, const FlameGraphOptions& options,
+            const FlameGraphSvgOptions& svg)
+      : graph_(graph), options_(options), svg_(svg), nodes_(BuildTree(graph, options.weight)) {}
 
   std::string Render() {
     const Node& root = nodes_[0];
-    threshold_ = static_cast<double>(root.value) * options_.min_width_fraction;
+    threshold_ = static_cast<double>(root.value) * svg_.min_width_fraction;
     Measure(0, 0);
     rows_ = std::max(rows_, 1);
     const int height = kTop + rows_ * kRow + kFooter;
@@ -366,13 +368,13 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
     out_ += "</style>\n";
     out_ += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
-    const std::string title = options_.title.empty() ? DefaultTitle(options_) : options_.title;
+    const std::string title = svg_.title.empty() ? DefaultTitle(options_) : svg_.title;
     out_ += "<text class=\"title\" x=\"" + std::to_string(kWidth / 2) +
             "\" y=\"28\" text-anchor=\"middle\">" + Escaped(title) + "</text>\n";
     out_ += "<text class=\"sub\" id=\"subtitle\" x=\"" + std::to_string(kWidth / 2) +
             "\" y=\"49\" text-anchor=\"middle\">" + Escaped(Totals(s)) + "</text>\n";
     out_ += "<text class=\"note\" id=\"notes\" x=\"" + std::to_string(kWidth / 2) +
-            "\" y=\"67\" text-anchor=\"middle\">" + Escaped(Notes(options_, s, pruned_)) +
+            "\" y=\"67\" text-anchor=\"middle\">" + Escaped(Notes(options_, svg_, s, pruned_)) +
             "</text>\n";
     // Controls: reset (shown while zoomed), the matched share, the search box.
     out_ += "<g id=\"reset\" class=\"btn hide\"><rect x=\"" + std::to_string(kPad) +
@@ -457,6 +459,7 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
 
   const FlameGraph& graph_;
   const FlameGraphOptions& options_;
+  const FlameGraphSvgOptions& svg_;
   std::vector<Node> nodes_;
   double threshold_ = 0;
   int rows_ = 0;
@@ -467,11 +470,11 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
 }  // namespace
 
 Status ExportFlamegraphSvg(const FlameGraph& graph, const FlameGraphOptions& options,
-                           std::ostream& out) {
-  if (!(options.min_width_fraction >= 0 && options.min_width_fraction < 1)) {
+                           const FlameGraphSvgOptions& svg, std::ostream& out) {
+  if (!(svg.min_width_fraction >= 0 && svg.min_width_fraction < 1)) {
     return Error(StatusCode::kInvalidArgument, "minimum frame width must be in [0, 1)");
   }
-  SvgWriter writer(graph, options);
+  SvgWriter writer(graph, options, svg);
   out << writer.Render();
   out.flush();
   if (!out) return Error(StatusCode::kIoError, "could not write the flame graph");
@@ -479,9 +482,9 @@ Status ExportFlamegraphSvg(const FlameGraph& graph, const FlameGraphOptions& opt
 }
 
 Status ExportFlamegraphSvg(const Trace& trace, const FlameGraphOptions& options,
-                           std::ostream& out) {
+                           const FlameGraphSvgOptions& svg, std::ostream& out) {
   GP_ASSIGN_OR_RETURN(FlameGraph graph, BuildFlameGraph(trace, options));
-  return ExportFlamegraphSvg(graph, options, out);
+  return ExportFlamegraphSvg(graph, options, svg, out);
 }
 
 }  // namespace gpuperf

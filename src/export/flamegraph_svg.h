@@ -7,6 +7,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "analyze/flame_graph.h"
 #include "gpuperf/status.h"
@@ -14,13 +15,20 @@
 
 namespace gpuperf {
 
-// Draws `graph`. Frames narrower than options.min_width_fraction of the total are not
-// drawn (their time still counts in their parents and in the totals); the subtitle says
-// how many.
+// How the SVG is drawn; what it shows comes from FlameGraphOptions.
+struct FlameGraphSvgOptions {
+  std::string title;                   // empty: one that says what the widths are
+  double min_width_fraction = 0.0005;  // frames narrower than this share are not drawn
+};
+
+// Draws `graph`, built with `options` (the subtitle names its weight and filters). Frames
+// narrower than svg.min_width_fraction of the total are not drawn (their time still
+// counts in their parents and in the totals); the subtitle says how many.
 Status ExportFlamegraphSvg(const FlameGraph& graph, const FlameGraphOptions& options,
-                           std::ostream& out);
+                           const FlameGraphSvgOptions& svg, std::ostream& out);
 
 // Builds the flame graph of `trace` and draws it.
-Status ExportFlamegraphSvg(const Trace& trace, const FlameGraphOptions& options, std::ostream& out);
+Status ExportFlamegraphSvg(const Trace& trace, const FlameGraphOptions& options,
+                           const FlameGraphSvgOptions& svg, std::ostream& out);
 
 }  // namespace gpuperf

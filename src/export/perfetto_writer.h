@@ -10,7 +10,7 @@
 #include <memory>
 #include <ostream>
 
-#include "export/timeline_events.h"
+#include "analyze/timeline_events.h"
 
 namespace gpuperf {
 

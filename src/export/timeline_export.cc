@@ -13,18 +13,12 @@ std::unique_ptr<TimelineWriter> MakeWriter(TimelineFormat format, std::ostream& 
   return format == TimelineFormat::kPerfetto ? MakePerfettoWriter(out) : MakeChromeJsonWriter(out);
 }
 
-// Runs both passes; `read` feeds every record of the trace to a sink.
+// Draws the timeline analysis on the writer of `format`; `read` feeds every record of
+// the trace to a sink.
 Status Export(const std::function<Status(RecordSink&)>& read, TimelineFormat format,
               const TimelineOptions& options, std::ostream& out, TimelineStats* stats) {
-  TimelineScan scan(options);
-  GP_RETURN_IF_ERROR(read(scan));
-  std::unique_ptr<TimelineIndex> index = scan.TakeIndex();
   std::unique_ptr<TimelineWriter> writer = MakeWriter(format, out);
-  TimelineBuilder builder(*index, options, *writer);
-  GP_RETURN_IF_ERROR(read(builder));
-  GP_RETURN_IF_ERROR(builder.Finish());
-  if (stats) *stats = builder.stats();
-  return Status::Ok();
+  return BuildTimeline(read, options, *writer, stats);
 }
 
 }  // namespace

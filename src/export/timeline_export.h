@@ -1,13 +1,14 @@
 // Timeline export: a trace as a Perfetto protobuf trace or a Chrome JSON trace.
 //
-// Streaming, in two passes over the trace (see timeline_scan.h and timeline_builder.h),
-// so a trace of any length exports in memory bounded by its shape, not its length.
+// Streaming, in the two passes of the timeline analysis (analyze/timeline_scan.h and
+// analyze/timeline_builder.h), so a trace of any length exports in memory bounded by its
+// shape, not its length; the writers here only serialize its events.
 #pragma once
 
 #include <ostream>
 #include <string>
 
-#include "export/timeline_builder.h"
+#include "analyze/timeline_builder.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
 

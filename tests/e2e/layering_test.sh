@@ -36,6 +36,13 @@ hits=$(git ls-files -co --exclude-standard -- 'src/*.cc' 'src/*.h' include |
        grep -v -E '^src/inject/|_test\.cc$' | xargs grep -l '#include "inject/')
 [[ -z $hits ]] || fail "offline code including src/inject/: $hits"
 
+# Analyses turn records into models and events; exporters only serialize them, so nothing
+# below src/export/ (analysis, format, base, symbolization) includes it.
+hits=$(git ls-files -co --exclude-standard -- 'src/analyze/*' 'src/format/*' 'src/base/*' \
+         'src/symbolize/*' | grep -E '\.(cc|h)$' | grep -v '_test\.cc$' |
+       xargs grep -l '#include "export/')
+[[ -z $hits ]] || fail "analysis or lower layers including src/export/: $hits"
+
 # The guest library writes traces and never reads one: no reader, no appender linked in.
 lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
 if [[ -f $lib ]]; then

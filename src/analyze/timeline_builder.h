@@ -1,4 +1,4 @@
-// The second pass of a timeline export: turns trace records into TimelineWriter calls.
+// The second pass of the timeline analysis: turns trace records into TimelineWriter calls.
 //
 // Tracks are made on first use. Slices that would partially overlap on one track go to
 // an extra lane of it ("worker-0 (lane 2)"): both viewers demand strictly nested slices
@@ -11,14 +11,15 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "analyze/demangle.h"
-#include "export/timeline_events.h"
-#include "export/timeline_scan.h"
+#include "analyze/timeline_events.h"
+#include "analyze/timeline_scan.h"
 
 namespace gpuperf {
 
@@ -121,5 +122,11 @@ class TimelineBuilder final : public RecordSink {
       key_registers_, key_static_shared_, key_dynamic_shared_, key_bytes_, key_bandwidth_,
       key_src_kind_, key_dst_kind_, key_memory_kind_, key_graph_id_, key_domain_;
 };
+
+// The whole timeline analysis: pass one (TimelineScan), then pass two (TimelineBuilder)
+// drawing on `writer`. `read` feeds every record of the trace to a sink; it is called
+// once per pass.
+Status BuildTimeline(const std::function<Status(RecordSink&)>& read, const TimelineOptions& options,
+                     TimelineWriter& writer, TimelineStats* stats = nullptr);
 
 }  // namespace gpuperf

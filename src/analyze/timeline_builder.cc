@@ -1,4 +1,4 @@
-#include "export/timeline_builder.h"
+#include "analyze/timeline_builder.h"
 
 #include <algorithm>
 #include <tuple>
@@ -257,7 +257,7 @@ uint32_t TimelineBuilder::PlaceSlice(const LaneGroupKey& key, uint64_t start_ns,
 
 CorrelationSlot* TimelineBuilder::Slot(uint32_t pid, uint32_t correlation_id) {
   if (correlation_id == 0) return nullptr;
-  return &index_.correlations.At(index_.ProcessIndex(pid), correlation_id);
+  return index_.correlations.Find(pid, correlation_id);
 }
 
 uint64_t TimelineBuilder::FlowIn(uint32_t pid, uint32_t correlation_id) {
@@ -490,6 +490,18 @@ Status TimelineBuilder::Finish() {
     }
   }
   return writer_.Finish();
+}
+
+Status BuildTimeline(const std::function<Status(RecordSink&)>& read, const TimelineOptions& options,
+                     TimelineWriter& writer, TimelineStats* stats) {
+  TimelineScan scan(options);
+  GP_RETURN_IF_ERROR(read(scan));
+  std::unique_ptr<TimelineIndex> index = scan.TakeIndex();
+  TimelineBuilder builder(*index, options, writer);
+  GP_RETURN_IF_ERROR(read(builder));
+  GP_RETURN_IF_ERROR(builder.Finish());
+  if (stats) *stats = builder.stats();
+  return Status::Ok();
 }
 
 }  // namespace gpuperf

@@ -1,23 +1,9 @@
-#include "export/timeline_scan.h"
+#include "analyze/timeline_scan.h"
 
 #include <algorithm>
 #include <tuple>
 
 namespace gpuperf {
-
-CorrelationSlot& CorrelationTable::At(uint32_t process_index, uint32_t correlation_id) {
-  const uint64_t key = (static_cast<uint64_t>(process_index) << 32) | (correlation_id >> kPageBits);
-  if (key != last_key_) {
-    auto& page = pages_[key];
-    if (!page) {
-      page = std::make_unique<CorrelationSlot[]>(kPageEntries);
-      std::fill_n(page.get(), kPageEntries, CorrelationSlot{0, 0, 0, 0, 0});
-    }
-    last_key_ = key;
-    last_page_ = page.get();
-  }
-  return last_page_[correlation_id & (kPageEntries - 1)];
-}
 
 void BusyHistogram::AddInterval(uint64_t start_ns, uint64_t end_ns) {
   if (end_ns <= start_ns) return;
@@ -116,21 +102,23 @@ void TimelineScan::OnDevice(std::span<const DeviceRecord> records) {
 void TimelineScan::OnApi(std::span<const ApiRecord> records) {
   for (const ApiRecord& api : records) {
     if (api.correlation_id == 0) continue;
-    index_->correlations.At(index_->ProcessIndex(api.pid), api.correlation_id).has_launch_api = 1;
+    index_->ProcessIndex(api.pid);
+    index_->correlations.At(api.pid, api.correlation_id).has_launch_api = 1;
   }
 }
 
 void TimelineScan::OnLaunchLink(std::span<const LaunchLinkRecord> records) {
   for (const LaunchLinkRecord& link : records) {
     if (link.correlation_id == 0 || link.stack_id >= (1u << 22)) continue;
-    index_->correlations.At(index_->ProcessIndex(link.pid), link.correlation_id).stack_id =
-        link.stack_id;
+    index_->ProcessIndex(link.pid);
+    index_->correlations.At(link.pid, link.correlation_id).stack_id = link.stack_id;
   }
 }
 
 void TimelineScan::CountGpuActivity(uint32_t pid, uint32_t correlation_id) {
   if (correlation_id == 0) return;
-  CorrelationSlot& slot = index_->correlations.At(index_->ProcessIndex(pid), correlation_id);
+  index_->ProcessIndex(pid);
+  CorrelationSlot& slot = index_->correlations.At(pid, correlation_id);
   if (slot.gpu_total < kMaxFlowsPerLaunch) slot.gpu_total = slot.gpu_total + 1;
 }
 

@@ -1,4 +1,4 @@
-// The first of the two passes of a timeline export: one cheap read of the trace that
+// The first of the two passes of the timeline analysis: one cheap read of the trace that
 // learns what the second pass needs before it meets the records that use it.
 //
 // - which (pid, correlation id) pairs have both a launch API call and GPU work, so that
@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/correlation_table.h"
 #include "analyze/symbol_table.h"
 #include "gpuperf/trace_reader.h"
 
@@ -35,7 +36,8 @@ struct TimelineOptions {
 // At most this many flow arrows leave one launch (graph launches run many kernels).
 inline constexpr uint32_t kMaxFlowsPerLaunch = 15;
 
-// What pass one learned about one (process, correlation id).
+// What pass one learned about one (process, correlation id), kept in the shared
+// CorrelationTable: four bytes per id.
 struct CorrelationSlot {
   uint32_t stack_id : 22;       // launch stack; 0 when unknown or beyond 2^22
   uint32_t has_launch_api : 1;  // an ApiRecord with this correlation id exists
@@ -44,21 +46,6 @@ struct CorrelationSlot {
   uint32_t unused : 1;
 };
 static_assert(sizeof(CorrelationSlot) == 4);
-
-// CorrelationSlots of every process, in 64 Ki-entry pages allocated on first use, so
-// dense correlation ids cost four bytes each and sparse ones a page per cluster.
-class CorrelationTable {
- public:
-  CorrelationSlot& At(uint32_t process_index, uint32_t correlation_id);
-  size_t bytes() const { return pages_.size() * kPageEntries * sizeof(CorrelationSlot); }
-
- private:
-  static constexpr uint32_t kPageBits = 16;
-  static constexpr uint32_t kPageEntries = 1u << kPageBits;
-  std::unordered_map<uint64_t, std::unique_ptr<CorrelationSlot[]>> pages_;
-  uint64_t last_key_ = ~0ull;
-  CorrelationSlot* last_page_ = nullptr;
-};
 
 // Time during which at least one kernel ran, per fixed-width bucket. Kernels are merged
 // against a running frontier, exact when they arrive in start order (the scan sorts each
@@ -104,7 +91,8 @@ struct TimelineIndex {
   };
   std::unordered_map<StackId, TopFrames> stacks;
   std::unique_ptr<SymbolTable> symbols;
-  CorrelationTable correlations;
+  // By (pid, correlation id), in pages of 64 Ki slots (256 KiB).
+  CorrelationTable<CorrelationSlot, 16> correlations;
   uint64_t first_clock_monotonic_ns = 0;
   uint64_t first_clock_realtime_ns = 0;
 

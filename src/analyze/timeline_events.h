@@ -1,6 +1,6 @@
 // The format-neutral timeline that the Perfetto and Chrome JSON exporters draw: tracks,
 // slices with arguments and flows, instants and counter values. TimelineBuilder turns
-// trace records into these calls; each format implements TimelineWriter.
+// trace records into these calls; each format (src/export/) implements TimelineWriter.
 //
 // Every name, category and argument key arrives with a dense key (NameKey) next to its
 // text, so a writer can intern by key without hashing strings millions of times.
