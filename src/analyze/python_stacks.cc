@@ -7,9 +7,18 @@ namespace {
 
 using NativeFrames = std::span<const Frame>;
 
+// Where the eval loop is among one PC's frames (outermost first), or pc.size(). The frames
+// inlined after it are the call machinery of the Python frame's call, so they go inside
+// the Python frames.
+size_t EvalLoopFrame(NativeFrames pc) {
+  return static_cast<size_t>(
+      std::find_if(pc.begin(), pc.end(),
+                   [](const Frame& f) { return IsEvalLoopFunction(f.function); }) -
+      pc.begin());
+}
+
 bool RunsPythonFrames(NativeFrames pc) {
-  return std::any_of(pc.begin(), pc.end(),
-                     [](const Frame& f) { return IsEvalLoopFunction(f.function); });
+  return EvalLoopFrame(pc) < pc.size();
 }
 
 // All frames of one PC are in the same module.
@@ -62,10 +71,17 @@ void MergePythonFrames(std::span<const NativeFrames> native,
                                  native.begin());
   }
   for (size_t i = 0; i < native.size(); ++i) {
+    const NativeFrames pc = native[i];
     if (i == anchor) add_python(false);
-    const bool eval = has_eval_frames && RunsPythonFrames(native[i]);
-    if (eval) add_python(true);
-    if (python_internals || !InInterpreter(native[i])) add_native(native[i]);
+    const bool shown = python_internals || !InInterpreter(pc);
+    const size_t eval = has_eval_frames ? EvalLoopFrame(pc) : pc.size();
+    if (eval == pc.size()) {
+      if (shown) add_native(pc);
+      continue;
+    }
+    if (shown) add_native(pc.subspan(eval + 1));
+    add_python(true);
+    if (shown) add_native(pc.first(eval + 1));
   }
   add_python(false);  // left over: the native stack was cut short of their eval frames
   out.insert(out.end(), merged.rbegin(), merged.rend());

@@ -91,10 +91,12 @@ TEST(PythonStacks, InternalsKeepTheInterpreterFramesAroundThePythonFrames) {
 
 TEST(PythonStacks, ThreePointTenEveryFrameIsAnEntry) {
   // 3.10: one native eval call per Python frame; _PyEval_EvalFrame (inlined into
-  // _PyEval_Vector) is not an eval frame of its own.
-  NativeStack native({"ext_launch@ext.so", "_PyEval_EvalFrameDefault@libpython3.10.so",
+  // _PyEval_Vector) is not an eval frame of its own. The call machinery inlined into the
+  // eval loop at its call site (call_function) belongs inside the Python frame that called.
+  NativeStack native({"ext_launch@ext.so",
+                      "_PyEval_EvalFrameDefault|call_function@libpython3.10.so",
                       "_PyEval_Vector|_PyEval_EvalFrame@libpython3.10.so",
-                      "_PyEval_EvalFrameDefault@libpython3.10.so",
+                      "_PyEval_EvalFrameDefault|call_function@libpython3.10.so",
                       "_PyEval_Vector|_PyEval_EvalFrame@libpython3.10.so",
                       "_PyEval_EvalFrameDefault@libpython3.10.so", "Py_RunMain@libpython3.10.so"});
   const auto python = Python({"helper!", "forward!", "main!"});
@@ -102,8 +104,9 @@ TEST(PythonStacks, ThreePointTenEveryFrameIsAnEntry) {
             (Names{"py:main", "py:forward", "py:helper", "ext_launch"}));
   EXPECT_EQ(Merge(native, python, true),
             (Names{"Py_RunMain", "_PyEval_EvalFrameDefault", "py:main", "_PyEval_Vector",
-                   "_PyEval_EvalFrame", "_PyEval_EvalFrameDefault", "py:forward", "_PyEval_Vector",
-                   "_PyEval_EvalFrame", "_PyEval_EvalFrameDefault", "py:helper", "ext_launch"}));
+                   "_PyEval_EvalFrame", "_PyEval_EvalFrameDefault", "py:forward", "call_function",
+                   "_PyEval_Vector", "_PyEval_EvalFrame", "_PyEval_EvalFrameDefault", "py:helper",
+                   "call_function", "ext_launch"}));
 }
 
 TEST(PythonStacks, FramesLeftOverGoOutermost) {

@@ -11,6 +11,19 @@
 
 namespace gpuperf {
 
+std::string FrameWithLocation(const Frame& frame) {
+  std::string text(frame.function);
+  if (frame.file.empty()) return text;
+  std::string_view file = frame.file;
+  const size_t slash = file.rfind('/');
+  if (slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  text += " (";
+  text += file;
+  if (frame.line != 0) text += ":" + std::to_string(frame.line);
+  text += ')';
+  return text;
+}
+
 void SymbolTable::AddModule(const ModuleRecord& module) {
   std::string_view path = Str(module.path);
   size_t slash = path.rfind('/');
@@ -84,8 +97,8 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
 }
 
 void SymbolTable::AddPythonCode(const PythonCodeRecord& code) {
-  python_codes_[uint64_t{code.pid} << 32 | code.code_id] = PythonCode{
-      Str(code.name), Str(code.file), code.first_line, code.line_format, code.line_table};
+  python_codes_[uint64_t{code.pid} << 32 | code.code_id] =
+      PythonCode{code.name, code.file, code.first_line, code.line_format, code.line_table};
 }
 
 void SymbolTable::AddThread(const ThreadRecord& thread) {
@@ -112,8 +125,8 @@ Frame SymbolTable::PythonFrame(uint32_t pid, uint64_t word) const {
     return frame;
   }
   const PythonCode& code = it->second;
-  frame.function = code.name.empty() ? std::string_view("[unnamed Python code]") : code.name;
-  frame.file = code.file;
+  frame.function = code.name == 0 ? std::string_view("[unnamed Python code]") : Str(code.name);
+  frame.file = Str(code.file);
   const auto* table = reinterpret_cast<const uint8_t*>(code.line_table.data());
   const int line =
       ResolvePythonLine(static_cast<PyLineTableFormat>(code.line_format), code.first_line,

@@ -37,6 +37,10 @@ struct StackDisplayOptions {
   bool python_internals = false;
 };
 
+// "function (file.py:87)": the function with the base name of its file and its line, or
+// the function alone when the file is unknown. How stack listings show a frame.
+std::string FrameWithLocation(const Frame& frame);
+
 class SymbolTable {
  public:
   // `strings` must outlive the table (Trace::strings, or a streaming sink's table).
@@ -85,7 +89,7 @@ class SymbolTable {
     return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
   }
   struct PythonCode {
-    std::string_view name, file;
+    StringId name = 0, file = 0;  // ids, not views: a streaming sink's table still grows
     int32_t first_line = 0;
     uint8_t line_format = 0;
     std::string line_table;

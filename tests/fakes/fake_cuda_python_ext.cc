@@ -1,6 +1,6 @@
 // _gpuperf_fakecuda: a CPython extension that plays a CUDA library for the launch-stack test
-// (launch_stacks_test.sh): it "launches" kernels through the fake libcupti.so.13
-// (tests/fakes), so gpuperf's injection library sees launch callbacks on Python's threads.
+// (tests/python/launch_stacks_test.sh): it "launches" kernels through the fake libcupti.so.13
+// (this directory), so gpuperf's injection library sees launch callbacks on Python's threads.
 //
 //   init()                        what cuInit does: loads CUDA_INJECTION64_PATH, runs
 //                                 InitializeInjection, creates a device, context and stream
