@@ -137,8 +137,8 @@ std::string FrameColour(const FlameFrame& frame) {
       return HslHex(226 + 10 * a, 0.62, 0.72 + 0.04 * b);
     case FlameFrameKind::kContext:
       return HslHex(210, 0.06, 0.76 + 0.06 * b);
-    case FlameFrameKind::kPython:  // the user's code: rose to magenta, apart from native frames
-      return HslHex(312 + 24 * a, 0.55, 0.70 + 0.06 * b);
+    case FlameFrameKind::kPython:  // yellow, past the CPU frames' amber
+      return HslHex(54 + 10 * a, 0.85, 0.62 + 0.06 * b);
   }
   return "#cccccc";
 }
