@@ -52,7 +52,7 @@ StackTable* g_fp_table = nullptr;
 uint32_t* g_fp_verdicts = nullptr;  // accessed through atomic_ref
 FrameFilter g_libc;                 // the C library's code, for the outermost frames
 uint64_t g_entry = 0;               // the program's entry point (_start)
-bool g_python = false;              // append the thread's Python frames
+bool g_python = false;              // append the thread's Python frames (where ready)
 
 bool IsThreadStartFrame(uint64_t pc) {
   return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
@@ -147,9 +147,10 @@ void InitStackCapture(uint32_t max_depth, bool frame_pointers, bool python) {
     if (fp_table.ok() && g_fp_verdicts != nullptr) g_fp_table = &fp_table;
   }
   // At init, never in a callback: the probe takes the dynamic loader's lock.
+  // Without an interpreter a walk costs one atomic load, so g_python follows the setting.
+  g_python = python;
   if (python) {
     const PythonFramesState state = InitPythonFrames(PythonNotice);
-    g_python = state == PythonFramesState::kReady || state == PythonFramesState::kRefused;
     if (state == PythonFramesState::kReady) {
       const uint32_t version = PythonFramesVersion();
       LogVerbose("Python frames in launch stacks (CPython %u.%u)", version >> 24,
@@ -168,7 +169,9 @@ StackId CaptureLaunchStack() {
   if (g_fp_table != nullptr) {
     if (StackId id = FromFramePointers(pcs, &depth)) {
       if (!g_python) return id;
-      // The native stack is known; its Python frames are not. Nothing to add: the same id.
+      // The native stack is known (interned alone when it was checked: a stack the trace
+      // then holds even if only its Python variants are linked); its Python frames are not.
+      // None to add: the same id.
       const int native = depth >= 0 ? depth : g_table->Copy(id, pcs, kMaxRawDepth);
       const int total = AppendPythonFrames(pcs, native);
       return total == native ? id : Intern(pcs, total);
