@@ -47,7 +47,19 @@ enum class StatSeverity : uint8_t {
   X(fp_stacks_verified, 26, kInfo,                                                                 \
     "frame-pointer stacks that libunwind confirmed (walked by frame pointers from then on)")       \
   X(fp_stacks_rejected, 27, kInfo,                                                                 \
-    "frame-pointer stacks that differed from libunwind's (those are unwound with libunwind)")
+    "frame-pointer stacks that differed from libunwind's (those are unwound with libunwind)")      \
+  /* 40-: the recorder's memory, thread churn and other CUPTI clients (docs/recording.md) */       \
+  X(memory_peak_bytes, 40, kInfo,                                                                  \
+    "most memory the recorder held at once (CUPTI buffers and batches for the writer), bytes")     \
+  X(memory_budget_grown, 41, kInfo,                                                                \
+    "times the recorder's memory budget doubled past its soft budget under load")                  \
+  X(memory_cap_refusals, 42, kWarning,                                                             \
+    "CUPTI buffers refused at the hard memory cap (their records count as dropped by CUPTI)")      \
+  X(thread_buffers_freed, 43, kInfo, "exited threads whose record buffers were freed")             \
+  X(activity_buffers_taken, 44, kDataLoss,                                                         \
+    "another CUPTI client took over the activity buffers: later GPU activity is missing")          \
+  X(thread_buffer_bytes, 45, kInfo,                                                                \
+    "bytes of per-thread record buffers allocated at the last flush")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

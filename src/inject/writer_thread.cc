@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inject/log.h"
+#include "inject/recorder_memory.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
@@ -52,7 +53,8 @@ void WriterThread::Enqueue(std::unique_ptr<RecordBatch> batch) {
   const size_t bytes = batch->ApproxBytes();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (queued_bytes_ + bytes > config_.max_memory_bytes / 2 || !running_) {
+    // Queued batches share the recorder's one memory budget with CUPTI's buffers.
+    if (!running_ || !ReserveRecorderMemory(bytes)) {
       CountStat(StatId::writer_queue_full, batch->RecordCount());
       return;
     }
@@ -100,12 +102,12 @@ void WriterThread::Run() {
     const int signal_flush = signal_flush_.exchange(0);
     if (signal_flush != 0) {
       if (hooks_.flush_cupti) FlushCupti(true);
-      WriteCycle();
-      WriteStats();
-      writer_->Flush();
       if (signal_flush == 2) {
-        writer_->Close();
-        running_ = false;
+        FinishTrace();  // the process dies next: this is its final flush
+      } else {
+        WriteCycle();
+        WriteStats();
+        writer_->Flush();
       }
       signal_flush_done_.store(true, std::memory_order_release);
       if (signal_flush == 2) break;
@@ -126,26 +128,31 @@ void WriterThread::Run() {
       if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
     }
   }
-  if (running_) {
-    WriteCycle();
-    process_.end_ns = NowNs(CLOCK_MONOTONIC);
-    writer_->Add(process_);
-    writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
-    WriteStats();
-    Status status = writer_->Close();
-    if (!status.ok()) LogOnce("cannot finish the trace: %s", status.message().c_str());
-    running_ = false;
-  }
+  if (running_) FinishTrace();
   std::lock_guard<std::mutex> lock(mutex_);
   finished_ = true;
   finished_cv_.notify_all();
 }
 
+void WriterThread::FinishTrace() {
+  WriteCycle();
+  // The process record again, now with its end: readers take it as "the final flush ran".
+  process_.end_ns = NowNs(CLOCK_MONOTONIC);
+  writer_->Add(process_);
+  writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
+  WriteStats();
+  Status status = writer_->Close();
+  if (!status.ok()) LogOnce("cannot finish the trace: %s", status.message().c_str());
+  running_ = false;
+}
+
 void WriterThread::WriteCycle() {
   std::deque<std::unique_ptr<RecordBatch>> batches;
+  size_t batch_bytes = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     batches.swap(queue_);
+    batch_bytes = queued_bytes_;
     queued_bytes_ = 0;
   }
   // Links, stacks, then names: each is drained after everything that could refer to
@@ -173,6 +180,8 @@ void WriterThread::WriteCycle() {
   }
   for (const ApiRecord& call : api_calls) writer_->Add(call);
   for (const LaunchLinkRecord& link : links) writer_->Add(link);
+  batches.clear();
+  ReleaseRecorderMemory(batch_bytes);
 }
 
 void WriterThread::WriteStats() {
