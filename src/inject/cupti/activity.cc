@@ -228,6 +228,9 @@ void SetActivityFlushPeriod(uint32_t period_ms) {
 
 void FlushActivities(bool forced) {
   cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  // Records CUPTI dropped for want of a buffer are not followed by a completed buffer when
+  // we refuse every buffer (at the memory cap): read the count here too.
+  CountDroppedRecords(nullptr, 0);
 }
 
 }  // namespace gpuperf::inject
