@@ -88,10 +88,16 @@ void WriterThread::Run() {
     writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
     writer_->Flush();
   }
+  // Early CUPTI flushes (asked for under memory pressure) come at most this often: under a
+  // steady high load the pressure never ends, and back-to-back flushes would only contend
+  // with the launching threads inside CUPTI.
+  constexpr uint64_t kEarlyFlushGapNs = 20 * 1000000ull;
+  uint64_t next_early_ok = 0;
   while (!stop_.load()) {
     const uint64_t now = NowNs(CLOCK_MONOTONIC);
-    const int timeout_ms =
-        next_period > now ? static_cast<int>((next_period - now) / 1000000ull) + 1 : 0;
+    uint64_t wake_at = next_period;
+    if (early_flush_.load() && next_early_ok < wake_at) wake_at = next_early_ok;
+    const int timeout_ms = wake_at > now ? static_cast<int>((wake_at - now) / 1000000ull) + 1 : 0;
     pollfd fd{wake_fd_, POLLIN, 0};
     ::poll(&fd, 1, timeout_ms);
     uint64_t drained;
@@ -115,12 +121,15 @@ void WriterThread::Run() {
     }
     const uint64_t after = NowNs(CLOCK_MONOTONIC);
     const bool period_due = after >= next_period;
-    const bool early = early_flush_.exchange(false);
+    const bool early = after >= next_early_ok && early_flush_.exchange(false);
     if (period_due) {
       next_period = after + period_ns;
       if (hooks_.on_period) hooks_.on_period(after);
     }
-    if ((period_due || early) && hooks_.flush_cupti) FlushCupti(false);
+    if ((period_due || early) && hooks_.flush_cupti) {
+      FlushCupti(false);
+      next_early_ok = NowNs(CLOCK_MONOTONIC) + kEarlyFlushGapNs;
+    }
     WriteCycle();
     if (period_due) {
       WriteStats();
