@@ -44,6 +44,9 @@ expect_log burst "lost      nothing"
 [[ $(fake_field burst records_dropped) -eq 0 ]] || fail "burst: CUPTI dropped $(fake_field burst records_dropped)"
 peak=$(stat_value burst memory_peak_bytes)
 [[ -n $peak && $peak -gt 0 && $peak -le $((1024 << 20)) ]] || fail "burst: memory_peak_bytes '$peak'"
+"$GPUPERF" report "$dir/burst" 2>/dev/null | grep -q "recorder memory: peak" || fail "burst: report does not show the recorder's peak memory"
+"$GPUPERF" report --format json "$dir/burst" 2>/dev/null | grep -q "\"memory_peak_bytes\": *$peak" \
+  || fail "burst: JSON report lacks memory_peak_bytes $peak"
 # Past a hard cap of 4 MiB the same burst loses records: CUPTI's count, reported as lost,
 # with one line saying why and how to change it.
 rec capped 0 --max-memory 4 -- "$app" threads 32 8000
