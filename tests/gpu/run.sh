@@ -171,6 +171,27 @@ kill_check() {
     "${problems[*]:-exit 137, ${recorded:-?} kernels kept, the summary says what is missing}"
 }
 
+# A program that runs torch.profiler itself, under gpuperf: whoever holds CUPTI, the outcome is
+# deterministic and said in one line (docs/recording.md, "Other profilers"). Observed, not
+# assumed: the check records what each side got.
+profilers_check() {
+  local dir=$work/rec/profilers
+  echo "== profilers: torch.profiler inside gpuperf record" | tee -a "$results"
+  timeout 300 "$gp" record -o "$dir" --force -- python3 "$src/tests/gpu/torch_profiler_inside.py" \
+    > "$work/profilers.out" 2> "$work/profilers.err"
+  local rc=$? problems=()
+  local events; events=$(sed -n 's/.*torch_profiler_cuda_events=\([0-9]*\).*/\1/p' "$work/profilers.out")
+  local recorded; recorded=$(sed -n 's/^  kernels *\([0-9,]*\).*/\1/p' "$work/profilers.err" | tr -d ,)
+  local lines; lines=$(grep -ciE "another (CUPTI client|profiler)|torch.profiler" "$work/profilers.err")
+  [[ $rc -eq 0 ]] || problems+=("exit $rc")
+  [[ -n $events ]] || problems+=("the program did not finish")
+  [[ ${recorded:-0} -gt 0 || ${events:-0} -gt 0 ]] || problems+=("neither side has the kernels")
+  [[ ${lines:-0} -ge 1 ]] || problems+=("gpuperf said nothing about the other profiler")
+  sed 's/^/   /' "$work/profilers.err" | grep -vE "^   (STAGE|\[W)" | head -20 >> "$results"
+  note profilers "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" \
+    "${problems[*]:-torch.profiler got ${events:-?} CUDA events, gpuperf ${recorded:-0} kernels}"
+}
+
 if want examples; then
   before=$failed
   examples_checks  # counts its own failures
@@ -179,6 +200,7 @@ fi
 want soak && soak_check
 want tree && tree_check
 want kill && kill_check
+want profilers && profilers_check
 
 {
   echo "GPU checks on $gpu ($checks):"
