@@ -5,9 +5,11 @@
 // the thread was not running (a busy VM host) do not skew, and the launching threads' CPU
 // time per launch (cpu_us_per_launch).
 //
-// usage: launch_bound [--launches N] [--threads T] [--seconds S] [--graph-nodes K] [--ab FN]
+// usage: launch_bound [--launches N] [--threads T] [--streams S] [--seconds S] [--graph-nodes K]
+//                     [--ab FN]
 //   --launches N     kernels per thread (default 200000)
 //   --threads T      launching threads, each on its own stream (default 1: the legacy stream)
+//   --streams S      streams per thread, launched to in turn (default 1)
 //   --seconds S      launch for S seconds instead of a fixed count (the soak test)
 //   --graph-nodes K  launch a CUDA graph of K empty kernels instead of single kernels; every
 //                    graph launch counts K kernels
@@ -34,6 +36,7 @@ namespace {
 struct Options {
   long launches = 200000;
   int threads = 1;
+  int streams = 1;     // per thread
   double seconds = 0;  // > 0: duration mode
   int graph_nodes = 0;
   const char* ab_function = nullptr;
@@ -77,7 +80,8 @@ __attribute__((noinline)) cudaGraphExec_t build_empty_graph(cudaStream_t stream,
 // One thread's launch loop. Stops after `opts.launches` kernels, or in duration mode when
 // `deadline` passes. Launch errors are sticky in the runtime, so one check after the loop
 // catches them without adding a runtime API call per launch.
-__attribute__((noinline)) ThreadResult launch_loop(const Options& opts, cudaStream_t stream,
+__attribute__((noinline)) ThreadResult launch_loop(const Options& opts,
+                                                   const std::vector<cudaStream_t>& streams,
                                                    cudaGraphExec_t graph,
                                                    std::chrono::steady_clock::time_point deadline,
                                                    ToggleFn toggle = nullptr) {
@@ -105,6 +109,7 @@ __attribute__((noinline)) ThreadResult launch_loop(const Options& opts, cudaStre
       }
     }
     if (!timed && result.kernels >= opts.launches) break;
+    cudaStream_t stream = streams[static_cast<size_t>(step) % streams.size()];
     if (graph) {
       CUDA_CHECK(cudaGraphLaunch(graph, stream));
       ++result.graph_launches;
@@ -115,18 +120,21 @@ __attribute__((noinline)) ThreadResult launch_loop(const Options& opts, cudaStre
   }
   result.cpu_us = ThreadCpuUs() - cpu_start;  // before the synchronization, which may spin
   CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (cudaStream_t stream : streams) CUDA_CHECK(cudaStreamSynchronize(stream));
   return result;
 }
 
 Options ParseOptions(int argc, char** argv) {
-  const char* usage = "[--launches N] [--threads T] [--seconds S] [--graph-nodes K] [--ab FN]";
+  const char* usage =
+      "[--launches N] [--threads T] [--streams S] [--seconds S] [--graph-nodes K] [--ab FN]";
   Options opts;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
       opts.launches = examples::ParsePositive(argv[++i], "--launches");
     } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       opts.threads = static_cast<int>(examples::ParsePositive(argv[++i], "--threads"));
+    } else if (std::strcmp(argv[i], "--streams") == 0 && i + 1 < argc) {
+      opts.streams = static_cast<int>(examples::ParsePositive(argv[++i], "--streams"));
     } else if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
       opts.seconds = static_cast<double>(examples::ParsePositive(argv[++i], "--seconds"));
     } else if (std::strcmp(argv[i], "--ab") == 0 && i + 1 < argc) {
@@ -178,15 +186,18 @@ int main(int argc, char** argv) {
 
   // Streams, graphs and one warm-up launch per stream before the clock starts, so the loop
   // measures launches only (not context creation or module loading).
-  const bool legacy_stream = opts.threads == 1 && opts.graph_nodes == 0;
-  std::vector<cudaStream_t> streams(opts.threads, nullptr);
+  const bool legacy_stream = opts.threads == 1 && opts.streams == 1 && opts.graph_nodes == 0;
+  std::vector<std::vector<cudaStream_t>> streams(opts.threads,
+                                                 std::vector<cudaStream_t>(opts.streams, nullptr));
   std::vector<cudaGraphExec_t> graphs(opts.threads, nullptr);
   for (int t = 0; t < opts.threads; ++t) {
-    if (!legacy_stream) CUDA_CHECK(cudaStreamCreateWithFlags(&streams[t], cudaStreamNonBlocking));
-    if (opts.graph_nodes > 0) graphs[t] = build_empty_graph(streams[t], opts.graph_nodes);
-    launch_empty(streams[t]);
-    CUDA_CHECK_LAUNCH();
-    ++summary.kernels;
+    for (cudaStream_t& stream : streams[t]) {
+      if (!legacy_stream) CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      launch_empty(stream);
+      CUDA_CHECK_LAUNCH();
+      ++summary.kernels;
+    }
+    if (opts.graph_nodes > 0) graphs[t] = build_empty_graph(streams[t][0], opts.graph_nodes);
   }
   CUDA_CHECK(cudaDeviceSynchronize());
 
@@ -225,7 +236,9 @@ int main(int argc, char** argv) {
 
   for (int t = 0; t < opts.threads; ++t) {
     if (graphs[t]) CUDA_CHECK(cudaGraphExecDestroy(graphs[t]));
-    if (streams[t]) CUDA_CHECK(cudaStreamDestroy(streams[t]));
+    for (cudaStream_t stream : streams[t]) {
+      if (stream) CUDA_CHECK(cudaStreamDestroy(stream));
+    }
   }
 
   summary.wall_ms = timer.ElapsedMs();
@@ -244,6 +257,7 @@ int main(int argc, char** argv) {
   summary.AddExtra("launches_per_s", static_cast<long long>(loop_kernels / (loop_us * 1e-6)));
   summary.AddExtra("loop_kernels", loop_kernels);
   summary.AddExtra("threads", static_cast<long long>(opts.threads));
+  summary.AddExtra("streams", static_cast<long long>(opts.streams));
   examples::PrintSummary(summary);
   return 0;
 }

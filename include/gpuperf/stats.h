@@ -48,6 +48,18 @@ enum class StatSeverity : uint8_t {
     "frame-pointer stacks that libunwind confirmed (walked by frame pointers from then on)")       \
   X(fp_stacks_rejected, 27, kInfo,                                                                 \
     "frame-pointer stacks that differed from libunwind's (those are unwound with libunwind)")      \
+  /* 40-: the recorder's memory, thread churn and other CUPTI clients (docs/recording.md) */       \
+  X(memory_peak_bytes, 40, kInfo,                                                                  \
+    "most memory the recorder held at once (CUPTI buffers and batches for the writer), bytes")     \
+  X(memory_budget_grown, 41, kInfo,                                                                \
+    "times the recorder's memory budget doubled past its soft budget under load")                  \
+  X(memory_cap_refusals, 42, kWarning,                                                             \
+    "CUPTI buffers refused at the hard memory cap (their records count as dropped by CUPTI)")      \
+  X(thread_buffers_freed, 43, kInfo, "exited threads whose record buffers were freed")             \
+  X(activity_buffers_taken, 44, kDataLoss,                                                         \
+    "another CUPTI client took over the activity buffers: later GPU activity is missing")          \
+  X(thread_buffer_bytes, 45, kInfo,                                                                \
+    "bytes of per-thread record buffers allocated at the last flush")                              \
   /* 50-59: Python frames at launches (src/inject/python, docs/recording.md) */                    \
   X(python_codes, 50, kInfo, "Python code objects copied (names, file, line table)")               \
   X(python_no_thread_state, 51, kInfo,                                                             \

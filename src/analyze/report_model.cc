@@ -1017,6 +1017,8 @@ void ReportBuilder::FinishOverheadAndLoss(ReportModel& model, const ReadReport& 
     o.fp_stacks_rejected += stat(StatId::fp_stacks_rejected);
     o.translate_ns += stat(StatId::translate_ns);
     o.compress_ns += stat(StatId::compress_ns);
+    o.memory_peak_bytes = std::max(o.memory_peak_bytes, stat(StatId::memory_peak_bytes));
+    o.memory_budget_grown += stat(StatId::memory_budget_grown);
     for (uint32_t id = 0; id <= kMaxStatId; ++id) {
       const uint64_t value = p->stats[id];
       if (value == 0) continue;

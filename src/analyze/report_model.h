@@ -173,11 +173,13 @@ struct OverheadSummary {
   uint64_t callback_ns = 0;  // gpuperf's API callbacks, on the application's threads
   uint64_t unwind_ns = 0;    // part of callback_ns
   uint64_t unique_stacks = 0;
-  uint64_t fp_stacks_verified = 0;  // distinct frame-pointer stacks libunwind confirmed
-  uint64_t fp_stacks_rejected = 0;  // ... and refused (those launches used libunwind)
-  uint64_t translate_ns = 0;        // background threads
-  uint64_t compress_ns = 0;         // background threads
-  uint64_t wall_ns = 0;             // sum of the processes' recorded wall time
+  uint64_t fp_stacks_verified = 0;   // distinct frame-pointer stacks libunwind confirmed
+  uint64_t fp_stacks_rejected = 0;   // ... and refused (those launches used libunwind)
+  uint64_t translate_ns = 0;         // background threads
+  uint64_t compress_ns = 0;          // background threads
+  uint64_t memory_peak_bytes = 0;    // the largest process's recorder peak (0: not recorded)
+  uint64_t memory_budget_grown = 0;  // times budgets doubled past the soft budget
+  uint64_t wall_ns = 0;              // sum of the processes' recorded wall time
   uint64_t in_app_ns() const { return cupti_ns + callback_ns; }
 };
 

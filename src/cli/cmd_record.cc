@@ -15,9 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "base/record_defaults.h"
 #include "cli/command.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
+#include "cli/run_ending.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -199,15 +201,15 @@ int RunRecord(const RecordOptions& options) {
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   g_child = -1;
-  const int exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
-                        : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                              : 1;
-  if (WIFSIGNALED(status) && !options.quiet) {
-    std::fprintf(stderr, "gpuperf: %s was killed by signal %d (%s)\n", options.command[0].c_str(),
-                 WTERMSIG(status), strsignal(WTERMSIG(status)));
-  }
+  const int exit_code = RecordExitCode(status);
+  const uint32_t flush_period_ms =
+      options.flush_period_ms ? options.flush_period_ms : kDefaultFlushPeriodMs;
 
   if (!HasTraceFiles(*dir)) {
+    if (!options.quiet) {
+      std::fputs(DescribeSignalEnding(status, options.command[0], false, flush_period_ms).c_str(),
+                 stderr);
+    }
     std::fprintf(stderr,
                  "gpuperf: no CUDA activity recorded: %s never initialized CUDA (no trace in "
                  "%s)\n",
@@ -231,6 +233,9 @@ int RunRecord(const RecordOptions& options) {
       std::fprintf(stderr, "gpuperf: error: cannot read the recording: %s\n",
                    totals.status().message().c_str());
     }
+    const bool finished = totals.ok() && totals->FinishedProcess(static_cast<uint32_t>(child));
+    std::fputs(DescribeSignalEnding(status, options.command[0], finished, flush_period_ms).c_str(),
+               stderr);
   }
   return exit_code;
 }
@@ -242,6 +247,8 @@ void RegisterRecord(CLI::App& app, int* exit_code) {
       "Run a command and record its GPU activity and launch stacks.\n"
       "Works on any CUDA program (PyTorch, static cudart, ...) without recompiling or root.");
   cmd->formatter(std::make_shared<RecordHelpFormatter>());
+  cmd->footer(
+      "Exit status: the command's own; 128+N when signal N killed it (as shells report it).");
   AddRecordOptions(*cmd, *options);
   cmd->callback([options, exit_code] { *exit_code = RunRecord(*options); });
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/activities.h"
+#include "base/record_defaults.h"
 #include "symbolize/symbolizer.h"
 
 namespace gpuperf::cli {
@@ -23,14 +24,22 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                "Skip resolving stack addresses to function names after the run");
   cmd.add_option("--stack-depth", o.stack_depth, "Deepest stack kept, in frames (default 64)")
       ->check(CLI::Range(1, 256));
-  cmd.add_option("--buffer-size", o.buffer_kb, "CUPTI activity buffer size in KiB (default 8192)")
+  cmd.add_option(
+         "--buffer-size", o.buffer_kb,
+         "CUPTI activity buffer size in KiB (default " + std::to_string(kDefaultBufferKiB) + ")")
       ->check(CLI::Range(64, 1 << 20));
   cmd.add_option("--max-memory", o.max_memory_mb,
-                 "Memory the recorder may use in the target, MiB (default 64); past it\n"
-                 "records are dropped and counted, never silently")
+                 "Most memory the recorder may hold in the target, MiB (default: " +
+                     std::to_string(kMaxMemoryCapMiB) + ", or 1/" +
+                     std::to_string(kMaxMemoryPhysicalFraction) + " of RAM if less). It uses\n" +
+                     std::to_string(kSoftMemoryMiB) +
+                     " MiB and grows past that only under load, saying so once; past the\n"
+                     "cap, records are dropped and counted, never silently")
       ->check(CLI::Range(4, 1 << 16));
   cmd.add_option("--flush-period", o.flush_period_ms,
-                 "How often the trace file is brought up to date, ms (default 500)")
+                 "How often the trace file is brought up to date, ms (default " +
+                     std::to_string(kDefaultFlushPeriodMs) +
+                     ");\na process that is killed loses at most this much")
       ->check(CLI::Range(10, 600000));
   cmd.add_option("--delay", o.delay_s, "Start recording this many seconds after CUDA starts")
       ->check(CLI::NonNegativeNumber);

@@ -14,7 +14,12 @@ class TotalsSink final : public RecordSink {
  public:
   explicit TotalsSink(RecordTotals& totals) : totals_(totals) {}
   void OnProcess(std::span<const ProcessRecord> records) override {
-    for (const auto& r : records) pids_[r.pid] = true;
+    // A process writes its record at start (end_ns 0) and again at its final flush. A
+    // program that execs keeps its pid: each image is told apart by its start.
+    for (const auto& r : records) {
+      bool& finished = images_[{r.pid, r.start_ns}];
+      finished = finished || r.end_ns != 0;
+    }
   }
   void OnKernel(std::span<const KernelRecord> records) override {
     totals_.kernels += records.size();
@@ -37,7 +42,10 @@ class TotalsSink final : public RecordSink {
     for (const auto& r : records) last_[{r.pid, r.stat}] = r.value;
   }
   void Finish() {
-    totals_.processes = static_cast<uint32_t>(pids_.size());
+    totals_.processes = static_cast<uint32_t>(images_.size());
+    for (const auto& [image, finished] : images_) {
+      (finished ? totals_.finished_pids : totals_.unfinished_pids).push_back(image.first);
+    }
     std::map<uint32_t, uint64_t> lost_by_stat;
     for (const auto& [key, value] : last_) {
       if (GetStatInfo(key.second).severity == StatSeverity::kDataLoss && value > 0) {
@@ -53,7 +61,7 @@ class TotalsSink final : public RecordSink {
 
  private:
   RecordTotals& totals_;
-  std::map<uint32_t, bool> pids_;
+  std::map<std::pair<uint32_t, uint64_t>, bool> images_;  // (pid, start) -> finished
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> last_;
 };
 
@@ -72,6 +80,25 @@ Result<RecordTotals> SummarizeRecording(const std::string& dir) {
   return totals;
 }
 
+namespace {
+
+// A process that died before its final flush (SIGKILL, OOM, _exit, exec) has no counter for
+// what it lost: the summary says so rather than "nothing".
+std::string UnfinishedDetail(const RecordTotals& t, bool after_other_losses) {
+  const size_t n = t.unfinished_pids.size();
+  if (n == 0) return "";
+  std::string pids;
+  for (size_t i = 0; i < n && i < 3; ++i)
+    pids += (i ? ", " : "") + std::to_string(t.unfinished_pids[i]);
+  if (n > 3) pids += ", ...";
+  return std::string(after_other_losses ? ", " : "") + "up to one flush period of records from " +
+         FormatCount(n) +
+         (n == 1 ? " process that ended before its" : " processes that ended before their") +
+         " final flush (pid " + pids + ")";
+}
+
+}  // namespace
+
 std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
   std::string out;
   out += "gpuperf: recorded " + FormatCount(t.processes) +
@@ -83,8 +110,8 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
          FormatCount(t.memsets) + "\n";
   out += "  API calls " + FormatCount(t.api_calls) + ", launch stacks " +
          FormatCount(t.links_with_stack) + " of " + FormatCount(t.launch_links) + "\n";
-  if (t.lost > 0) {
-    out += "  LOST      " + t.lost_detail + "\n";
+  if (t.lost > 0 || !t.unfinished_pids.empty()) {
+    out += "  LOST      " + t.lost_detail + UnfinishedDetail(t, t.lost > 0) + "\n";
   } else {
     out += "  lost      nothing\n";
   }

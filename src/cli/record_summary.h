@@ -1,7 +1,10 @@
 // What `gpuperf record` prints after the run: a few lines a person reads at a glance.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpuperf/status.h"
 
@@ -20,6 +23,13 @@ struct RecordTotals {
   uint64_t lost = 0;  // every data-loss stat, summed
   std::string lost_detail;
   uint64_t bytes_on_disk = 0;
+  // Processes whose trace ends without a final flush (killed, _exit, exec): up to one flush
+  // period of their records is missing, and no counter says how much.
+  std::vector<uint32_t> unfinished_pids;
+  std::vector<uint32_t> finished_pids;
+  bool FinishedProcess(uint32_t pid) const {
+    return std::find(finished_pids.begin(), finished_pids.end(), pid) != finished_pids.end();
+  }
 };
 
 // Streams the traces in `dir` and totals them.

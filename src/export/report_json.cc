@@ -269,6 +269,10 @@ Json Overhead(const ReportModel& m) {
   j["unwind_ns"] = o.unwind_ns;
   j["translate_ns"] = o.translate_ns;
   j["compress_ns"] = o.compress_ns;
+  if (o.memory_peak_bytes) {  // traces from before gpuperf kept these have none
+    j["memory_peak_bytes"] = o.memory_peak_bytes;
+    j["memory_budget_grown"] = o.memory_budget_grown;
+  }
   j["wall_ns"] = o.wall_ns;
   j["in_app_ns"] = o.in_app_ns();
   j["in_app_fraction"] = o.wall_ns ? Ratio(static_cast<double>(o.in_app_ns()) / o.wall_ns) : 0.0;

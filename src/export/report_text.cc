@@ -324,6 +324,13 @@ void Overhead(const ReportModel& m, std::ostream& out) {
   }
   out << "  background threads: translating " << Dur(o.translate_ns) << ", compressing "
       << Dur(o.compress_ns) << '\n';
+  if (o.memory_peak_bytes) {
+    out << "  recorder memory: peak " << FormatBytes(o.memory_peak_bytes) << " per process";
+    if (o.memory_budget_grown) {
+      out << " (budget doubled " << Count(o.memory_budget_grown) << "x past its soft size)";
+    }
+    out << '\n';
+  }
   out << "  Total profiling overhead: " << Dur(o.in_app_ns()) << " ("
       << Pct(o.wall_ns ? static_cast<double>(o.in_app_ns()) / o.wall_ns : 0)
       << " of total execution time " << Dur(o.wall_ns) << ")\n";

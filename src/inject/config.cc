@@ -1,5 +1,7 @@
 #include "inject/config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -52,6 +54,8 @@ Config ReadConfigFromEnvironment(std::string* error) {
   ReadSwitch("GPUPERF_PYTHON", "on", "off", &config.python_stacks, error);
   uint64_t value = 0;
   if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;
+  config.max_memory_bytes = DefaultMemoryCap(static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                                             static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   value = 0;
   if (ReadUint("GPUPERF_MAX_MEMORY_MB", &value, error) && value) {
     config.max_memory_bytes = value << 20;
@@ -59,6 +63,10 @@ Config ReadConfigFromEnvironment(std::string* error) {
   value = 0;
   if (ReadUint("GPUPERF_FLUSH_PERIOD_MS", &value, error) && value) {
     config.flush_period_ms = static_cast<uint32_t>(value);
+  }
+  value = config.cupti_flush_period_ms;
+  if (ReadUint("GPUPERF_CUPTI_FLUSH_MS", &value, error)) {
+    config.cupti_flush_period_ms = static_cast<uint32_t>(value);
   }
   value = 0;
   if (ReadUint("GPUPERF_STACK_DEPTH", &value, error) && value) {
@@ -71,10 +79,26 @@ Config ReadConfigFromEnvironment(std::string* error) {
   }
   // Keep buffers sane: CUPTI needs room for at least a few records per buffer.
   if (config.buffer_bytes < (64u << 10)) config.buffer_bytes = 64u << 10;
+  if (config.first_buffer_bytes > config.buffer_bytes) {
+    config.first_buffer_bytes = config.buffer_bytes;
+  }
   if (config.max_memory_bytes < 2 * config.buffer_bytes) {
     config.max_memory_bytes = 2 * config.buffer_bytes;
   }
+  // A cap below the soft budget is the whole budget: nothing grows.
+  if (config.soft_memory_bytes > config.max_memory_bytes) {
+    config.soft_memory_bytes = config.max_memory_bytes;
+  }
   return config;
+}
+
+uint64_t DefaultMemoryCap(uint64_t physical_bytes) {
+  const uint64_t soft = uint64_t{kSoftMemoryMiB} << 20;
+  uint64_t cap = uint64_t{kMaxMemoryCapMiB} << 20;
+  if (physical_bytes > 0 && physical_bytes / kMaxMemoryPhysicalFraction < cap) {
+    cap = physical_bytes / kMaxMemoryPhysicalFraction;
+  }
+  return cap < soft ? soft : cap;
 }
 
 }  // namespace gpuperf::inject

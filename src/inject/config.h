@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/activities.h"
+#include "base/record_defaults.h"
 
 namespace gpuperf::inject {
 
@@ -24,10 +25,17 @@ struct Config {
   // Launch stacks carry the launching thread's Python frames where a CPython interpreter
   // runs (docs/recording.md "Python frames"). GPUPERF_PYTHON=off leaves them out.
   bool python_stacks = true;
-  // CUDA 13 keeps one buffer per launching thread, so buffers are kept small.
-  uint64_t buffer_bytes = 2ull << 20;       // one CUPTI activity buffer
-  uint64_t max_memory_bytes = 64ull << 20;  // CUPTI buffers + queued batches
-  uint32_t flush_period_ms = 500;
+  // CUDA 13 keeps one buffer per launching thread, so buffers are kept small, and a
+  // thread's first one smaller still (docs/recording.md, "Memory").
+  uint64_t buffer_bytes = uint64_t{kDefaultBufferKiB} << 10;  // one CUPTI activity buffer
+  uint64_t first_buffer_bytes = uint64_t{kFirstBufferKiB} << 10;
+  // CUPTI buffers + batches queued for the writer: the soft budget grows under load up to
+  // the hard cap (GPUPERF_MAX_MEMORY_MB, else DefaultMemoryCap()).
+  uint64_t soft_memory_bytes = uint64_t{kSoftMemoryMiB} << 20;
+  uint64_t max_memory_bytes = uint64_t{kMaxMemoryCapMiB} << 20;
+  uint32_t flush_period_ms = kDefaultFlushPeriodMs;
+  // CUPTI's worker hands back full buffers this often (0: CUPTI's own heuristics).
+  uint32_t cupti_flush_period_ms = kDefaultCuptiFlushPeriodMs;
   uint64_t delay_ms = 0;         // capture range: start recording after this long
   uint64_t duration_ms = 0;      // ... and stop after this long (0 = until exit)
   std::string save_buffers_dir;  // raw CUPTI buffers for replay fixtures (testing)
@@ -36,5 +44,9 @@ struct Config {
 // Parses GPUPERF_* variables. `error` receives a description of the first bad value
 // (the setting keeps its default).
 Config ReadConfigFromEnvironment(std::string* error);
+
+// The hard memory cap when none is given: kMaxMemoryCapMiB, or 1/kMaxMemoryPhysicalFraction of
+// `physical_bytes` on a smaller machine, never below the soft budget.
+uint64_t DefaultMemoryCap(uint64_t physical_bytes);
 
 }  // namespace gpuperf::inject

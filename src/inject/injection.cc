@@ -20,8 +20,10 @@
 #include "inject/cupti/callbacks.h"
 #include "inject/log.h"
 #include "inject/recorder.h"
+#include "inject/recorder_memory.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
+#include "inject/thread_buffers.h"
 
 namespace gpuperf::inject {
 
@@ -120,8 +122,10 @@ void OnSignal(int sig, siginfo_t* info, void* context) {
   }
 }
 
+// SIGINT and SIGTERM end most runs; SIGABRT is how an uncaught C++ exception ends one.
+// SIGKILL cannot be caught: the periodic flush bounds what it loses.
 void InstallSignalHandlers() {
-  for (int sig : {SIGINT, SIGTERM}) {
+  for (int sig : {SIGINT, SIGTERM, SIGABRT}) {
     struct sigaction action;
     std::memset(&action, 0, sizeof(action));
     action.sa_sigaction = OnSignal;
@@ -147,6 +151,23 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
     recorder.capturing.store(inside);
     LogVerbose("capture range %s", inside ? "started" : "ended");
   }
+  // Every linked call yields a record only when these kinds are all on (the default).
+  constexpr uint32_t kLinkedKinds = kActKernel | kActMemcpy | kActMemset | kActMemory;
+  if (inside && recorder.subscribed &&
+      (recorder.config.activities & kLinkedKinds) == kLinkedKinds) {
+    CheckActivityOwner();
+  }
+}
+
+// <dir>/<program>.<pid>.gpt; a program that execs itself keeps its pid, so the new image
+// must not truncate the old image's trace: it gets <program>.<pid>-2.gpt and so on.
+std::string TracePath(const std::string& dir, uint32_t pid) {
+  const std::string base = dir + "/" + ExecutableName() + "." + std::to_string(pid);
+  std::string path = base + ".gpt";
+  for (int n = 2; access(path.c_str(), F_OK) == 0 && n < 100; ++n) {
+    path = base + "-" + std::to_string(n) + ".gpt";
+  }
+  return path;
 }
 
 void Initialize() {
@@ -166,9 +187,9 @@ void Initialize() {
     LogOnce("CUPTI activity tracing is unavailable: nothing will be recorded");
     return;
   }
+  ConfigureRecorderMemory(r.config);
   MakeDirectories(r.config.output_dir);
-  const std::string path =
-      r.config.output_dir + "/" + ExecutableName() + "." + std::to_string(r.pid) + ".gpt";
+  const std::string path = TracePath(r.config.output_dir, r.pid);
   ProcessRecord process;
   process.pid = r.pid;
   process.parent_pid = static_cast<uint32_t>(getppid());
@@ -192,6 +213,9 @@ void Initialize() {
     return;
   }
   g_recorder = recorder.release();
+  SetThreadExitHook([] {
+    if (Recorder* recorder = GetRecorder()) recorder->writer.RequestWrite();
+  });
 
   // Callbacks take the stacks and the API records (cheaper than CUPTI's API activity
   // kinds, so --no-stacks keeps them). Only with neither, or GPUPERF_API_SOURCE=cupti and
@@ -204,7 +228,7 @@ void Initialize() {
     EnableActivities(r, true);
     r.capturing.store(true);
   }
-  SetActivityFlushPeriod(r.config.flush_period_ms);
+  SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
   atexit(OnExit);
   pthread_atfork(nullptr, nullptr, OnForkChild);
   InstallSignalHandlers();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inject/log.h"
+#include "inject/recorder_memory.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
@@ -52,7 +53,8 @@ void WriterThread::Enqueue(std::unique_ptr<RecordBatch> batch) {
   const size_t bytes = batch->ApproxBytes();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (queued_bytes_ + bytes > config_.max_memory_bytes / 2 || !running_) {
+    // Queued batches share the recorder's one memory budget with CUPTI's buffers.
+    if (!running_ || !ReserveRecorderMemory(bytes)) {
       CountStat(StatId::writer_queue_full, batch->RecordCount());
       return;
     }
@@ -86,10 +88,16 @@ void WriterThread::Run() {
     writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
     writer_->Flush();
   }
+  // Early CUPTI flushes (asked for under memory pressure) come at most this often: under a
+  // steady high load the pressure never ends, and back-to-back flushes would only contend
+  // with the launching threads inside CUPTI.
+  constexpr uint64_t kEarlyFlushGapNs = 20 * 1000000ull;
+  uint64_t next_early_ok = 0;
   while (!stop_.load()) {
     const uint64_t now = NowNs(CLOCK_MONOTONIC);
-    const int timeout_ms =
-        next_period > now ? static_cast<int>((next_period - now) / 1000000ull) + 1 : 0;
+    uint64_t wake_at = next_period;
+    if (early_flush_.load() && next_early_ok < wake_at) wake_at = next_early_ok;
+    const int timeout_ms = wake_at > now ? static_cast<int>((wake_at - now) / 1000000ull) + 1 : 0;
     pollfd fd{wake_fd_, POLLIN, 0};
     ::poll(&fd, 1, timeout_ms);
     uint64_t drained;
@@ -100,12 +108,12 @@ void WriterThread::Run() {
     const int signal_flush = signal_flush_.exchange(0);
     if (signal_flush != 0) {
       if (hooks_.flush_cupti) FlushCupti(true);
-      WriteCycle();
-      WriteStats();
-      writer_->Flush();
       if (signal_flush == 2) {
-        writer_->Close();
-        running_ = false;
+        FinishTrace();  // the process dies next: this is its final flush
+      } else {
+        WriteCycle();
+        WriteStats();
+        writer_->Flush();
       }
       signal_flush_done_.store(true, std::memory_order_release);
       if (signal_flush == 2) break;
@@ -113,12 +121,15 @@ void WriterThread::Run() {
     }
     const uint64_t after = NowNs(CLOCK_MONOTONIC);
     const bool period_due = after >= next_period;
-    const bool early = early_flush_.exchange(false);
+    const bool early = after >= next_early_ok && early_flush_.exchange(false);
     if (period_due) {
       next_period = after + period_ns;
       if (hooks_.on_period) hooks_.on_period(after);
     }
-    if ((period_due || early) && hooks_.flush_cupti) FlushCupti(false);
+    if ((period_due || early) && hooks_.flush_cupti) {
+      FlushCupti(false);
+      next_early_ok = NowNs(CLOCK_MONOTONIC) + kEarlyFlushGapNs;
+    }
     WriteCycle();
     if (period_due) {
       WriteStats();
@@ -126,26 +137,31 @@ void WriterThread::Run() {
       if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
     }
   }
-  if (running_) {
-    WriteCycle();
-    process_.end_ns = NowNs(CLOCK_MONOTONIC);
-    writer_->Add(process_);
-    writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
-    WriteStats();
-    Status status = writer_->Close();
-    if (!status.ok()) LogOnce("cannot finish the trace: %s", status.message().c_str());
-    running_ = false;
-  }
+  if (running_) FinishTrace();
   std::lock_guard<std::mutex> lock(mutex_);
   finished_ = true;
   finished_cv_.notify_all();
 }
 
+void WriterThread::FinishTrace() {
+  WriteCycle();
+  // The process record again, now with its end: readers take it as "the final flush ran".
+  process_.end_ns = NowNs(CLOCK_MONOTONIC);
+  writer_->Add(process_);
+  writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
+  WriteStats();
+  Status status = writer_->Close();
+  if (!status.ok()) LogOnce("cannot finish the trace: %s", status.message().c_str());
+  running_ = false;
+}
+
 void WriterThread::WriteCycle() {
   std::deque<std::unique_ptr<RecordBatch>> batches;
+  size_t batch_bytes = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     batches.swap(queue_);
+    batch_bytes = queued_bytes_;
     queued_bytes_ = 0;
   }
   // Links, stacks, then names: each is drained after everything that could refer to
@@ -176,6 +192,8 @@ void WriterThread::WriteCycle() {
   }
   for (const ApiRecord& call : api_calls) writer_->Add(call);
   for (const LaunchLinkRecord& link : links) writer_->Add(link);
+  batches.clear();
+  ReleaseRecorderMemory(batch_bytes);
 }
 
 void WriterThread::WriteStats() {

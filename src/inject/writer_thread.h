@@ -48,6 +48,10 @@ class WriterThread {
     if (!early_flush_.exchange(true)) Wake();
   }
 
+  // Asks for a write cycle now (it drains app threads and frees the buffers of those that
+  // ended). Non-blocking: one eventfd write, callable from an exiting thread.
+  void RequestWrite() { Wake(); }
+
   bool SignalFlushDone() const { return signal_flush_done_.load(std::memory_order_acquire); }
 
   // Stops the writer's own CUPTI flushes and waits (at most `timeout_ms`) for one in
@@ -63,6 +67,7 @@ class WriterThread {
   void Run();
   void WriteCycle();
   void WriteStats();
+  void FinishTrace();  // last cycle, the process's end, close
   void FlushCupti(bool forced);
   void Wake();
 

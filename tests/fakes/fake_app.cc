@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -375,6 +376,14 @@ int Signal(int argc, char** argv) {
   return 99;
 }
 
+// Replaces this process with `fake_cuda_app basic`; returns only if exec failed.
+void ExecBasic(char* argv0) {
+  char self[] = "/proc/self/exe";
+  char scenario[] = "basic";
+  char* child_argv[] = {argv0, scenario, nullptr};
+  execv(self, child_argv);
+}
+
 int Fork(int argc, char** argv) {
   for (int i = 0; i < 50; ++i) LaunchKernel("_Z10beforeForkv");
   fflush(stdout);
@@ -389,10 +398,7 @@ int Fork(int argc, char** argv) {
   }
   pid_t exec_child = fork();
   if (exec_child == 0) {
-    char self[] = "/proc/self/exe";
-    char scenario[] = "basic";
-    char* child_argv[] = {argv[0], scenario, nullptr};
-    execv(self, child_argv);
+    ExecBasic(argv[0]);
     _exit(127);
   }
   for (int i = 0; i < 50; ++i) LaunchKernel("_Z9afterForkv");
@@ -465,10 +471,146 @@ int Many(int argc, char** argv) {
   return 0;
 }
 
+// VmRSS of this process, KiB.
+long RssKb() {
+  FILE* status = fopen("/proc/self/status", "r");
+  if (status == nullptr) return -1;
+  char line[256];
+  long kb = -1;
+  while (fgets(line, sizeof(line), status) != nullptr) {
+    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+  }
+  fclose(status);
+  return kb;
+}
+
+// Short-lived launching threads, 8 at a time, as a thread pool that never reuses its threads
+// would make them. RSS is taken once the first tenth has come and gone (the allocator, the
+// fake's and the injection's steady state) and at the end. Gives up, failing, once RSS has
+// grown by GiveUpKb: a recorder that keeps what exited threads left would otherwise take
+// the machine's memory.
+int Churn(int argc, char** argv) {
+  constexpr long kGiveUpKb = 512 * 1024;
+  int threads = ArgOr(argc, argv, 2, 10000);
+  int launches = ArgOr(argc, argv, 3, 2);
+  long rss_warm = -1;
+  int started = 0;
+  bool gave_up = false;
+  while (started < threads && !gave_up) {
+    std::vector<std::thread> wave;
+    for (int i = 0; i < 8 && started < threads; ++i, ++started) {
+      wave.emplace_back([launches] {
+        for (int k = 0; k < launches; ++k) LaunchKernel("_Z9shortLivedv");
+      });
+    }
+    for (auto& thread : wave) thread.join();
+    if (rss_warm < 0 && started >= threads / 10) rss_warm = RssKb();
+    gave_up = rss_warm >= 0 && RssKb() - rss_warm > kGiveUpKb;
+  }
+  DeviceSynchronize();
+  // Give the writer a moment to free what the last threads left before measuring.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ReportCounts(started);
+  printf("fake-app: churn threads_started=%d rss_warm_kb=%ld rss_end_kb=%ld gave_up=%d\n", started,
+         rss_warm, RssKb(), gave_up ? 1 : 0);
+  fflush(stdout);
+  return gave_up ? 1 : 0;
+}
+
+// Killed without warning (SIGKILL, the OOM killer) after a flush period has passed: what the
+// last periodic flush wrote is all that is left.
+int SelfKill(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 300);
+  int wait_ms = ArgOr(argc, argv, 3, 700);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z10beforeKillv");
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  ReportCounts();
+  kill(getpid(), SIGKILL);
+  pause();
+  return 99;
+}
+
+// An uncaught C++ exception: std::terminate, then abort() (SIGABRT).
+int Abort(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 300);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z11beforeAbortv");
+  ReportCounts();
+  std::thread([] { throw std::runtime_error("fake-app: uncaught on purpose"); }).join();
+  return 99;
+}
+
+// fork() before CUDA is initialized, then both processes use CUDA: two recorded processes.
+int ForkThenCuda(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 20);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) g_scenario = "fork_then_cuda-child";
+  CudaInit();
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z13afterForkInitv");
+  DeviceSynchronize();
+  ReportCounts();
+  if (child == 0) return 0;
+  int status = 0;
+  return waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0
+                                                                                              : 1;
+}
+
+// exec() after using CUDA: the old image leaves without exit handlers, the new one (same
+// pid, same program) records afresh.
+int ExecAfterCuda(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 50);
+  int wait_ms = ArgOr(argc, argv, 3, 700);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z10beforeExecv");
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  ReportCounts();
+  ExecBasic(argv[0]);
+  return 127;
+}
+
+// What torch.profiler (Kineto) does when it starts inside a process gpuperf already records:
+// subscribe (refused: the slot is taken) and register its own activity buffers, which
+// replaces the injection's. Launches go on for a while after that.
+uint64_t g_late_records = 0;
+void CUPTIAPI LateRequest(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 1 << 20;
+  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+  *max_records = 0;
+}
+void CUPTIAPI LateComplete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) g_late_records++;
+  free(buffer);
+}
+void CUPTIAPI LateCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+int LateProfiler(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 4000);
+  int spread_ms = ArgOr(argc, argv, 3, 800);
+  for (int i = 0; i < launches / 2; ++i) LaunchKernel("_Z12beforeKinetov");
+  CUpti_SubscriberHandle handle = nullptr;
+  CUptiResult subscribed = cuptiSubscribe(&handle, LateCallback, nullptr);
+  const char* subscribe_text = "?";
+  cuptiGetResultString(subscribed, &subscribe_text);
+  cuptiActivityRegisterCallbacks(LateRequest, LateComplete);
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  const int batches = 20;
+  for (int b = 0; b < batches; ++b) {
+    for (int i = 0; i < launches / 2 / batches; ++i) LaunchKernel("_Z11afterKinetov");
+    std::this_thread::sleep_for(std::chrono::milliseconds(spread_ms / batches));
+  }
+  ReportCounts();
+  cuptiActivityFlushAll(0);
+  printf("fake-app: late_profiler subscribe=%s its_records=%llu\n", subscribe_text,
+         (unsigned long long)g_late_records);
+  fflush(stdout);
+  return 0;
+}
+
 struct Scenario {
   const char* name;
   int (*run)(int, char**);
   const char* help;
+  bool initializes_cuda_itself = false;  // main() leaves CudaInit() to the scenario
 };
 const Scenario kScenarios[] = {
     {"basic", Basic, "malloc, copies, 5 launches (one in an external-correlation range), sync"},
@@ -485,6 +627,13 @@ const Scenario kScenarios[] = {
     {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
     {"nvtx", Nvtx, "nested NVTX ranges and instant markers around launches"},
     {"many", Many, "[M=200000]: launches from one thread"},
+    {"churn", Churn, "[N=10000] [M=2]: N short-lived threads (8 at a time) x M launches, RSS"},
+    {"self_kill", SelfKill, "[M=300] [WAIT_MS=700]: launches, a pause, then SIGKILL to itself"},
+    {"abort", Abort, "[M=300]: launches, then an uncaught exception (abort)"},
+    {"fork_then_cuda", ForkThenCuda, "[M=20]: fork before CUDA starts; both launch M", true},
+    {"exec_after_cuda", ExecAfterCuda, "[M=50] [WAIT_MS=700]: launches, a pause, exec of basic"},
+    {"late_profiler", LateProfiler,
+     "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };
 
 }  // namespace
@@ -508,6 +657,6 @@ int main(int argc, char** argv) {
   // and reports what the fake delivered in the end.
   if (getenv("FAKE_APP_NO_STATS") == nullptr) atexit([] { fake_cupti_print_stats(1); });
   if (chosen->run == SecondSubscriber) fake_cupti_set_second_subscriber("Nsight Systems");
-  CudaInit();
+  if (!chosen->initializes_cuda_itself) CudaInit();
   return chosen->run(argc, argv);
 }

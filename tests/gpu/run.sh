@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # All GPU checks in one call (CI has no GPU; this runs on the GPU machine).
 #
-# usage: tests/gpu/run.sh BIN_DIR EXAMPLES_DIR
-#   BIN_DIR       gpuperf, libgpuperf_inject.so (+ libunwind.so.8), built on the dev machine
+# usage: [GPUPERF_GPU_CHECKS=LIST] tests/gpu/run.sh BIN_DIR EXAMPLES_DIR
+#   BIN_DIR       gpuperf, libgpuperf_inject.so (+ libunwind.so.8), built on the dev machine;
+#                 libcupti_floor.so too if built there (else bench/cupti_floor/build.sh runs)
 #   EXAMPLES_DIR  examples built by examples/build.sh
-# Writes under $OUT: results.txt (every check), fixtures.tar.gz (small real traces with a
-# PROVENANCE file, and raw CUPTI buffers for the replay test), machine.txt.
+#   GPUPERF_GPU_CHECKS  comma-separated, default all:
+#     examples  every example recorded and checked against its own counts, report/flamegraph/
+#               export, the CI fixtures (fixtures.tar.gz)
+#     soak      launch_bound, 16 threads x 4 streams for GPUPERF_SOAK_SECONDS (60) s, under
+#               the CUPTI floor tracer and under gpuperf's defaults: rate, launched, recorded,
+#               dropped, peak added RSS (tests/gpu/soak.py); passes only with nothing dropped
+#     tree      bash -c running two examples: one trace each, one summary and report
+#     kill      SIGKILL to the recorded program mid-run: record's honest line and exit 137
+#   (soak + tree + kill take about 3 minutes of GPU time)
+# Writes under $OUT: results.txt (every check), summary.txt (the table printed last),
+# fixtures.tar.gz (small real traces with a PROVENANCE file, and raw CUPTI buffers for the
+# replay test), soak.json, machine.txt.
 set -uo pipefail
 bin=$(cd "${1:?BIN_DIR}" && pwd)
 ex=$(cd "${2:?EXAMPLES_DIR}" && pwd)
@@ -25,6 +36,11 @@ failed=0
   python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1
 } > "$out/machine.txt" 2>&1
 gpu=$(head -1 "$out/machine.txt")
+
+checks=${GPUPERF_GPU_CHECKS:-all}
+want() { [[ $checks == all || ",$checks," == *",$1,"* ]]; }
+summary=()  # "check|PASS or FAIL|detail" rows for the table printed last
+note() { summary+=("$1|$2|$3"); [[ $2 == FAIL ]] && failed=$((failed + 1)); }
 
 # record NAME EXPECTED_FUNCTIONS -- CMD...: record, check against the example's own line.
 record() {
@@ -61,6 +77,7 @@ record() {
   fi
 }
 
+examples_checks() {
 record vector_add "vector_add" -- "$ex/vector_add"
 record vector_add_static "vector_add" -- "$ex/vector_add_static"
 record mock_transformer "attention layer_norm matmul mlp transformer_layer" -- "$ex/mock_transformer" --steps 3
@@ -121,5 +138,113 @@ head -c 4000 "$work/cmd.out" > /dev/null
 
 cp -r "$work/buffers" "$work/fixtures/cupti_buffers"
 tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
-echo "GPU checks: $failed failed" | tee -a "$results"
+}
+
+# The zero-loss soak: nothing dropped with default settings at the floor tracer's rate.
+soak_check() {
+  local floor=$bin/libcupti_floor.so
+  if [[ ! -f $floor ]]; then
+    "$src/bench/cupti_floor/build.sh" "$work/floor" > "$work/floor-build.log" 2>&1 &&
+      floor=$work/floor/libcupti_floor.so
+  fi
+  echo "== soak" | tee -a "$results"
+  python3 "$src/tests/gpu/soak.py" --gpuperf "$gp" --launch-bound "$ex/launch_bound" \
+    --floor "$floor" --seconds "${GPUPERF_SOAK_SECONDS:-60}" --threads 16 --streams 4 \
+    --work "$work" --json "$out/soak.json" > "$work/soak.txt" 2>&1
+  local rc=$?
+  sed 's/^/   /' "$work/soak.txt" | tee -a "$results"
+  local verdict; verdict=$(sed -n 's/^soak verdict: //p' "$work/soak.txt")
+  note soak "$([[ $rc -eq 0 ]] && echo PASS || echo FAIL)" "${verdict#*: }"
+}
+
+# A process tree: two CUDA programs under one bash -c, one trace each, one report.
+tree_check() {
+  local dir=$work/rec/tree
+  echo "== tree: bash -c 'vector_add && multi_stream'" | tee -a "$results"
+  timeout 300 "$gp" record -o "$dir" --force -- bash -c "'$ex/vector_add' && '$ex/multi_stream'" \
+    > "$work/tree.out" 2> "$work/tree.err"
+  local rc=$? problems=()
+  local traces; traces=$(ls "$dir"/*.gpt 2>/dev/null | wc -l)
+  local launched; launched=$(sed -n 's/^gpuperf-example: .* kernels=\([0-9]*\) .*/\1/p' "$work/tree.out" |
+    awk '{s += $1} END {print s + 0}')
+  local recorded; recorded=$(sed -n 's/^  kernels *\([0-9,]*\).*/\1/p' "$work/tree.err" | tr -d ,)
+  [[ $rc -eq 0 ]] || problems+=("exit $rc")
+  [[ $traces -eq 2 ]] || problems+=("$traces trace files, want 2")
+  grep -q "recorded 2 processes" "$work/tree.err" || problems+=("summary does not count 2 processes")
+  [[ ${recorded:-0} -eq $launched && $launched -gt 0 ]] || problems+=("recorded ${recorded:-?} of $launched kernels")
+  "$gp" report "$dir" > "$work/tree.report" 2>&1 || problems+=("report failed")
+  grep -E "^gpuperf: |^  " "$work/tree.err" | sed 's/^/   /' >> "$results"
+  note tree "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" \
+    "${problems[*]:-2 traces, ${recorded:-?} of $launched kernels, one report}"
+}
+
+# SIGKILL to the recorded program: nothing flushes at the end; record says what that means
+# and exits as a shell would.
+kill_check() {
+  local dir=$work/rec/kill
+  echo "== kill: SIGKILL to launch_bound after 3 s" | tee -a "$results"
+  "$gp" record -o "$dir" --force -- "$ex/launch_bound" --seconds 30 --threads 2 \
+    > "$work/kill.out" 2> "$work/kill.err" &
+  local record_pid=$! app=""
+  for _ in $(seq 50); do
+    app=$(pgrep -P "$record_pid" | head -1)
+    [[ -n $app ]] && break
+    sleep 0.1
+  done
+  sleep 3
+  [[ -n $app ]] && kill -KILL "$app"
+  wait "$record_pid"
+  local rc=$? problems=()
+  [[ -n $app ]] || problems+=("never saw the recorded program")
+  [[ $rc -eq 137 ]] || problems+=("record exited $rc, want 137")
+  grep -q "was killed by signal 9 (SIGKILL): up to one flush period (500 ms) of records may be missing" \
+    "$work/kill.err" || problems+=("no honest end-of-run line")
+  grep -q "lost      nothing" "$work/kill.err" && problems+=("summary says lost nothing")
+  local recorded; recorded=$(sed -n 's/^  kernels *\([0-9,]*\).*/\1/p' "$work/kill.err" | tr -d ,)
+  [[ ${recorded:-0} -gt 0 ]] || problems+=("nothing recorded before the kill")
+  grep -E "^gpuperf: |^  " "$work/kill.err" | sed 's/^/   /' >> "$results"
+  note kill "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" \
+    "${problems[*]:-exit 137, ${recorded:-?} kernels kept, the summary says what is missing}"
+}
+
+# A program that runs torch.profiler itself, under gpuperf: whoever holds CUPTI, the outcome is
+# deterministic and said in one line (docs/recording.md, "Other profilers"). Observed, not
+# assumed: the check records what each side got.
+profilers_check() {
+  local dir=$work/rec/profilers
+  echo "== profilers: torch.profiler inside gpuperf record" | tee -a "$results"
+  timeout 300 "$gp" record -o "$dir" --force -- python3 "$src/tests/gpu/torch_profiler_inside.py" \
+    > "$work/profilers.out" 2> "$work/profilers.err"
+  local rc=$? problems=()
+  local events; events=$(sed -n 's/.*torch_profiler_cuda_events=\([0-9]*\).*/\1/p' "$work/profilers.out")
+  local recorded; recorded=$(sed -n 's/^  kernels *\([0-9,]*\).*/\1/p' "$work/profilers.err" | tr -d ,)
+  local lines; lines=$(grep -ciE "another (CUPTI client|profiler)|torch.profiler" "$work/profilers.err")
+  [[ $rc -eq 0 ]] || problems+=("exit $rc")
+  [[ -n $events ]] || problems+=("the program did not finish")
+  [[ ${recorded:-0} -gt 0 || ${events:-0} -gt 0 ]] || problems+=("neither side has the kernels")
+  [[ ${lines:-0} -ge 1 ]] || problems+=("gpuperf said nothing about the other profiler")
+  sed 's/^/   /' "$work/profilers.err" | grep -vE "^   (STAGE|\[W)" | head -20 >> "$results"
+  note profilers "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" \
+    "${problems[*]:-torch.profiler got ${events:-?} CUDA events, gpuperf ${recorded:-0} kernels}"
+}
+
+if want examples; then
+  before=$failed
+  examples_checks  # counts its own failures
+  summary+=("examples|$([[ $failed -eq $before ]] && echo PASS || echo FAIL)|$((failed - before)) failed (see results.txt)")
+fi
+want soak && soak_check
+want tree && tree_check
+want kill && kill_check
+want profilers && profilers_check
+
+{
+  echo "GPU checks on $gpu ($checks):"
+  printf '  %-9s %-5s %s\n' check result detail
+  for row in "${summary[@]}"; do
+    IFS='|' read -r name verdict detail <<<"$row"
+    printf '  %-9s %-5s %s\n' "$name" "$verdict" "$detail"
+  done
+  echo "GPU checks: $failed failed"
+} | tee "$out/summary.txt" | tee -a "$results"
 exit $((failed > 0))

@@ -14,17 +14,26 @@
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/translate.h"
 #include "inject/recorder.h"
+#include "inject/recorder_memory.h"
+#include "inject/thread_buffers.h"
 
 namespace gpuperf::inject {
 namespace {
 
-std::atomic<uint64_t> g_outstanding_bytes{0};
 std::atomic<uint32_t> g_saved_buffers{0};
 
 // Never freed: CUPTI may complete a buffer while the process exits, and the Recorder whose
 // names it interns into is never freed once published either.
 Translator* g_translator = nullptr;
 std::mutex g_translate_mutex;  // CUPTI may complete buffers on several threads
+
+// CUDA 13 gives every launching thread its own activity buffer. A thread's first one is
+// small, so that many short-lived threads do not each pin a full buffer until the next flush.
+thread_local bool t_had_buffer = false;
+
+// The smallest record a linked call (launch, copy, set, allocation) yields when the default
+// activity kinds are on (a Memset4 is 88 bytes, a Kernel10 216).
+constexpr uint64_t kMinRecordBytes = 64;
 
 uint64_t CUPTIAPI MonotonicTimestamp() {
   return MonotonicNs();
@@ -36,18 +45,27 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   *max_records = 0;
   Recorder* recorder = GetRecorder();
   if (recorder == nullptr) return;
-  const uint64_t bytes = recorder->config.buffer_bytes;
-  // Three quarters of the budget may sit in CUPTI's hands; the rest is for batches
-  // queued to the writer. Half-way there, ask the writer to collect full buffers early.
-  const uint64_t budget = recorder->config.max_memory_bytes / 4 * 3;
-  const uint64_t outstanding = g_outstanding_bytes.load();
-  if (outstanding + bytes > budget / 2) recorder->writer.RequestEarlyFlush();
-  // Over the budget: give CUPTI no buffer. It then drops records and counts them, and we
+  const uint64_t bytes =
+      t_had_buffer ? recorder->config.buffer_bytes : recorder->config.first_buffer_bytes;
+  // CUDA 13 asks on the thread whose buffer is full: note it, so that a thread whose calls
+  // outrun its last buffer shows that CUPTI now asks someone else (CheckActivityOwner).
+  if (ThreadBuffers* thread = CurrentThreadBuffersIfAny()) {
+    thread->calls_at_buffer.store(thread->stats[kCallbacks].load(std::memory_order_relaxed),
+                                  std::memory_order_relaxed);
+    thread->buffer_room_calls.store(bytes / kMinRecordBytes, std::memory_order_relaxed);
+  }
+  // Past the hard cap: give CUPTI no buffer. It then drops records and counts them, and we
   // report that count; the app is never slowed or grown without bound.
-  if (outstanding + bytes > budget) return;
+  const bool granted = ReserveRecorderMemory(bytes);
+  // Many buffers out: ask the writer to collect the completed ones now, not at its period.
+  if (!granted || RecorderMemoryUnderPressure()) recorder->writer.RequestEarlyFlush();
+  if (!granted) return;
   void* memory = nullptr;
-  if (posix_memalign(&memory, 8, bytes) != 0) return;
-  g_outstanding_bytes.fetch_add(bytes);
+  if (posix_memalign(&memory, 8, bytes) != 0) {
+    ReleaseRecorderMemory(bytes);
+    return;
+  }
+  t_had_buffer = true;
   *buffer = static_cast<uint8_t*>(memory);
   *size = bytes;
 }
@@ -133,7 +151,7 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
   }
   CountDroppedRecords(context, stream_id);
   std::free(buffer);
-  g_outstanding_bytes.fetch_sub(size);
+  ReleaseRecorderMemory(size);
 }
 
 }  // namespace
@@ -187,16 +205,32 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
   set(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
 }
 
+void CheckActivityOwner() {
+  // Writer thread only. Every linked call (launch, copy, set, allocation) yields at least one
+  // record of at least this size when the default activity kinds are on.
+  static bool reported = false;
+  if (reported || !AnyThreadOutranItsBuffer()) return;
+  reported = true;
+  CountStat(StatId::activity_buffers_taken);
+  LogOnce(
+      "another CUPTI client (torch.profiler? Kineto?) replaced gpuperf's activity buffers: "
+      "GPU activity from now on is missing from this trace; use one profiler at a time");
+}
+
 Translator& ActivityTranslator() {
   return *g_translator;
 }
 
 void SetActivityFlushPeriod(uint32_t period_ms) {
-  GP_CUPTI_CALL(cuptiActivityFlushPeriod(period_ms));
+  // 0 leaves CUPTI's heuristics in place; any other value replaces them.
+  if (period_ms != 0) GP_CUPTI_CALL(cuptiActivityFlushPeriod(period_ms));
 }
 
 void FlushActivities(bool forced) {
   cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  // Records CUPTI dropped for want of a buffer are not followed by a completed buffer when
+  // we refuse every buffer (at the memory cap): read the count here too.
+  CountDroppedRecords(nullptr, 0);
 }
 
 }  // namespace gpuperf::inject

@@ -20,8 +20,12 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels = true);
 // Hands every buffer with records to the translator; `forced` also returns
 // incomplete records (CUPTI's at-exit mode).
 void FlushActivities(bool forced);
-// CUPTI's own periodic flush of full buffers, every `period_ms` (0: as they fill).
+// CUPTI's own periodic flush of full buffers, every `period_ms` (0: CUPTI's heuristics).
 void SetActivityFlushPeriod(uint32_t period_ms);
+// Writer thread, every period while the default activity kinds are on: notices, once, that
+// another CUPTI client registered its own buffer callbacks after ours (a thread's linked calls
+// outran its last buffer without CUPTI asking for another), says so in one line and counts it.
+void CheckActivityOwner();
 // Adds CUPTI's dropped-record count for the given context/stream to the stats.
 void CountDroppedRecords(void* context, uint32_t stream_id);
 

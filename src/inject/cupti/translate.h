@@ -45,6 +45,7 @@ class Translator {
     StringId domain;
     uint32_t tid;
   };
+  void ReserveForBuffer(uint8_t* buffer, size_t valid_size, RecordBatch& batch);
   void Translate(const void* record, RecordBatch& batch, TranslateCounts& counts);
   StringId Name(const char* text);
 

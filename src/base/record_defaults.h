@@ -1,0 +1,26 @@
+// The recording defaults that both halves must agree on: the injection library applies them,
+// `gpuperf record` names them in --help and in what it says after a run.
+#pragma once
+
+#include <cstdint>
+
+namespace gpuperf {
+
+// How often the writer brings the trace file up to date: a process that dies without exit
+// handlers (SIGKILL, OOM, _exit, exec) loses at most this much.
+inline constexpr uint32_t kDefaultFlushPeriodMs = 500;
+// How often CUPTI's own worker hands back full activity buffers. Shorter than the file's
+// period: it bounds how much CUPTI holds at a high record rate (docs/recording.md, "Memory").
+inline constexpr uint32_t kDefaultCuptiFlushPeriodMs = 100;
+// One CUPTI activity buffer. A thread's first buffer is smaller (kFirstBufferKiB), so
+// short-lived launching threads do not each pin a full one.
+inline constexpr uint32_t kDefaultBufferKiB = 2048;
+inline constexpr uint32_t kFirstBufferKiB = 256;
+// The soft memory budget: past it the recorder grows (one notice line), up to the hard cap,
+// which is min(kMaxMemoryCapMiB, physical memory / kMaxMemoryPhysicalFraction) unless
+// --max-memory sets it.
+inline constexpr uint32_t kSoftMemoryMiB = 64;
+inline constexpr uint32_t kMaxMemoryCapMiB = 1024;
+inline constexpr uint32_t kMaxMemoryPhysicalFraction = 16;
+
+}  // namespace gpuperf
