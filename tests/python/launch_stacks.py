@@ -5,6 +5,7 @@ these lines (the lines marked "# line:" are looked up by the test, not hard-code
 Usage: python3 launch_stacks.py DIR_OF_THE_EXTENSION
 """
 import sys
+import time
 
 sys.path.insert(0, sys.argv[1])
 import _gpuperf_fakecuda as cuda  # noqa: E402
@@ -27,6 +28,8 @@ def main():
     model = Model()  # line:construct
     for step in range(4):
         model.forward(step)  # line:main
+    time.sleep(0.05)  # the test records with --flush-period 10: new stacks in a later cycle
+    cuda.launch("_Z5laterv")  # line:later
     cuda.launch_from_native_thread("_Z9nativeKerv", "native_worker")
     cuda.launch_from_native_thread("_Z8backwardv", "pt_autograd_0")
     cuda.synchronize()

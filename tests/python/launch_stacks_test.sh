@@ -25,12 +25,12 @@ minor=$("$python" -c 'import sys; print(sys.version_info[1])')
 forward=Model.forward init=Model.__init__
 [[ $minor -lt 11 ]] && forward=forward init=__init__  # co_name: 3.10 has no qualified names
 
-"$GPUPERF" record -o "$dir/rec" --inject-lib "$lib" -- "$python" "$script" "$ext" \
+"$GPUPERF" record -o "$dir/rec" --flush-period 10 --inject-lib "$lib" -- "$python" "$script" "$ext" \
   > "$dir/out" 2> "$dir/err" || { cat "$dir/err"; fail "record failed"; finish; }
 
 # --- the flame graph, default: the Python frames replace the interpreter's ---
 "$GPUPERF" flamegraph --folded -o "$dir/default.folded" "$dir/rec" 2> "$dir/flame.err" || fail "flamegraph"
-grep -q "6/6 kernels joined" "$dir/flame.err" || fail "not every kernel joined: $(cat "$dir/flame.err")"
+grep -q "7/7 kernels joined" "$dir/flame.err" || fail "not every kernel joined: $(cat "$dir/flame.err")"
 want="$(py '<module>' module);$(py main main);$(py "$forward" forward);$(py helper helper);(anonymous namespace)::Launch;(anonymous namespace)::FakeCudaLaunchKernel;cudaLaunchKernel;[GPU0]"
 for kernel in matmul softmax; do
   line=$(grep "\[GPU0\] $kernel " "$dir/default.folded")
@@ -40,6 +40,8 @@ for kernel in matmul softmax; do
   [[ $outer != *python* && $outer != *Py* ]] || fail "$kernel: interpreter frames above <module>: $outer"
 done
 grep -q '_PyEval_EvalFrameDefault\|python3\.[0-9]*+0x' "$dir/default.folded" && fail "interpreter frames in the default flame graph"
+line=$(grep '\[GPU0\] later ' "$dir/default.folded")
+[[ $line == *";$(py '<module>' module);$(py main later);(anonymous namespace)::Launch;"* ]] || fail "later: $line"
 
 # --- with --python-internals the eval loop is back, the Python frames inside it ---
 "$GPUPERF" flamegraph --folded --python-internals -o "$dir/internals.folded" "$dir/rec" 2>/dev/null || fail "flamegraph --python-internals"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpuperf/python_frame_word.h"
+#include "inject/modules.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 
@@ -101,6 +102,22 @@ TEST(StackCaptureWithPython, NativeFramesThenTaggedPythonFrames) {
   UpdatePythonStats();
   EXPECT_EQ(GetStat(StatId::python_codes), 2u);
   EXPECT_EQ(GetStat(StatId::python_no_thread_state), 1u);
+}
+
+// A stack's Python frames lie in no module, and must not make the writer re-read the
+// module list at every new stack; a native PC outside every module still does.
+TEST(StackCaptureWithPython, PythonFramesNeedNoModuleRefresh) {
+  ModuleTracker modules;
+  NameTable names;
+  std::vector<ModuleRecord> records;
+  modules.Refresh(1, names, records);
+  ASSERT_FALSE(records.empty());
+  const uint64_t native_pc = records[0].start;
+  std::vector<StackRecord> stacks = {
+      {1, 1, {native_pc, MakePythonFrameWord(1, 0, false), MakePythonFrameWord(2, 4, true)}}};
+  EXPECT_FALSE(modules.NeedsRefresh(stacks));
+  stacks[0].pcs.insert(stacks[0].pcs.begin(), 8);  // an address no module has
+  EXPECT_TRUE(modules.NeedsRefresh(stacks));
 }
 
 }  // namespace
