@@ -1,6 +1,10 @@
 #include "export/text_table.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 namespace gpuperf {
 
@@ -25,7 +29,19 @@ std::string Ellipsize(std::string_view text, size_t width) {
   return out + "…";
 }
 
-void TextTable::Render(std::ostream& out, std::string_view indent) const {
+size_t TerminalWidth(int fd) {
+  if (!isatty(fd)) return 0;
+  if (const char* columns = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long value = std::strtol(columns, &end, 10);
+    if (end != columns && *end == '\0' && value > 0) return static_cast<size_t>(value);
+  }
+  struct winsize size {};
+  if (ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 80;
+}
+
+std::vector<size_t> TextTable::FittedWidths(std::string_view indent) const {
   const size_t columns = headers_.size();
   std::vector<size_t> widths(columns);
   for (size_t c = 0; c < columns; ++c) widths[c] = DisplayWidth(headers_[c]);
@@ -34,10 +50,31 @@ void TextTable::Render(std::ostream& out, std::string_view indent) const {
       widths[c] = std::max(widths[c], DisplayWidth(row[c]));
     }
   }
+  if (max_width_ == 0 || columns == 0) return widths;
+  size_t total = DisplayWidth(indent) + 2 * (columns - 1);
+  for (size_t w : widths) total += w;
+  while (total > max_width_) {
+    size_t widest = columns;  // the widest name column that can still give up a character
+    for (size_t c = 0; c < columns; ++c) {
+      if (aligns_[c] == Align::kLeft && widths[c] > kMinNameWidth &&
+          (widest == columns || widths[c] > widths[widest])) {
+        widest = c;
+      }
+    }
+    if (widest == columns) break;  // only numbers left: wider than asked, never wrong
+    --widths[widest];
+    --total;
+  }
+  return widths;
+}
+
+void TextTable::Render(std::ostream& out, std::string_view indent) const {
+  const size_t columns = headers_.size();
+  const std::vector<size_t> widths = FittedWidths(indent);
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text(indent);
     for (size_t c = 0; c < columns; ++c) {
-      const std::string& cell = c < cells.size() ? cells[c] : std::string();
+      const std::string cell = Ellipsize(c < cells.size() ? cells[c] : std::string(), widths[c]);
       const size_t pad = widths[c] - DisplayWidth(cell);
       const bool last = c + 1 == columns;
       if (aligns_[c] == Align::kRight) {
