@@ -52,12 +52,54 @@ TEST(TextTable, ALimitCutsNamesButNotNumbers) {
   EXPECT_TRUE(lines[3].ends_with("short_kernel")) << lines[3];
 }
 
+TEST(TextTable, FollowsTheStreamsWidth) {
+  std::ostringstream out;
+  SetTableWidth(out, 60);
+  KernelLikeTable().Render(out);
+  std::istringstream in(out.str());
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) EXPECT_LE(DisplayWidth(line), 60u);
+  EXPECT_EQ(lines, 4);
+  EXPECT_NE(out.str().find("…"), std::string::npos);
+}
+
 TEST(TextTable, NamesAreNotCutBelowTheirMinimum) {
   TextTable t = KernelLikeTable();
   t.set_max_width(10);  // cannot be met: names keep kMinNameWidth, numbers stay whole
   std::vector<std::string> lines = Lines(t);
   EXPECT_NE(lines[2].find("12.5 ms  1,024"), std::string::npos);
   EXPECT_EQ(DisplayWidth(lines[2]), 2 + 7 + 2 + 5 + 2 + TextTable::kMinNameWidth);
+}
+
+TEST(TextTable, ColumnsWithADropOrderGoOnceNamesAreAtTheirMinimum) {
+  TextTable t;
+  t.AddColumn("Time");
+  t.AddColumn("Min", TextTable::Align::kRight, 1);
+  t.AddColumn("Regs", TextTable::Align::kRight, 2);
+  t.AddColumn("Name", TextTable::Align::kLeft);
+  t.AddRow({"12.5 ms", "11.0 ms", "40", "a_kernel_with_a_rather_long_name"});
+  t.set_max_width(2 + 7 + 2 + 7 + 2 + TextTable::kMinNameWidth);  // no room for Regs
+  std::vector<std::string> lines = Lines(t);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "     Time      Min  Name");
+  EXPECT_EQ(lines[2], "  12.5 ms  11.0 ms  a_kernel_wi…");
+  t.set_max_width(30);  // Min goes too; the name gets the room back
+  lines = Lines(t);
+  EXPECT_EQ(lines[0], "     Time  Name");
+  EXPECT_EQ(lines[2], "  12.5 ms  a_kernel_with_a_ra…");
+}
+
+TEST(WriteNote, OneLineWithoutALimitWrappedAtSpacesWithOne) {
+  const std::string note = "Grid/Block: the most frequent launch configuration; Occ: its occupancy";
+  std::ostringstream plain;
+  WriteNote(plain, note);
+  EXPECT_EQ(plain.str(), "  " + note + "\n");
+  std::ostringstream narrow;
+  SetTableWidth(narrow, 30);
+  WriteNote(narrow, note);
+  EXPECT_EQ(narrow.str(),
+            "  Grid/Block: the most\n  frequent launch\n  configuration; Occ: its\n"
+            "  occupancy\n");
 }
 
 TEST(TerminalWidth, ZeroForAPipeTheTerminalsWidthOrColumnsForATerminal) {
