@@ -98,7 +98,9 @@ enum InternKind : uint8_t {
 
 class PerfettoWriter final : public TimelineWriter {
  public:
-  explicit PerfettoWriter(std::ostream& out) : out_(out) {}
+  explicit PerfettoWriter(std::ostream& out) : out_(out) {
+    buffer_.reserve(kFlushBytes + (64 << 10));  // one packet past the flush mark fits
+  }
 
   void Begin(const TimelineClock& clock) override {
     {
