@@ -95,7 +95,12 @@ Correlator::LinkTable& Correlator::TableFor(uint32_t pid) {
   return *slot;
 }
 
-const Correlator::Link* Correlator::FindLink(uint32_t pid, uint32_t correlation_id) {
+const Correlator::Link* Correlator::FindLink(uint32_t pid, uint32_t correlation_id) const {
+  auto it = tables_.find(pid);
+  return it == tables_.end() ? nullptr : it->second->Find(correlation_id);
+}
+
+const Correlator::Link* Correlator::FindLinkCached(uint32_t pid, uint32_t correlation_id) {
   if (last_table_ != nullptr && last_pid_ == pid) return last_table_->Find(correlation_id);
   auto it = tables_.find(pid);
   if (it == tables_.end()) return nullptr;
@@ -117,9 +122,9 @@ void Correlator::AddLinks(std::span<const LaunchLinkRecord> links) {
 }
 
 bool Correlator::TryJoin(GpuActivity& activity, uint32_t fallback_correlation_id) {
-  const Link* link = FindLink(activity.pid, activity.correlation_id);
+  const Link* link = FindLinkCached(activity.pid, activity.correlation_id);
   if (link == nullptr && fallback_correlation_id != 0) {
-    link = FindLink(activity.pid, fallback_correlation_id);
+    link = FindLinkCached(activity.pid, fallback_correlation_id);
     if (link != nullptr) {
       activity.correlation_id = fallback_correlation_id;
       ++stats_.memcpy_runtime_ids;

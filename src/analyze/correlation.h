@@ -109,7 +109,8 @@ class Correlator {
 
   const CorrelationStats& stats() const { return stats_; }
 
- private:
+  // What a link record says about the API call that made it (for a nested call, the
+  // outermost call's stack, API, thread and enter time).
   struct Link {
     uint64_t launch_ns;
     StackId stack_id;
@@ -117,9 +118,16 @@ class Correlator {
     uint32_t tid;
     uint32_t present;
   };
+  // The link of (pid, correlation id) added so far, or nullptr. Any API call the injection
+  // library linked has one: launches, copies and sets, and also allocations and
+  // synchronizations (the report reads their stacks here).
+  const Link* FindLink(uint32_t pid, uint32_t correlation_id) const;
+
+ private:
   class LinkTable;
 
-  const Link* FindLink(uint32_t pid, uint32_t correlation_id);
+  // FindLink that remembers the table it used: faster on runs of one process.
+  const Link* FindLinkCached(uint32_t pid, uint32_t correlation_id);
   LinkTable& TableFor(uint32_t pid);
   // Joins `activity` if its link is known; returns false when it has to wait.
   bool TryJoin(GpuActivity& activity, uint32_t fallback_correlation_id);
