@@ -55,7 +55,29 @@ enum class StatId : uint32_t {
 #undef GPUPERF_STAT_ENUM
 };
 
-inline constexpr uint32_t kMaxStatId = 64;
+// Stat ids are below this: the injection library keeps this many counters, readers this
+// many values (ids of a newer gpuperf beyond it are ignored).
+inline constexpr uint32_t kStatSlots = 64;
+
+// Counters read back from a trace. The injection library writes cumulative snapshots
+// (every non-zero counter, each flush period, values that only grow), so one process's
+// counter is its largest snapshot: the final one, in whatever order the reader meets the
+// snapshots (files of a directory, chunks of a damaged file). Counters of several
+// processes add up.
+struct StatCounters {
+  uint64_t values[kStatSlots] = {};
+
+  // One snapshot of one process's counter.
+  void Fold(uint32_t id, uint64_t value) {
+    if (id < kStatSlots && value > values[id]) values[id] = value;
+  }
+  // The counters of another process.
+  StatCounters& operator+=(const StatCounters& other) {
+    for (uint32_t id = 0; id < kStatSlots; ++id) values[id] += other.values[id];
+    return *this;
+  }
+  uint64_t operator[](StatId id) const { return values[static_cast<uint32_t>(id)]; }
+};
 
 struct StatInfo {
   std::string_view name;

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "analyze/quantity.h"
-#include "analyze/report_model.h"
+#include "analyze/report/report_model.h"
 #include "cli/command.h"
 #include "export/report_export.h"
 

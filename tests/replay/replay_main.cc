@@ -17,7 +17,7 @@
 #include "inject/stats.h"
 
 namespace gpuperf::inject {
-std::atomic<uint64_t> g_stats[kMaxStatId];
+std::atomic<uint64_t> g_stats[kStatSlots];
 }
 
 namespace {
