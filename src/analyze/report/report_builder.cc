@@ -32,6 +32,16 @@ std::span<const R> Kept(std::span<const R> records, std::vector<R>& scratch, Kee
   return scratch;
 }
 
+// Hands `records` to `deliver` in slices small enough to stay in the core's cache while
+// the coordinator and every section read them (a chunk of kernels is megabytes).
+template <class R, class Deliver>
+void InSlices(std::span<const R> records, Deliver deliver) {
+  constexpr size_t kSliceRecords = 1024;
+  for (size_t i = 0; i < records.size(); i += kSliceRecords) {
+    deliver(records.subspan(i, std::min(kSliceRecords, records.size() - i)));
+  }
+}
+
 }  // namespace
 
 NameMatcher::NameMatcher(const std::string& pattern) : active_(!pattern.empty()) {
@@ -48,6 +58,22 @@ bool NameMatcher::Matches(StringId id, const std::vector<std::string>& strings) 
     cached = std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
   }
   return cached;
+}
+
+ThreadCalls& ProcessInfo::Thread(uint32_t tid) {
+  if (last_thread_ != nullptr && last_thread_->tid == tid) return *last_thread_;
+  // Calls of a few threads interleave: a short scan beats hashing.
+  if (threads.size() <= 8) {
+    for (const auto& thread : threads) {
+      if (thread->tid == tid) return *(last_thread_ = thread.get());
+    }
+  } else if (auto it = thread_by_tid_.find(tid); it != thread_by_tid_.end()) {
+    return *(last_thread_ = it->second);
+  }
+  threads.push_back(std::make_unique<ThreadCalls>());
+  threads.back()->tid = tid;
+  thread_by_tid_.emplace(tid, threads.back().get());
+  return *(last_thread_ = threads.back().get());
 }
 
 ReportContext::ReportContext(const ReportOptions& options)
@@ -77,6 +103,24 @@ std::vector<std::string> ReportContext::StackFrames(StackId id) {
     out.push_back(std::move(text));
   }
   return out;
+}
+
+void ReportContext::LinkApiCalls(uint32_t pid) {
+  if (std::find(api_calls_linked_.begin(), api_calls_linked_.end(), pid) !=
+      api_calls_linked_.end()) {
+    return;
+  }
+  api_calls_linked_.push_back(pid);
+  const ProcessInfo* p = processes_.Find(pid);
+  if (p == nullptr) return;
+  std::vector<LaunchLinkRecord> links;
+  for (const auto& thread : p->threads) {
+    links.clear();
+    for (const ApiCall& c : thread->calls) {
+      links.push_back({pid, thread->tid, c.correlation_id, 0, c.name, c.start});
+    }
+    correlator_.AddLinks(links);  // the trace's own links came first and are kept
+  }
 }
 
 class ReportBuilder final : public RecordSink {
@@ -124,45 +168,48 @@ class ReportBuilder final : public RecordSink {
     }
   }
   void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
-    auto kept = Kept(records, links_, [&](const LaunchLinkRecord& l) { return PidOk(l.pid); });
-    for (const LaunchLinkRecord& l : kept) {
+    links_.clear();
+    for (const LaunchLinkRecord& l : records) {
+      if (!PidOk(l.pid)) continue;
+      const CallKind kind = KindOf(l.api_name);
       // A process the report lists: one with the stack of a call other than a launch.
-      if (l.stack_id != 0 && !IsLaunchApi(l.api_name)) context_.processes_[l.pid];
+      if (l.stack_id != 0 && kind != CallKind::kLaunch) context_.processes_[l.pid];
+      // The report reads the stacks of calls that wait or allocate (their records carry
+      // the call's correlation id); those of GPU work are the flame graph's.
+      if (kind == CallKind::kOther) links_.push_back(l);
     }
-    context_.correlator_.AddLinks(kept);
+    context_.correlator_.AddLinks(links_);
   }
 
   void OnKernel(std::span<const KernelRecord> records) override {
-    auto kept = Kept(records, kernels_, [&](const KernelRecord& k) { return GpuOk(k); });
-    TouchGpu(kept);
-    for (auto& s : sections_) s->OnKernels(kept);
+    InSlices(records, [&](std::span<const KernelRecord> slice) {
+      auto kept = Kept(slice, kernels_, [&](const KernelRecord& k) { return GpuOk(k); });
+      TouchGpu(kept);
+      for (auto& s : sections_) s->OnKernels(kept);
+    });
   }
   void OnMemcpy(std::span<const MemcpyRecord> records) override {
-    auto kept = Kept(records, memcpys_, [&](const MemcpyRecord& m) { return GpuOk(m); });
-    TouchGpu(kept);
-    for (auto& s : sections_) s->OnMemcpys(kept);
+    InSlices(records, [&](std::span<const MemcpyRecord> slice) {
+      auto kept = Kept(slice, memcpys_, [&](const MemcpyRecord& m) { return GpuOk(m); });
+      TouchGpu(kept);
+      for (auto& s : sections_) s->OnMemcpys(kept);
+    });
   }
   void OnMemset(std::span<const MemsetRecord> records) override {
-    auto kept = Kept(records, memsets_, [&](const MemsetRecord& m) { return GpuOk(m); });
-    TouchGpu(kept);
-    for (auto& s : sections_) s->OnMemsets(kept);
+    InSlices(records, [&](std::span<const MemsetRecord> slice) {
+      auto kept = Kept(slice, memsets_, [&](const MemsetRecord& m) { return GpuOk(m); });
+      TouchGpu(kept);
+      for (auto& s : sections_) s->OnMemsets(kept);
+    });
   }
   void OnApi(std::span<const ApiRecord> records) override {
-    auto kept = Kept(records, api_calls_, [&](const ApiRecord& a) {
-      return PidOk(a.pid) && TimeOk(a.start_ns) && NvtxOk(a.pid, a.correlation_id);
+    InSlices(records, [&](std::span<const ApiRecord> slice) {
+      auto kept = Kept(slice, api_calls_, [&](const ApiRecord& a) {
+        return PidOk(a.pid) && TimeOk(a.start_ns) && NvtxOk(a.pid, a.correlation_id);
+      });
+      KeepApiCalls(kept);
+      for (auto& s : sections_) s->OnApiCalls(kept);
     });
-    links_.clear();
-    for (const ApiRecord& a : kept) {
-      Origin(a.start_ns);
-      context_.processes_[a.pid].Touch(a.start_ns, a.end_ns);
-      // A launch's API record says which thread launched when, as its link does: it joins
-      // the kernels of recordings without stacks (no links) to their launch.
-      if (IsLaunchApi(a.name)) {
-        links_.push_back({a.pid, a.tid, a.correlation_id, 0, a.name, a.start_ns});
-      }
-    }
-    context_.correlator_.AddLinks(links_);
-    for (auto& s : sections_) s->OnApiCalls(kept);
   }
   void OnSync(std::span<const SyncRecord> records) override {
     auto kept = Kept(records, syncs_, [&](const SyncRecord& s) {
@@ -201,6 +248,14 @@ class ReportBuilder final : public RecordSink {
     context_.read_report_ = read_report;
     if (context_.origin_ == kNoTime) context_.origin_ = 0;
     const uint64_t origin = context_.origin_;
+    auto by_start = [](const ApiCall& a, const ApiCall& b) { return a.start < b.start; };
+    for (auto& [pid, p] : context_.processes_) {
+      for (auto& thread : p.threads) {
+        if (!std::is_sorted(thread->calls.begin(), thread->calls.end(), by_start)) {
+          std::stable_sort(thread->calls.begin(), thread->calls.end(), by_start);
+        }
+      }
+    }
     ReportModel model;
     for (auto& s : sections_) s->Finish(model);
     uint64_t last = origin;
@@ -233,24 +288,52 @@ class ReportBuilder final : public RecordSink {
   // GPU work starts the report's clock and widens its process's span.
   template <class GpuRecord>
   void TouchGpu(std::span<const GpuRecord> records) {
+    ProcessInfo* process = nullptr;
     for (const GpuRecord& r : records) {
       Origin(r.start_ns);
-      context_.processes_[r.pid].Touch(r.start_ns, r.end_ns);
+      if (process == nullptr || pid_ != r.pid) process = &context_.processes_[pid_ = r.pid];
+      process->Touch(r.start_ns, r.end_ns);
     }
   }
-  bool IsLaunchApi(StringId name) {
-    if (name >= launch_api_.size())
-      launch_api_.resize(std::max<size_t>(name + 1, context_.strings_.size()), -1);
-    int8_t& cached = launch_api_[name];
-    if (cached < 0) cached = context_.Str(name).find("Launch") != std::string::npos;
-    return cached;
+  // API calls start the report's clock, widen their process's span and are kept per
+  // thread (ProcessInfo::threads).
+  void KeepApiCalls(std::span<const ApiRecord> records) {
+    ProcessInfo* process = nullptr;
+    ThreadCalls* thread = nullptr;
+    for (const ApiRecord& a : records) {
+      Origin(a.start_ns);
+      if (process == nullptr || pid_ != a.pid) {
+        process = &context_.processes_[pid_ = a.pid];
+        thread = nullptr;
+      }
+      process->Touch(a.start_ns, a.end_ns);
+      if (thread == nullptr || thread->tid != a.tid) thread = &process->Thread(a.tid);
+      thread->calls.push_back({a.start_ns, a.end_ns, a.name, a.correlation_id});
+    }
+  }
+  // What an API call does, by its name.
+  enum class CallKind : int8_t { kUnknown = -1, kOther, kLaunch, kCopyOrSet };
+  CallKind KindOf(StringId name) {
+    if (name >= call_kind_.size()) {
+      call_kind_.resize(std::max<size_t>(name + 1, context_.strings_.size()), CallKind::kUnknown);
+    }
+    CallKind& kind = call_kind_[name];
+    if (kind == CallKind::kUnknown) {
+      const std::string& text = context_.Str(name);
+      kind = text.find("Launch") != std::string::npos ? CallKind::kLaunch
+             : text.find("Memcpy") != std::string::npos || text.find("Memset") != std::string::npos
+                 ? CallKind::kCopyOrSet
+                 : CallKind::kOther;
+    }
+    return kind;
   }
 
   ReportContext context_;
   const ReportOptions& options_;
   const Prepass& prepass_;
   std::vector<std::unique_ptr<ReportSection>> sections_;
-  std::vector<int8_t> launch_api_;  // by StringId: -1 unknown, else whether "Launch" is in it
+  std::vector<CallKind> call_kind_;  // by StringId
+  uint32_t pid_ = 0;                 // of the process a loop last looked up
   // Records that passed the filters, when some did not.
   std::vector<KernelRecord> kernels_;
   std::vector<MemcpyRecord> memcpys_;

@@ -16,6 +16,7 @@
 #include <regex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analyze/correlation.h"
@@ -65,6 +66,7 @@ class PerProcess {
     return *last_;
   }
   const T* Find(uint32_t pid) const {
+    if (last_ != nullptr && last_pid_ == pid) return last_;
     auto it = by_pid_.find(pid);
     return it == by_pid_.end() ? nullptr : &it->second;
   }
@@ -100,17 +102,37 @@ class RowsByName {
   std::vector<Row> rows_;
 };
 
+// An API call, kept per thread for the sections that place CPU work in time (idle gaps,
+// NVTX ranges).
+struct ApiCall {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  StringId name = 0;
+  uint32_t correlation_id = 0;
+};
+
+struct ThreadCalls {
+  uint32_t tid = 0;
+  std::vector<ApiCall> calls;  // sorted by start once the trace is read
+};
+
 // What the report knows about a process beyond its records.
 struct ProcessInfo {
   uint64_t first_ns = kNoTime;  // its CUDA activity span: API calls and GPU work
   uint64_t last_ns = 0;
   std::optional<ProcessRecord> process;
   StatCounters stats;
+  std::vector<std::unique_ptr<ThreadCalls>> threads;  // in order of their first call
 
   void Touch(uint64_t start, uint64_t end) {
     first_ns = std::min(first_ns, start);
     last_ns = std::max(last_ns, end);
   }
+  ThreadCalls& Thread(uint32_t tid);
+
+ private:
+  std::unordered_map<uint32_t, ThreadCalls*> thread_by_tid_;
+  ThreadCalls* last_thread_ = nullptr;
 };
 
 // What every section may read. Filled by the coordinator while the trace streams; origin
@@ -126,16 +148,27 @@ class ReportContext {
   }
   // The innermost options().stack_frames frames of a stack, "function (file:line)".
   std::vector<std::string> StackFrames(StackId id);
-  // The link of an API call (its stack, thread, enter time), when the trace has one.
+  // The link of an API call (its stack, thread, enter time), when the trace has one. The
+  // report keeps the links of calls that wait or allocate, not of those that launch
+  // kernels, copies or sets (see LinkApiCalls).
   const Correlator::Link* FindLink(uint32_t pid, uint32_t correlation_id) const {
     return correlator_.FindLink(pid, correlation_id);
   }
-  bool KernelSelected(StringId name) { return kernel_matcher_.Matches(name, strings_); }
-  bool ApiSelected(StringId name) { return api_matcher_.Matches(name, strings_); }
+  // Makes every API call of `pid` the report kept a link (without a stack) where the trace
+  // gave none, so that FindLink tells the thread and time of any call, launches included.
+  // Costs the links' memory for the process; once per process.
+  void LinkApiCalls(uint32_t pid);
+  bool KernelSelected(StringId name) {
+    return !kernel_matcher_.active() || kernel_matcher_.Matches(name, strings_);
+  }
+  bool ApiSelected(StringId name) {
+    return !api_matcher_.active() || api_matcher_.Matches(name, strings_);
+  }
   bool InTimeRange(uint64_t t) const { return t >= time_begin_ && t < time_end_; }
 
   uint64_t origin() const { return origin_; }
   uint64_t SinceOrigin(uint64_t t) const { return t >= origin_ ? t - origin_ : 0; }
+  // In pid order; threads' calls sorted by start.
   const PerProcess<ProcessInfo>& processes() const { return processes_; }
   const std::vector<DeviceRecord>& devices() const { return devices_; }
   const ReadReport& read_report() const { return read_report_; }
@@ -152,8 +185,9 @@ class ReportContext {
   std::vector<std::string> strings_;
   std::vector<StackRecord> stacks_;
   SymbolTable symbols_;
-  Correlator correlator_;  // used for its launch links only
+  Correlator correlator_;  // the links of API calls: FindLink, LinkApiCalls
   PerProcess<ProcessInfo> processes_;
+  std::vector<uint32_t> api_calls_linked_;  // pids LinkApiCalls has done
   std::vector<DeviceRecord> devices_;
   ReadReport read_report_;
 };

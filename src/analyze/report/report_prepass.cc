@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "analyze/interval_union.h"
+#include "analyze/report/interval_union.h"
 
 namespace gpuperf::report {
 

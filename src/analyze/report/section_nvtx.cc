@@ -1,6 +1,7 @@
 // NVTX ranges: time statistics per (domain, name), and the kernels launched inside each
-// range with their GPU time. A kernel is inside a range when its launch (the thread and
-// enter time of the launching call, from its link) is.
+// range with their GPU time. A kernel is inside a range when its launch is: the thread
+// and enter time of the call with the kernel's correlation id, which the Correlator's
+// link of that call tells (ReportContext::LinkApiCalls).
 #include <algorithm>
 #include <unordered_map>
 
@@ -88,6 +89,7 @@ class NvtxSection final : public ReportSection {
     std::unordered_map<uint32_t, std::vector<size_t>> ranges_by_tid;
     for (size_t i = 0; i < p.ranges.size(); ++i) ranges_by_tid[p.ranges[i].tid].push_back(i);
     std::unordered_map<uint32_t, std::vector<Launch>> launches_by_tid;
+    context_.LinkApiCalls(pid);
     auto add = [&](uint32_t correlation_id, uint64_t ns) {
       const auto* link = context_.FindLink(pid, correlation_id);
       if (link == nullptr || !context_.InTimeRange(link->launch_ns)) return;

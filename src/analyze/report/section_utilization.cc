@@ -1,28 +1,13 @@
 // GPU utilization: per (process, device), how much of the process's active span the GPU
 // was busy, and the longest idle gaps with what the CPU threads were doing meanwhile.
 #include <algorithm>
-#include <memory>
 #include <tuple>
-#include <unordered_map>
 
-#include "analyze/interval_union.h"
+#include "analyze/report/interval_union.h"
 #include "analyze/report/report_builder.h"
 
 namespace gpuperf::report {
 namespace {
-
-// An API call, kept per thread to say what the CPU did during an idle gap.
-struct ApiCall {
-  uint64_t start = 0;
-  uint64_t end = 0;
-  StringId name = 0;
-};
-
-struct ThreadCalls {
-  uint32_t tid = 0;
-  std::vector<ApiCall> calls;
-  std::vector<uint64_t> max_end_prefix;  // built on demand: max end of calls[0..i]
-};
 
 struct DeviceBusy {
   uint32_t device = 0;
@@ -32,8 +17,9 @@ struct DeviceBusy {
 
 struct ProcessUse {
   std::vector<DeviceBusy> devices;
-  std::vector<std::unique_ptr<ThreadCalls>> threads;  // in order of first call
-  std::unordered_map<uint32_t, ThreadCalls*> thread_by_tid;
+  // Per thread of the process (ProcessInfo::threads): max end of calls[0..i], built when
+  // a gap first needs it.
+  std::vector<std::vector<uint64_t>> max_end_prefix;
 
   DeviceBusy& Device(uint32_t device) {
     for (DeviceBusy& d : devices) {
@@ -41,14 +27,6 @@ struct ProcessUse {
     }
     devices.push_back(DeviceBusy{device, {}, 0});
     return devices.back();
-  }
-  ThreadCalls& Thread(uint32_t tid) {
-    auto it = thread_by_tid.find(tid);
-    if (it != thread_by_tid.end()) return *it->second;
-    threads.push_back(std::make_unique<ThreadCalls>());
-    threads.back()->tid = tid;
-    thread_by_tid.emplace(tid, threads.back().get());
-    return *threads.back();
   }
 };
 
@@ -68,26 +46,8 @@ class UtilizationSection final : public ReportSection {
   void OnMemsets(std::span<const MemsetRecord> records) override {
     for (const MemsetRecord& m : records) Busy(m);
   }
-  void OnApiCalls(std::span<const ApiRecord> records) override {
-    ThreadCalls* thread = nullptr;
-    uint32_t pid = 0;
-    for (const ApiRecord& a : records) {
-      if (thread == nullptr || pid != a.pid || thread->tid != a.tid) {
-        pid = a.pid;
-        thread = &use_[a.pid].Thread(a.tid);
-      }
-      thread->calls.push_back({a.start_ns, a.end_ns, a.name});
-    }
-  }
-
   void Finish(ReportModel& model) override {
     for (auto& [pid, use] : use_) {
-      for (auto& thread : use.threads) {
-        auto by_start = [](const ApiCall& a, const ApiCall& b) { return a.start < b.start; };
-        if (!std::is_sorted(thread->calls.begin(), thread->calls.end(), by_start)) {
-          std::stable_sort(thread->calls.begin(), thread->calls.end(), by_start);
-        }
-      }
       std::sort(use.devices.begin(), use.devices.end(),
                 [](const DeviceBusy& a, const DeviceBusy& b) { return a.device < b.device; });
       // GPU work widened its process's span, so the process has one.
@@ -135,7 +95,7 @@ class UtilizationSection final : public ReportSection {
     });
     if (gaps.size() > options.max_gaps) gaps.resize(options.max_gaps);
     for (IdleGap& g : gaps) {
-      g.cpu = CpuDuring(use, g.at_ns, g.at_ns + g.duration_ns);
+      g.cpu = CpuDuring(p, use, g.at_ns, g.at_ns + g.duration_ns);
       g.at_ns -= context_.origin();
     }
     row.longest_gaps = std::move(gaps);
@@ -143,16 +103,19 @@ class UtilizationSection final : public ReportSection {
   }
 
   // The API calls of each thread that overlap [begin, end), longest first (at most 3).
-  std::vector<CpuActivity> CpuDuring(ProcessUse& use, uint64_t begin, uint64_t end) {
+  std::vector<CpuActivity> CpuDuring(const ProcessInfo& p, ProcessUse& use, uint64_t begin,
+                                     uint64_t end) {
     std::vector<CpuActivity> out;
-    for (auto& thread : use.threads) {
-      auto& calls = thread->calls;
+    use.max_end_prefix.resize(p.threads.size());
+    for (size_t t = 0; t < p.threads.size(); ++t) {
+      const ThreadCalls* thread = p.threads[t].get();
+      const auto& calls = thread->calls;
       if (calls.empty()) continue;
-      if (thread->max_end_prefix.size() != calls.size()) {
-        thread->max_end_prefix.resize(calls.size());
+      std::vector<uint64_t>& max_end_prefix = use.max_end_prefix[t];
+      if (max_end_prefix.size() != calls.size()) {
+        max_end_prefix.resize(calls.size());
         uint64_t m = 0;
-        for (size_t i = 0; i < calls.size(); ++i)
-          thread->max_end_prefix[i] = m = std::max(m, calls[i].end);
+        for (size_t i = 0; i < calls.size(); ++i) max_end_prefix[i] = m = std::max(m, calls[i].end);
       }
       // Calls are sorted by start; walk back from the first one starting at or after
       // `end` while some earlier call may still reach into the gap.
@@ -160,7 +123,7 @@ class UtilizationSection final : public ReportSection {
                                   [](const ApiCall& c, uint64_t v) { return c.start < v; }) -
                  calls.begin();
       std::vector<std::pair<StringId, uint64_t>> by_name;
-      while (i > 0 && thread->max_end_prefix[i - 1] > begin) {
+      while (i > 0 && max_end_prefix[i - 1] > begin) {
         --i;
         const ApiCall& c = calls[i];
         if (c.end <= begin) continue;
