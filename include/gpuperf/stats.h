@@ -19,7 +19,8 @@ enum class StatSeverity : uint8_t {
   X(cupti_dropped_records, 1, kDataLoss, "activity records CUPTI dropped (its buffers were full)") \
   X(incomplete_records, 2, kDataLoss, "activity records without timestamps (never completed)")     \
   X(untranslated_records, 3, kInfo, "activity records of kinds gpuperf does not keep")             \
-  X(writer_queue_full, 4, kDataLoss, "record batches dropped because the writer queue was full")   \
+  X(writer_queue_full, 4, kDataLoss,                                                               \
+    "activity records dropped because the writer's queue was over its memory budget")              \
   X(launch_links_dropped, 5, kDataLoss, "launch stacks dropped (per-thread buffer full)")          \
   X(unwind_failed, 6, kDataLoss, "launches whose CPU stack could not be unwound")                  \
   X(stack_table_full, 7, kDataLoss, "launch stacks not interned (stack table at its limit)")       \
@@ -37,17 +38,23 @@ enum class StatSeverity : uint8_t {
   X(translate_ns, 17, kInfo, "time spent translating activity records (ns)")                       \
   X(bytes_written, 18, kInfo, "bytes written to the trace file")                                   \
   X(chunks_written, 19, kInfo, "chunks written to the trace file")                                 \
-  X(compress_ns, 20, kInfo, "time spent compressing and writing chunks (ns)")                      \
+  X(compress_ns, 20, kInfo,                                                                        \
+    "time the writer thread spent encoding, compressing and writing chunks (ns)")                  \
   X(unique_stacks, 21, kInfo, "distinct launch stacks")                                            \
   X(module_refreshes, 22, kInfo, "module table refreshes (after dlopen)")                          \
-  X(forked_children_ignored, 23, kInfo, "forked children in which recording was switched off")     \
+  X(forked_children_ignored, 23, kInfo,                                                            \
+    "forked children in which recording was switched off (until they exec)")                       \
   X(api_calls_dropped, 24, kDataLoss, "API calls not recorded (per-thread buffer could not grow)") \
   X(api_calls_from_callbacks, 25, kInfo,                                                           \
     "API records taken in gpuperf's callbacks instead of CUPTI activity records")                  \
   X(fp_stacks_verified, 26, kInfo,                                                                 \
     "frame-pointer stacks that libunwind confirmed (walked by frame pointers from then on)")       \
   X(fp_stacks_rejected, 27, kInfo,                                                                 \
-    "frame-pointer stacks that differed from libunwind's (those are unwound with libunwind)")
+    "frame-pointer stacks that differed from libunwind's (those are unwound with libunwind)")      \
+  X(records_after_close, 28, kDataLoss,                                                            \
+    "activity records that arrived after the trace was closed")                                    \
+  X(forked_child_records, 29, kInfo,                                                               \
+    "activity records a forked child was handed (copies of the parent's, which records them)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

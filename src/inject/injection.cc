@@ -88,6 +88,11 @@ void OnExit() {
   }
 }
 
+// Counted in the parent: the child writes no trace, so only the parent's can tell.
+void OnForkParent() {
+  CountStat(StatId::forked_children_ignored);
+}
+
 void OnForkChild() {
   // The child has no CUPTI worker and no writer thread; flushing CUPTI there hangs
   // (HPCToolkit #195). A child that execs gets injected afresh through the environment.
@@ -201,7 +206,7 @@ void Initialize() {
   }
   GP_CUPTI_CALL(cuptiActivityFlushPeriod(r.config.flush_period_ms));
   atexit(OnExit);
-  pthread_atfork(nullptr, nullptr, OnForkChild);
+  pthread_atfork(nullptr, OnForkParent, OnForkChild);
   InstallSignalHandlers();
   LogVerbose("recording to %s (stacks: %s)", path.c_str(),
              r.config.stacks ? StackUnwinderName() : "off");

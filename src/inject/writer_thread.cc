@@ -52,7 +52,11 @@ void WriterThread::Enqueue(std::unique_ptr<RecordBatch> batch) {
   const size_t bytes = batch->ApproxBytes();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (queued_bytes_ + bytes > config_.max_memory_bytes / 2 || !running_) {
+    if (!running_) {
+      CountStat(StatId::records_after_close, batch->RecordCount());
+      return;
+    }
+    if (queued_bytes_ + bytes > config_.max_memory_bytes / 2) {
       CountStat(StatId::writer_queue_full, batch->RecordCount());
       return;
     }
@@ -84,7 +88,7 @@ void WriterThread::Run() {
     for (const ModuleRecord& m : modules) writer_->Add(m);
     writer_->Add(process_);
     writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
-    writer_->Flush();
+    Timed([this] { return writer_->Flush(); });
   }
   while (!stop_.load()) {
     const uint64_t now = NowNs(CLOCK_MONOTONIC);
@@ -102,7 +106,7 @@ void WriterThread::Run() {
       if (hooks_.flush_cupti) FlushCupti(true);
       WriteCycle();
       WriteStats();
-      writer_->Flush();
+      Timed([this] { return writer_->Flush(); });
       if (signal_flush == 2) {
         writer_->Close();
         running_ = false;
@@ -122,7 +126,7 @@ void WriterThread::Run() {
     WriteCycle();
     if (period_due) {
       WriteStats();
-      Status status = writer_->Flush();
+      Status status = Timed([this] { return writer_->Flush(); });
       if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
     }
   }
@@ -161,6 +165,8 @@ void WriterThread::WriteCycle() {
   std::vector<std::pair<StringId, std::string>> strings;
   names_->DrainNew(strings);
 
+  // Adding records encodes them and compresses and writes every chunk that fills.
+  const uint64_t write_start = NowNs(CLOCK_MONOTONIC);
   for (const auto& [id, text] : strings) writer_->AddString(id, text);
   for (const StackRecord& stack : stacks) writer_->AddStack(stack);
   for (const ModuleRecord& module : modules) writer_->Add(module);
@@ -173,6 +179,15 @@ void WriterThread::WriteCycle() {
   }
   for (const ApiRecord& call : api_calls) writer_->Add(call);
   for (const LaunchLinkRecord& link : links) writer_->Add(link);
+  CountStat(StatId::compress_ns, NowNs(CLOCK_MONOTONIC) - write_start);
+}
+
+template <class Write>
+Status WriterThread::Timed(Write write) {
+  const uint64_t start = NowNs(CLOCK_MONOTONIC);
+  Status status = write();
+  CountStat(StatId::compress_ns, NowNs(CLOCK_MONOTONIC) - start);
+  return status;
 }
 
 void WriterThread::WriteStats() {

@@ -1,11 +1,12 @@
 // How `gpuperf report` is built: one coordinator, one section per part of the report.
 //
 // The coordinator (report_builder.cc) reads the trace once, applies the report's filters,
-// keeps what several sections read (ReportContext: names, stacks, launch links, the
-// processes' spans and counters) and hands every record kind to the sections. Each
-// section (section_<name>.cc) keeps only what it needs and fills its part of the
-// ReportModel at the end. A new section is a new file with a ReportSection and its Make
-// function, declared at the end of this header and listed once in report_builder.cc.
+// keeps what several sections read (ReportContext: names, stacks, the links of API calls,
+// each process's span, counters and API calls per thread) and hands every record kind to
+// the sections, in cache-sized slices. Each section (section_<name>.cc) keeps only what
+// it needs and fills its part of the ReportModel at the end. A new section is a new file
+// with a ReportSection and its Make function, declared at the end of this header and
+// listed once in report_builder.cc.
 #pragma once
 
 #include <cstdint>
