@@ -172,8 +172,8 @@ void WriterThread::WriteCycle() {
   for (const ModuleRecord& module : modules) writer_->Add(module);
   for (const ThreadRecord& thread : threads) writer_->Add(thread);
   for (const auto& batch : batches) {
-#define GPUPERF_WRITE_BATCH(Type, name, number) \
-  for (const auto& record : batch->name##s) writer_->Add(record);
+#define GPUPERF_WRITE_BATCH(Type, name, plural, number) \
+  for (const auto& record : batch->plural) writer_->Add(record);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_BATCH)
 #undef GPUPERF_WRITE_BATCH
   }
