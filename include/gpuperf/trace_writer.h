@@ -53,7 +53,8 @@ class TraceWriter {
   virtual void AddStack(const StackRecord& stack) = 0;
   virtual void AddSymbol(const SymbolRecord& symbol) = 0;
 
-#define GPUPERF_WRITER_ADD(Type, name, number) virtual void Add(const Type##Record& record) = 0;
+#define GPUPERF_WRITER_ADD(Type, name, plural, number) \
+  virtual void Add(const Type##Record& record) = 0;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_ADD)
 #undef GPUPERF_WRITER_ADD
 

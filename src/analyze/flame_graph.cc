@@ -465,7 +465,7 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
   SymbolTable symbols(trace.strings);
   for (const ModuleRecord& module : trace.modules) symbols.AddModule(module);
   for (const SymbolRecord& symbol : trace.symbols) symbols.AddSymbol(symbol);
-  NameSources names{trace.strings, trace.stacks, symbols, trace.processs, trace.threads};
+  NameSources names{trace.strings, trace.stacks, symbols, trace.processes, trace.threads};
   return Resolve(aggregator, names, options, kernel_re, correlator.stats());
 }
 

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "analyze/quantity.h"
-#include "analyze/report_model.h"
+#include "analyze/report/report_model.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"

@@ -1,7 +1,8 @@
 // The numbers of `gpuperf report`: what a trace says about kernels, CUDA API calls,
 // copies, synchronization, memory, GPU utilization, NVTX ranges, the profiler's own
 // cost and what the recording lost. Built by streaming the trace once (BuildReport), so
-// traces of any size fit; the renderers (src/export/report_*.cc) only format it.
+// traces of any size fit; each section is built by its own file (section_*.cc, see
+// report_builder.h); the renderers (src/export/report_*.cc) only format it.
 //
 // Times in the model are nanoseconds; "at" times are relative to the trace origin (the
 // earliest timestamp of the trace), so reports of one run are comparable.
@@ -175,8 +176,8 @@ struct OverheadSummary {
   uint64_t unique_stacks = 0;
   uint64_t fp_stacks_verified = 0;   // distinct frame-pointer stacks libunwind confirmed
   uint64_t fp_stacks_rejected = 0;   // ... and refused (those launches used libunwind)
-  uint64_t translate_ns = 0;         // background threads
-  uint64_t compress_ns = 0;          // background threads
+  uint64_t translate_ns = 0;         // background threads: CUPTI buffers to records
+  uint64_t compress_ns = 0;          // background threads: records to compressed chunks
   uint64_t memory_peak_bytes = 0;    // the largest process's recorder peak (0: not recorded)
   uint64_t memory_budget_grown = 0;  // times budgets doubled past the soft budget
   uint64_t wall_ns = 0;              // sum of the processes' recorded wall time
