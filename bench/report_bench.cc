@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "analyze/report_model.h"
+#include "analyze/report/report_model.h"
 #include "export/report_export.h"
 #include "synth/synthetic_trace.h"
 

@@ -313,25 +313,26 @@ struct PythonCodeRecord {
   std::string line_table;       // raw co_linetable bytes
 };
 
-// Every fixed-size record type: X(TypeName, snake_name, chunk type number).
+// Every fixed-size record type: X(TypeName, snake_name, plural, chunk type number); the
+// plural names the vectors of them (Trace::kernels, Trace::memories).
 // Chunk type numbers are part of the file format: never reuse or renumber one.
-#define GPUPERF_FIXED_RECORD_TYPES(X)              \
-  X(Process, process, 1)                           \
-  X(Thread, thread, 2)                             \
-  X(Device, device, 3)                             \
-  X(Context, context, 4)                           \
-  X(Kernel, kernel, 5)                             \
-  X(Memcpy, memcpy, 6)                             \
-  X(Memset, memset, 7)                             \
-  X(Api, api, 8)                                   \
-  X(Sync, sync, 9)                                 \
-  X(Memory, memory, 10)                            \
-  X(Nvtx, nvtx, 11)                                \
-  X(Overhead, overhead, 12)                        \
-  X(LaunchLink, launch_link, 13)                   \
-  X(ExternalCorrelation, external_correlation, 14) \
-  X(Clock, clock, 15)                              \
-  X(Stat, stat, 16)                                \
-  X(Module, module, 17)
+#define GPUPERF_FIXED_RECORD_TYPES(X)                                     \
+  X(Process, process, processes, 1)                                       \
+  X(Thread, thread, threads, 2)                                           \
+  X(Device, device, devices, 3)                                           \
+  X(Context, context, contexts, 4)                                        \
+  X(Kernel, kernel, kernels, 5)                                           \
+  X(Memcpy, memcpy, memcpys, 6)                                           \
+  X(Memset, memset, memsets, 7)                                           \
+  X(Api, api, apis, 8)                                                    \
+  X(Sync, sync, syncs, 9)                                                 \
+  X(Memory, memory, memories, 10)                                         \
+  X(Nvtx, nvtx, nvtxs, 11)                                                \
+  X(Overhead, overhead, overheads, 12)                                    \
+  X(LaunchLink, launch_link, launch_links, 13)                            \
+  X(ExternalCorrelation, external_correlation, external_correlations, 14) \
+  X(Clock, clock, clocks, 15)                                             \
+  X(Stat, stat, stats, 16)                                                \
+  X(Module, module, modules, 17)
 
 }  // namespace gpuperf

@@ -19,7 +19,8 @@ enum class StatSeverity : uint8_t {
   X(cupti_dropped_records, 1, kDataLoss, "activity records CUPTI dropped (its buffers were full)") \
   X(incomplete_records, 2, kDataLoss, "activity records without timestamps (never completed)")     \
   X(untranslated_records, 3, kInfo, "activity records of kinds gpuperf does not keep")             \
-  X(writer_queue_full, 4, kDataLoss, "record batches dropped because the writer queue was full")   \
+  X(writer_queue_full, 4, kDataLoss,                                                               \
+    "activity records dropped because the writer's queue was over its memory budget")              \
   X(launch_links_dropped, 5, kDataLoss, "launch stacks dropped (per-thread buffer full)")          \
   X(unwind_failed, 6, kDataLoss, "launches whose CPU stack could not be unwound")                  \
   X(stack_table_full, 7, kDataLoss, "launch stacks not interned (stack table at its limit)")       \
@@ -37,10 +38,12 @@ enum class StatSeverity : uint8_t {
   X(translate_ns, 17, kInfo, "time spent translating activity records (ns)")                       \
   X(bytes_written, 18, kInfo, "bytes written to the trace file")                                   \
   X(chunks_written, 19, kInfo, "chunks written to the trace file")                                 \
-  X(compress_ns, 20, kInfo, "time spent compressing and writing chunks (ns)")                      \
+  X(compress_ns, 20, kInfo,                                                                        \
+    "time the writer thread spent encoding, compressing and writing chunks (ns)")                  \
   X(unique_stacks, 21, kInfo, "distinct launch stacks")                                            \
   X(module_refreshes, 22, kInfo, "module table refreshes (after dlopen)")                          \
-  X(forked_children_ignored, 23, kInfo, "forked children in which recording was switched off")     \
+  X(forked_children_ignored, 23, kInfo,                                                            \
+    "forked children in which recording was switched off (until they exec)")                       \
   X(api_calls_dropped, 24, kDataLoss, "API calls not recorded (per-thread buffer could not grow)") \
   X(api_calls_from_callbacks, 25, kInfo,                                                           \
     "API records taken in gpuperf's callbacks instead of CUPTI activity records")                  \
@@ -48,6 +51,10 @@ enum class StatSeverity : uint8_t {
     "frame-pointer stacks that libunwind confirmed (walked by frame pointers from then on)")       \
   X(fp_stacks_rejected, 27, kInfo,                                                                 \
     "frame-pointer stacks that differed from libunwind's (those are unwound with libunwind)")      \
+  X(records_after_close, 28, kDataLoss,                                                            \
+    "activity records that arrived after the trace was closed")                                    \
+  X(forked_child_records, 29, kInfo,                                                               \
+    "activity records a forked child was handed (copies of the parent's, which records them)")     \
   /* 40-: the recorder's memory, thread churn and other CUPTI clients (docs/recording.md) */       \
   X(memory_peak_bytes, 40, kInfo,                                                                  \
     "most memory the recorder held at once (CUPTI buffers and batches for the writer), bytes")     \
@@ -81,7 +88,29 @@ enum class StatId : uint32_t {
 #undef GPUPERF_STAT_ENUM
 };
 
-inline constexpr uint32_t kMaxStatId = 64;
+// Stat ids are below this: the injection library keeps this many counters, readers this
+// many values (ids of a newer gpuperf beyond it are ignored).
+inline constexpr uint32_t kStatSlots = 64;
+
+// Counters read back from a trace. The injection library writes cumulative snapshots
+// (every non-zero counter, each flush period, values that only grow), so one process's
+// counter is its largest snapshot: the final one, in whatever order the reader meets the
+// snapshots (files of a directory, chunks of a damaged file). Counters of several
+// processes add up.
+struct StatCounters {
+  uint64_t values[kStatSlots] = {};
+
+  // One snapshot of one process's counter.
+  void Fold(uint32_t id, uint64_t value) {
+    if (id < kStatSlots && value > values[id]) values[id] = value;
+  }
+  // The counters of another process.
+  StatCounters& operator+=(const StatCounters& other) {
+    for (uint32_t id = 0; id < kStatSlots; ++id) values[id] += other.values[id];
+    return *this;
+  }
+  uint64_t operator[](StatId id) const { return values[static_cast<uint32_t>(id)]; }
+};
 
 struct StatInfo {
   std::string_view name;

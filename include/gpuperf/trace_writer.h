@@ -55,7 +55,8 @@ class TraceWriter {
   // Code ids are the caller's (the injection library's code table), unique per pid.
   virtual void AddPythonCode(const PythonCodeRecord& code) = 0;
 
-#define GPUPERF_WRITER_ADD(Type, name, number) virtual void Add(const Type##Record& record) = 0;
+#define GPUPERF_WRITER_ADD(Type, name, plural, number) \
+  virtual void Add(const Type##Record& record) = 0;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_ADD)
 #undef GPUPERF_WRITER_ADD
 

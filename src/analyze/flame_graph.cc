@@ -478,7 +478,7 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
 
   SymbolTable symbols(trace.strings, {.python_internals = options.python_internals});
   symbols.AddAll(trace.modules, trace.symbols, trace.python_codes, trace.threads);
-  NameSources names{trace.strings, trace.stacks, symbols, trace.processs, trace.threads};
+  NameSources names{trace.strings, trace.stacks, symbols, trace.processes, trace.threads};
   return Resolve(aggregator, names, options, kernel_re, correlator.stats());
 }
 

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "analyze/quantity.h"
-#include "analyze/report_diff.h"
-#include "analyze/report_model.h"
+#include "analyze/report/report_diff.h"
+#include "analyze/report/report_model.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
@@ -25,8 +25,9 @@ struct DiffArgs {
   std::string min_time = "0";
 };
 
-// A report document from a `report --format json` file, or built from a trace.
-Result<nlohmann::ordered_json> LoadReport(const std::string& path) {
+// A report from a `report --format json` file, or built from a trace. `what` names it
+// in messages ("the baseline").
+Result<ReportModel> LoadReport(const std::string& path, const char* what) {
   if (LooksLikeJsonFile(path)) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream text;
@@ -37,14 +38,21 @@ Result<nlohmann::ordered_json> LoadReport(const std::string& path) {
                                              " is not valid JSON (expected the output of "
                                              "`gpuperf report --json`)");
     }
-    return doc;
+    auto model = ReportFromJson(doc, what);
+    if (model.ok() && (!doc.contains("summary") || !doc.contains("kernels"))) {
+      return Error(StatusCode::kInvalidArgument,
+                   std::string(what) +
+                       " lacks the summary or kernels section: write baselines with "
+                       "`gpuperf report --json` and no --sections");
+    }
+    return model;
   }
   auto model = BuildReport(path, ReportOptions{});
   if (!model.ok()) return model.status();
   ReadReport warnings;
   warnings.warnings = model->read_warnings;
   PrintReadWarnings(warnings);
-  return ReportToJson(*model, ReportRenderOptions{});
+  return model;
 }
 
 int RunDiff(const DiffArgs& a) {
@@ -56,12 +64,11 @@ int RunDiff(const DiffArgs& a) {
   }
   auto min_time = ParseDurationNs(a.min_time);
   if (!min_time.ok()) return ReportError(min_time.status());
-  auto base = LoadReport(a.base);
+  auto base = LoadReport(a.base, "the baseline");
   if (!base.ok()) return ReportError(base.status());
-  auto now = LoadReport(a.now);
+  auto now = LoadReport(a.now, "the new report");
   if (!now.ok()) return ReportError(now.status());
-  auto diff = DiffReports(*base, *now);
-  if (!diff.ok()) return ReportError(diff.status());
+  const ReportDiff diff = DiffReports(*base, *now);
 
   DiffTextOptions options;
   options.base_label = a.base;
@@ -69,11 +76,11 @@ int RunDiff(const DiffArgs& a) {
   options.top = a.top < 0 ? 0 : static_cast<uint32_t>(a.top);
   auto out = OutputFile::Open("-");
   if (!out.ok()) return ReportError(out.status());
-  Status status = ExportDiffText(*diff, options, (*out)->stream());
+  Status status = ExportDiffText(diff, options, (*out)->stream());
   status = (*out)->Finish(status);
   if (!status.ok()) return ReportError(status);
 
-  const std::vector<std::string> violations = CheckFailConditions(*diff, conditions, *min_time);
+  const std::vector<std::string> violations = CheckFailConditions(diff, conditions, *min_time);
   for (const std::string& v : violations)
     std::fprintf(stderr, "gpuperf: regression: %s\n", v.c_str());
   return violations.empty() ? kExitOk : kExitFailure;

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "analyze/quantity.h"
-#include "analyze/report_model.h"
+#include "analyze/report/report_model.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
@@ -25,6 +25,7 @@ struct ReportArgs {
   std::string from, to;
   std::string gap_threshold = "1ms";
   bool full_names = false;
+  bool python_internals = false;
   std::string output;
 };
 
@@ -58,6 +59,7 @@ int RunReport(const ReportArgs& a) {
   options.kernel_regex = a.kernel_regex;
   options.api_regex = a.api_regex;
   options.nvtx_regex = a.nvtx_regex;
+  options.python_internals = a.python_internals;
   if (!a.from.empty()) {
     auto from = ParseDurationNs(a.from);
     if (!from.ok()) return ReportError(from.status());
@@ -132,6 +134,8 @@ void RegisterReport(CLI::App& app, int* exit_code) {
                   "Shortest GPU idle gap listed in the utilization section (default 1ms)");
   cmd->add_flag("--full-names", a->full_names,
                 "Show full demangled kernel names (default: shortened)");
+  cmd->add_flag("--python-internals", a->python_internals,
+                "Keep the Python interpreter's own frames in stacks with Python frames");
   cmd->footer(
       "Times in tables are humane (ns, µs, ms, s); json and csv carry raw nanoseconds and "
       "bytes.\nThe JSON schema is documented in docs/report.md. Data loss recorded in the "

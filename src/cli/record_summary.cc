@@ -38,31 +38,28 @@ class TotalsSink final : public RecordSink {
     for (const auto& r : records) totals_.links_with_stack += r.stack_id != 0;
   }
   void OnStat(std::span<const StatRecord> records) override {
-    // Cumulative counters: the last value of each (pid, stat) wins.
-    for (const auto& r : records) last_[{r.pid, r.stat}] = r.value;
+    for (const auto& r : records) stats_[r.pid].Fold(r.stat, r.value);
   }
   void Finish() {
     totals_.processes = static_cast<uint32_t>(images_.size());
     for (const auto& [image, finished] : images_) {
       (finished ? totals_.finished_pids : totals_.unfinished_pids).push_back(image.first);
     }
-    std::map<uint32_t, uint64_t> lost_by_stat;
-    for (const auto& [key, value] : last_) {
-      if (GetStatInfo(key.second).severity == StatSeverity::kDataLoss && value > 0) {
-        lost_by_stat[key.second] += value;
-        totals_.lost += value;
-      }
-    }
-    for (const auto& [stat, value] : lost_by_stat) {
+    StatCounters all;
+    for (const auto& [pid, stats] : stats_) all += stats;
+    for (uint32_t id = 0; id < kStatSlots; ++id) {
+      const uint64_t value = all.values[id];
+      if (value == 0 || GetStatInfo(id).severity != StatSeverity::kDataLoss) continue;
+      totals_.lost += value;
       if (!totals_.lost_detail.empty()) totals_.lost_detail += ", ";
-      totals_.lost_detail += FormatCount(value) + " " + std::string(GetStatInfo(stat).description);
+      totals_.lost_detail += FormatCount(value) + " " + std::string(GetStatInfo(id).description);
     }
   }
 
  private:
   RecordTotals& totals_;
   std::map<std::pair<uint32_t, uint64_t>, bool> images_;  // (pid, start) -> finished
-  std::map<std::pair<uint32_t, uint32_t>, uint64_t> last_;
+  std::map<uint32_t, StatCounters> stats_;                // by pid
 };
 
 }  // namespace

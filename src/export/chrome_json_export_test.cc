@@ -234,10 +234,10 @@ void WriteTimelineTrace(const std::string& path, uint32_t records_per_chunk) {
       }
       (*writer)->AddSymbol(symbol);
     }
-#define GP_COPY(Type, name, number)       \
-  for (Type##Record r : source.name##s) { \
-    RemapStrings(r, remap);               \
-    (*writer)->Add(r);                    \
+#define GP_COPY(Type, name, plural, number) \
+  for (Type##Record r : source.plural) {    \
+    RemapStrings(r, remap);                 \
+    (*writer)->Add(r);                      \
   }
     auto RemapStrings = [](auto& r, auto& remap) {
       using R = std::decay_t<decltype(r)>;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyze/report_model.h"
+#include "analyze/report/report_model.h"
 #include "gpuperf/status.h"
 
 namespace gpuperf {

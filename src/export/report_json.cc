@@ -273,6 +273,10 @@ Json Overhead(const ReportModel& m) {
     j["memory_peak_bytes"] = o.memory_peak_bytes;
     j["memory_budget_grown"] = o.memory_budget_grown;
   }
+  if (o.python_codes || o.python_no_thread_state) {  // only where a Python program ran
+    j["python_codes"] = o.python_codes;
+    j["python_no_thread_state"] = o.python_no_thread_state;
+  }
   j["wall_ns"] = o.wall_ns;
   j["in_app_ns"] = o.in_app_ns();
   j["in_app_fraction"] = o.wall_ns ? Ratio(static_cast<double>(o.in_app_ns()) / o.wall_ns) : 0.0;

@@ -324,6 +324,11 @@ void Overhead(const ReportModel& m, std::ostream& out) {
         << "confirmed by libunwind for " << Count(o.fp_stacks_verified) << ", refused for "
         << Count(o.fp_stacks_rejected) << " (those unwound with libunwind)\n";
   }
+  if (o.python_codes || o.python_no_thread_state) {
+    out << "  Python frames: " << Count(o.python_codes) << " code objects copied; "
+        << Count(o.python_no_thread_state)
+        << " launches from threads without Python (native frames only)\n";
+  }
   out << "  background threads: translating " << Dur(o.translate_ns) << ", compressing "
       << Dur(o.compress_ns) << '\n';
   if (o.memory_peak_bytes) {

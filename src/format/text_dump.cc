@@ -66,7 +66,7 @@ class DumpSink final : public RecordSink {
     Emit();
   }
 
-#define GPUPERF_DUMP_ON(Type, name, number)                              \
+#define GPUPERF_DUMP_ON(Type, name, plural, number)                      \
   void On##Type(std::span<const Type##Record> records) override {        \
     for (const Type##Record& record : records) DumpFixed(#name, record); \
   }

@@ -58,7 +58,7 @@ T MakeRecord(TraceWriter& writer, uint64_t seed) {
 }
 
 struct Expected {
-#define GP_EXPECTED_VECTOR(Type, name, number) std::vector<Type##Record> name##s;
+#define GP_EXPECTED_VECTOR(Type, name, plural, number) std::vector<Type##Record> plural;
   GPUPERF_FIXED_RECORD_TYPES(GP_EXPECTED_VECTOR)
 #undef GP_EXPECTED_VECTOR
   std::vector<StackRecord> stacks;
@@ -83,9 +83,9 @@ Expected WriteEverything(const std::string& path, int count, uint32_t records_pe
                        {(*writer)->InternString("main"), 0, 0, 0, 0}}};
   (*writer)->AddSymbol(symbol);
   for (int i = 0; i < count; ++i) {
-#define GP_WRITE_ONE(Type, name, number)                             \
-  expected.name##s.push_back(MakeRecord<Type##Record>(**writer, i)); \
-  (*writer)->Add(expected.name##s.back());
+#define GP_WRITE_ONE(Type, name, plural, number)                    \
+  expected.plural.push_back(MakeRecord<Type##Record>(**writer, i)); \
+  (*writer)->Add(expected.plural.back());
     GPUPERF_FIXED_RECORD_TYPES(GP_WRITE_ONE)
 #undef GP_WRITE_ONE
   }
@@ -101,11 +101,11 @@ TEST(TraceFormat, RoundTripsEveryRecordType) {
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   EXPECT_EQ(trace->read_report.chunks_corrupt, 0u);
   EXPECT_TRUE(trace->read_report.warnings.empty());
-#define GP_CHECK_TYPE(Type, name, number)                                       \
-  ASSERT_EQ(trace->name##s.size(), expected.name##s.size()) << #name;           \
-  for (size_t i = 0; i < expected.name##s.size(); ++i) {                        \
-    EXPECT_EQ(FieldValues(trace->name##s[i]), FieldValues(expected.name##s[i])) \
-        << #name << " record " << i;                                            \
+#define GP_CHECK_TYPE(Type, name, plural, number)                             \
+  ASSERT_EQ(trace->plural.size(), expected.plural.size()) << #name;           \
+  for (size_t i = 0; i < expected.plural.size(); ++i) {                       \
+    EXPECT_EQ(FieldValues(trace->plural[i]), FieldValues(expected.plural[i])) \
+        << #name << " record " << i;                                          \
   }
   GPUPERF_FIXED_RECORD_TYPES(GP_CHECK_TYPE)
 #undef GP_CHECK_TYPE

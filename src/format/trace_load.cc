@@ -21,9 +21,9 @@ class TraceBuilder final : public RecordSink {
   }
   void OnSymbol(const SymbolRecord& symbol) override { trace_.symbols.push_back(symbol); }
   void OnPythonCode(const PythonCodeRecord& code) override { trace_.python_codes.push_back(code); }
-#define GPUPERF_BUILDER_ON(Type, name, number)                                   \
-  void On##Type(std::span<const Type##Record> records) override {                \
-    trace_.name##s.insert(trace_.name##s.end(), records.begin(), records.end()); \
+#define GPUPERF_BUILDER_ON(Type, name, plural, number)                         \
+  void On##Type(std::span<const Type##Record> records) override {              \
+    trace_.plural.insert(trace_.plural.end(), records.begin(), records.end()); \
   }
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BUILDER_ON)
 #undef GPUPERF_BUILDER_ON
@@ -46,8 +46,8 @@ void ReplayTrace(const Trace& trace, RecordSink& sink) {
   for (size_t id = 1; id < trace.stacks.size(); ++id) sink.OnStack(trace.stacks[id]);
   for (const SymbolRecord& symbol : trace.symbols) sink.OnSymbol(symbol);
   for (const PythonCodeRecord& code : trace.python_codes) sink.OnPythonCode(code);
-#define GPUPERF_REPLAY(Type, name, number) \
-  if (!trace.name##s.empty()) sink.On##Type(std::span<const Type##Record>(trace.name##s));
+#define GPUPERF_REPLAY(Type, name, plural, number) \
+  if (!trace.plural.empty()) sink.On##Type(std::span<const Type##Record>(trace.plural));
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_REPLAY)
 #undef GPUPERF_REPLAY
 }

@@ -181,10 +181,10 @@ class Reader {
           for (const PythonCodeRecord& code : python_codes_) sink_.OnPythonCode(code);
         }
         break;
-#define GPUPERF_READER_CASE(Type, name, number)                      \
-  case number:                                                       \
-    ok = format::DecodeFixed(in, count, ids_, name##s_);             \
-    if (ok) sink_.On##Type(std::span<const Type##Record>(name##s_)); \
+#define GPUPERF_READER_CASE(Type, name, plural, number)               \
+  case number:                                                        \
+    ok = format::DecodeFixed(in, count, ids_, plural##_);             \
+    if (ok) sink_.On##Type(std::span<const Type##Record>(plural##_)); \
     break;
         GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_CASE)
 #undef GPUPERF_READER_CASE
@@ -242,7 +242,7 @@ class Reader {
   std::vector<StackRecord> stacks_;
   std::vector<SymbolRecord> symbols_;
   std::vector<PythonCodeRecord> python_codes_;
-#define GPUPERF_READER_BUFFER(Type, name, number) std::vector<Type##Record> name##s_;
+#define GPUPERF_READER_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural##_;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_BUFFER)
 #undef GPUPERF_READER_BUFFER
 };

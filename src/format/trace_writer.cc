@@ -87,10 +87,10 @@ class FileTraceWriter final : public TraceWriter {
     if (pending_python_codes_.size() >= options_.records_per_chunk) FlushDefinitions();
   }
 
-#define GPUPERF_WRITER_ADD_IMPL(Type, name, number)                                    \
-  void Add(const Type##Record& record) override {                                      \
-    name##s_.push_back(record);                                                        \
-    if (name##s_.size() >= options_.records_per_chunk) FlushRecords(name##s_, number); \
+#define GPUPERF_WRITER_ADD_IMPL(Type, name, plural, number)                              \
+  void Add(const Type##Record& record) override {                                        \
+    plural##_.push_back(record);                                                         \
+    if (plural##_.size() >= options_.records_per_chunk) FlushRecords(plural##_, number); \
   }
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_ADD_IMPL)
 #undef GPUPERF_WRITER_ADD_IMPL
@@ -98,7 +98,7 @@ class FileTraceWriter final : public TraceWriter {
   Status Flush() override {
     if (fd_ < 0) return Error(StatusCode::kIoError, "trace writer is closed");
     FlushDefinitions();
-#define GPUPERF_WRITER_FLUSH(Type, name, number) FlushRecords(name##s_, number);
+#define GPUPERF_WRITER_FLUSH(Type, name, plural, number) FlushRecords(plural##_, number);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_FLUSH)
 #undef GPUPERF_WRITER_FLUSH
     Status status = last_error_;
@@ -220,7 +220,7 @@ class FileTraceWriter final : public TraceWriter {
   std::vector<StackRecord> pending_stacks_;
   std::vector<SymbolRecord> pending_symbols_;
   std::vector<PythonCodeRecord> pending_python_codes_;
-#define GPUPERF_WRITER_BUFFER(Type, name, number) std::vector<Type##Record> name##s_;
+#define GPUPERF_WRITER_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural##_;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_BUFFER)
 #undef GPUPERF_WRITER_BUFFER
 

@@ -27,7 +27,7 @@
 
 namespace gpuperf::inject {
 
-std::atomic<uint64_t> g_stats[kMaxStatId];
+std::atomic<uint64_t> g_stats[kStatSlots];
 
 namespace {
 
@@ -87,6 +87,11 @@ void OnExit() {
     FinishRecording("exit");
   } catch (...) {
   }
+}
+
+// Counted in the parent: the child writes no trace, so only the parent's can tell.
+void OnForkParent() {
+  CountStat(StatId::forked_children_ignored);
 }
 
 void OnForkChild() {
@@ -230,7 +235,7 @@ void Initialize() {
   }
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
   atexit(OnExit);
-  pthread_atfork(nullptr, nullptr, OnForkChild);
+  pthread_atfork(nullptr, OnForkParent, OnForkChild);
   InstallSignalHandlers();
   LogVerbose("recording to %s (stacks: %s)", path.c_str(),
              r.config.stacks ? StackUnwinderName() : "off");

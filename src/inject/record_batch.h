@@ -10,13 +10,13 @@
 namespace gpuperf::inject {
 
 struct RecordBatch {
-#define GPUPERF_BATCH_VECTOR(Type, name, number) std::vector<Type##Record> name##s;
+#define GPUPERF_BATCH_VECTOR(Type, name, plural, number) std::vector<Type##Record> plural;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_VECTOR)
 #undef GPUPERF_BATCH_VECTOR
 
   size_t RecordCount() const {
     size_t n = 0;
-#define GPUPERF_BATCH_COUNT(Type, name, number) n += name##s.size();
+#define GPUPERF_BATCH_COUNT(Type, name, plural, number) n += plural.size();
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_COUNT)
 #undef GPUPERF_BATCH_COUNT
     return n;
@@ -24,7 +24,8 @@ struct RecordBatch {
   // Approximate heap bytes, for the memory budget.
   size_t ApproxBytes() const {
     size_t n = 0;
-#define GPUPERF_BATCH_BYTES(Type, name, number) n += name##s.capacity() * sizeof(Type##Record);
+#define GPUPERF_BATCH_BYTES(Type, name, plural, number) \
+  n += plural.capacity() * sizeof(Type##Record);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_BYTES)
 #undef GPUPERF_BATCH_BYTES
     return n;

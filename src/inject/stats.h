@@ -9,7 +9,7 @@
 
 namespace gpuperf::inject {
 
-extern std::atomic<uint64_t> g_stats[kMaxStatId];
+extern std::atomic<uint64_t> g_stats[kStatSlots];
 
 inline void CountStat(StatId id, uint64_t n = 1) {
   g_stats[static_cast<uint32_t>(id)].fetch_add(n, std::memory_order_relaxed);

@@ -53,8 +53,12 @@ void WriterThread::Enqueue(std::unique_ptr<RecordBatch> batch) {
   const size_t bytes = batch->ApproxBytes();
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!running_) {
+      CountStat(StatId::records_after_close, batch->RecordCount());
+      return;
+    }
     // Queued batches share the recorder's one memory budget with CUPTI's buffers.
-    if (!running_ || !ReserveRecorderMemory(bytes)) {
+    if (!ReserveRecorderMemory(bytes)) {
       CountStat(StatId::writer_queue_full, batch->RecordCount());
       return;
     }
@@ -86,7 +90,7 @@ void WriterThread::Run() {
     for (const ModuleRecord& m : modules) writer_->Add(m);
     writer_->Add(process_);
     writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
-    writer_->Flush();
+    Timed([this] { return writer_->Flush(); });
   }
   // Early CUPTI flushes (asked for under memory pressure) come at most this often: under a
   // steady high load the pressure never ends, and back-to-back flushes would only contend
@@ -113,7 +117,7 @@ void WriterThread::Run() {
       } else {
         WriteCycle();
         WriteStats();
-        writer_->Flush();
+        Timed([this] { return writer_->Flush(); });
       }
       signal_flush_done_.store(true, std::memory_order_release);
       if (signal_flush == 2) break;
@@ -133,7 +137,7 @@ void WriterThread::Run() {
     WriteCycle();
     if (period_due) {
       WriteStats();
-      Status status = writer_->Flush();
+      Status status = Timed([this] { return writer_->Flush(); });
       if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
     }
   }
@@ -179,14 +183,16 @@ void WriterThread::WriteCycle() {
   std::vector<std::pair<StringId, std::string>> strings;
   names_->DrainNew(strings);
 
+  // Adding records encodes them and compresses and writes every chunk that fills.
+  const uint64_t write_start = NowNs(CLOCK_MONOTONIC);
   for (const auto& [id, text] : strings) writer_->AddString(id, text);
   for (const PythonCodeRecord& code : python_codes) writer_->AddPythonCode(code);
   for (const StackRecord& stack : stacks) writer_->AddStack(stack);
   for (const ModuleRecord& module : modules) writer_->Add(module);
   for (const ThreadRecord& thread : threads) writer_->Add(thread);
   for (const auto& batch : batches) {
-#define GPUPERF_WRITE_BATCH(Type, name, number) \
-  for (const auto& record : batch->name##s) writer_->Add(record);
+#define GPUPERF_WRITE_BATCH(Type, name, plural, number) \
+  for (const auto& record : batch->plural) writer_->Add(record);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_BATCH)
 #undef GPUPERF_WRITE_BATCH
   }
@@ -194,6 +200,15 @@ void WriterThread::WriteCycle() {
   for (const LaunchLinkRecord& link : links) writer_->Add(link);
   batches.clear();
   ReleaseRecorderMemory(batch_bytes);
+  CountStat(StatId::compress_ns, NowNs(CLOCK_MONOTONIC) - write_start);
+}
+
+template <class Write>
+Status WriterThread::Timed(Write write) {
+  const uint64_t start = NowNs(CLOCK_MONOTONIC);
+  Status status = write();
+  CountStat(StatId::compress_ns, NowNs(CLOCK_MONOTONIC) - start);
+  return status;
 }
 
 void WriterThread::WriteStats() {
@@ -206,7 +221,7 @@ void WriterThread::WriteStats() {
   for (size_t i = 0; i < kThreadStatCount; ++i) SetStat(kThreadStats[i], totals[i]);
   UpdatePythonStats();
   // Cumulative values: readers take the last record of each stat.
-  for (uint32_t id = 1; id < kMaxStatId; ++id) {
+  for (uint32_t id = 1; id < kStatSlots; ++id) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);
     if (value != 0) writer_->Add(StatRecord{pid_, id, value});
   }

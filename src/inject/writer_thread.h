@@ -68,6 +68,11 @@ class WriterThread {
   void WriteCycle();
   void WriteStats();
   void FinishTrace();  // last cycle, the process's end, close
+  // Runs a flush of the trace file, counting its time (compressing and writing the
+  // chunks still open) as compress_ns. The final close is not counted: the stats are
+  // written before it.
+  template <class Write>
+  Status Timed(Write write);
   void FlushCupti(bool forced);
   void Wake();
 

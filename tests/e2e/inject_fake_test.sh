@@ -98,6 +98,11 @@ run signal 143 signal 300
 # fork: the child records nothing and does not hang; the parent's trace is whole.
 run fork 0 fork
 [[ $(ls "$dir/fork"/*.gpt | wc -l) -ge 1 ]] || fail "fork: no trace"
+# Both children (one exits, one execs and records afresh) are counted in the parent.
+[[ $(stat_value fork forked_children_ignored) -eq 2 ]] \
+  || fail "fork: forked_children_ignored is '$(stat_value fork forked_children_ignored)', want 2"
+# The writer thread's time is measured (it compresses every chunk), not left at 0.
+[[ $(stat_value basic compress_ns) -gt 0 ]] || fail "basic: compress_ns was not measured"
 
 # _exit without exit handlers: at most one flush period is lost.
 run os_exit 0 os_exit 200 1200

@@ -69,6 +69,10 @@ grep -A6 'Still allocated at exit' "$dir/report" | sed 's/^ *//' > "$dir/leak"
 grep -A3 '^(anonymous namespace)::Malloc' "$dir/leak" | tail -3 > "$dir/leak.python"
 printf '%s\n' "$(py "$init" init)" "$(py main construct)" "$(py '<module>' module)" \
   | diff - "$dir/leak.python" > /dev/null || fail "report's leak stack: $(cat "$dir/leak")"
+grep -q "Python frames: 5 code objects copied; 2 launches from threads without Python" "$dir/report" \
+  || fail "report's overhead section: $(grep -A8 'Profiler overhead' "$dir/report")"
+"$GPUPERF" report --python-internals "$dir/rec" 2>&1 | grep -A6 'Still allocated at exit' | grep -q '_PyObject_MakeTpCall\|python3\.[0-9]*+0x' \
+  || fail "report --python-internals: no interpreter frames in the leak stack"
 
 # --- the timeline: the launch's stack on its API slice ---
 "$GPUPERF" export -o "$dir/timeline.json" "$dir/rec" > /dev/null || fail "export"

@@ -17,7 +17,7 @@
 #include "inject/stats.h"
 
 namespace gpuperf::inject {
-std::atomic<uint64_t> g_stats[kMaxStatId];
+std::atomic<uint64_t> g_stats[kStatSlots];
 }
 
 namespace {
@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
     std::vector<std::pair<StringId, std::string>> strings;
     names.DrainNew(strings);
     for (const auto& [id, text] : strings) (*writer)->AddString(id, text);
-#define GPUPERF_REPLAY_WRITE(Type, name, number) \
-  for (const auto& record : batch.name##s) (*writer)->Add(record);
+#define GPUPERF_REPLAY_WRITE(Type, name, plural, number) \
+  for (const auto& record : batch.plural) (*writer)->Add(record);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_REPLAY_WRITE)
 #undef GPUPERF_REPLAY_WRITE
     std::printf("%s: %llu records, %llu incomplete, %llu untranslated\n", path.c_str(),

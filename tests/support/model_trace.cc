@@ -106,8 +106,8 @@ void WriteTraceFile(const Trace& trace, const std::string& path) {
     if (trace.stacks[id].id == id) w.AddStack(trace.stacks[id]);
   }
   for (const SymbolRecord& symbol : trace.symbols) w.AddSymbol(symbol);
-#define GPUPERF_WRITE_ALL(Type, name, number) \
-  for (const Type##Record& record : trace.name##s) w.Add(record);
+#define GPUPERF_WRITE_ALL(Type, name, plural, number) \
+  for (const Type##Record& record : trace.plural) w.Add(record);
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_ALL)
 #undef GPUPERF_WRITE_ALL
   Status closed = w.Close();

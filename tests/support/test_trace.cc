@@ -23,7 +23,7 @@ void TestTrace::Process(uint32_t pid, std::string_view command) {
   ProcessRecord process;
   process.pid = pid;
   process.command = Str(command);
-  trace_.processs.push_back(process);
+  trace_.processes.push_back(process);
 }
 
 void TestTrace::Thread(uint32_t pid, uint32_t tid, std::string_view name) {

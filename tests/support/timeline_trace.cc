@@ -66,7 +66,7 @@ Trace MakeTimelineTrace() {
   Trace trace;
   Builder b(trace);
   const uint32_t pid = kTimelinePid;
-  trace.processs.push_back({pid, 1, b.S("python3 train.py"), b.S("host"), b.S("test"), 1000, 0});
+  trace.processes.push_back({pid, 1, b.S("python3 train.py"), b.S("host"), b.S("test"), 1000, 0});
   trace.threads.push_back({pid, kTimelineTid, b.S("main")});
   trace.threads.push_back({pid, kTimelineOtherTid, b.S("loader")});
   DeviceRecord device;
@@ -156,11 +156,11 @@ Trace MakeTimelineTrace() {
   alloc.memory_kind = MemoryKind::kDevice;
   alloc.bytes = 1 << 20;
   alloc.timestamp_ns = 1500;
-  trace.memorys.push_back(alloc);
+  trace.memories.push_back(alloc);
   MemoryRecord release = alloc;
   release.op = MemoryOp::kRelease;
   release.timestamp_ns = 65'000;
-  trace.memorys.push_back(release);
+  trace.memories.push_back(release);
   return trace;
 }
 

@@ -118,14 +118,15 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
                               size_t valid_size) {
   Recorder* recorder = GetRecorder();
   // In a forked child the writer thread does not exist: nothing can be written there.
-  const bool writable = recorder != nullptr && static_cast<uint32_t>(getpid()) == recorder->pid &&
-                        recorder->writer.running();
+  const bool forked_child = recorder != nullptr && static_cast<uint32_t>(getpid()) != recorder->pid;
+  const bool writable = recorder != nullptr && !forked_child && recorder->writer.running();
   if (valid_size > 0 && !writable) {
-    // Never drop silently: count what we could not keep.
+    // Never drop silently: count what we could not keep. A forked child's records are
+    // copies of the parent's buffers: the parent keeps them, so they are no loss.
     uint64_t records = 0;
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) ++records;
-    CountStat(StatId::writer_queue_full, records);
+    CountStat(forked_child ? StatId::forked_child_records : StatId::records_after_close, records);
   }
   if (valid_size > 0 && writable) {
     try {

@@ -285,7 +285,7 @@ void Translator::Translate(const void* raw, RecordBatch& batch, TranslateCounts&
       r.timestamp_ns = m->timestamp;
       r.correlation_id = m->correlationId;
       r.is_async = m->isAsync != 0;
-      batch.memorys.push_back(r);
+      batch.memories.push_back(r);
       return;
     }
     case CUPTI_ACTIVITY_KIND_MARKER: {

@@ -1,4 +1,4 @@
-#include "analyze/report_diff.h"
+#include "analyze/report/report_diff.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,6 @@
 #include "base/units.h"
 
 namespace gpuperf {
-
-using Json = nlohmann::ordered_json;
 
 const std::vector<DiffMetric> kDiffMetrics = {
     {"total_gpu_time", MetricScope::kTotal, MetricUnit::kNs, "total GPU time"},
@@ -50,131 +48,104 @@ const DiffMetric* FindMetric(std::string_view name) {
   return nullptr;
 }
 
-double Num(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
+// One row of a per-item table (kernel or API function), by name.
+struct ItemRow {
+  std::string display_name;
+  const DurationStats* time = nullptr;
+  uint64_t failures = 0;
+};
 
-Status CheckDocument(const Json& doc, const char* which) {
-  if (!doc.is_object() || !doc.contains("schema_version")) {
-    return Error(StatusCode::kNotATrace,
-                 std::string("the ") + which + " is not a gpuperf report (no schema_version)");
-  }
-  if (!doc["schema_version"].is_number_integer() || doc["schema_version"].get<int>() != 1) {
-    return Error(StatusCode::kUnsupportedVersion,
-                 std::string("the ") + which + " has report schema version " +
-                     doc["schema_version"].dump() + "; this gpuperf reads version 1");
-  }
-  if (!doc.contains("summary") || !doc.contains("kernels")) {
-    return Error(StatusCode::kInvalidArgument,
-                 std::string("the ") + which +
-                     " lacks the summary or kernels section: write baselines with "
-                     "`gpuperf report --json` and no --sections");
-  }
-  return Status::Ok();
-}
-
-std::map<std::string, const Json*> ByName(const Json& doc, const char* section) {
-  std::map<std::string, const Json*> out;
-  auto it = doc.find(section);
-  if (it == doc.end() || !it->is_array()) return out;
-  for (const Json& row : *it) {
-    if (row.contains("name") && row["name"].is_string()) out[row["name"].get<std::string>()] = &row;
+std::map<std::string, ItemRow> Kernels(const ReportModel& m) {
+  std::map<std::string, ItemRow> out;
+  for (const KernelRow& k : m.kernels) {
+    out[k.name] = {k.display_name.empty() ? k.name : k.display_name, &k.time, 0};
   }
   return out;
 }
 
-std::map<std::string, const Json*> Apis(const Json& doc) {
-  auto out = ByName(doc, "runtime_api");
-  for (auto& [k, v] : ByName(doc, "driver_api")) out[k] = v;
+// Runtime and driver functions in one table; a driver row wins over a runtime row of
+// the same name.
+std::map<std::string, ItemRow> Apis(const ReportModel& m) {
+  std::map<std::string, ItemRow> out;
+  for (const auto* rows : {&m.runtime_api, &m.driver_api}) {
+    for (const ApiRow& a : *rows) out[a.name] = {a.name, &a.time, a.failures};
+  }
   return out;
 }
 
-std::set<std::string> ErrorKinds(const Json& doc, std::map<std::string, uint64_t>* counts) {
+std::set<std::string> ErrorKinds(const ReportModel& m, std::map<std::string, uint64_t>* counts) {
   std::set<std::string> out;
-  for (const char* section : {"runtime_api", "driver_api"}) {
-    auto it = doc.find(section);
-    if (it == doc.end() || !it->is_array()) continue;
-    for (const Json& row : *it) {
-      if (!row.contains("errors")) continue;
-      for (const Json& e : row["errors"]) {
-        const int code = e.value("code", 0);
-        if (code == 0 || code == 600) continue;  // success, not ready
-        std::string key = row.value("name", "") + ": " + e.value("name", "");
+  for (const auto* rows : {&m.runtime_api, &m.driver_api}) {
+    for (const ApiRow& row : *rows) {
+      for (const ApiError& e : row.errors) {
+        if (e.code == 0 || e.code == 600) continue;  // success, not ready
+        std::string key = row.name + ": " + e.name;
         out.insert(key);
-        if (counts) (*counts)[key] += e.value("count", uint64_t{0});
+        if (counts) (*counts)[key] += e.count;
       }
     }
   }
   return out;
 }
 
-double Total(const Json& doc, const DiffMetric& m) {
-  const Json& s = doc["summary"];
-  const std::string_view n = m.name;
-  if (n == "total_gpu_time") return Num(s, "gpu_ns");
-  if (n == "total_kernel_time") return Num(s, "kernel_ns");
-  if (n == "total_memcpy_time") return Num(s, "memcpy_ns");
-  if (n == "total_memcpy_bytes") return Num(s, "memcpy_bytes");
-  if (n == "total_api_time") return Num(s, "api_ns");
-  if (n == "kernel_launches") return Num(s, "kernels");
-  if (n == "api_calls") return Num(s, "api_calls");
-  if (n == "api_failures") return Num(s, "api_failures");
-  if (n == "span") return Num(s, "span_ns");
+double Total(const ReportModel& m, const DiffMetric& metric) {
+  const ReportSummary& s = m.summary;
+  const std::string_view n = metric.name;
+  auto value = [](uint64_t v) { return static_cast<double>(v); };
+  if (n == "total_gpu_time") return value(s.gpu_ns());
+  if (n == "total_kernel_time") return value(s.kernel_ns);
+  if (n == "total_memcpy_time") return value(s.memcpy_ns);
+  if (n == "total_memcpy_bytes") return value(s.memcpy_bytes);
+  if (n == "total_api_time") return value(s.api_ns);
+  if (n == "kernel_launches") return value(s.kernels);
+  if (n == "api_calls") return value(s.api_calls);
+  if (n == "api_failures") return value(s.api_failures);
+  if (n == "span") return value(s.span_ns);
   if (n == "peak_memory" || n == "leaked_bytes") {
     double sum = 0;
-    if (doc.contains("memory") && doc["memory"].contains("devices")) {
-      for (const Json& d : doc["memory"]["devices"]) {
-        sum += Num(d, n == "peak_memory" ? "peak_bytes" : "live_bytes_at_exit");
-      }
+    for (const MemoryDeviceRow& d : m.memory) {
+      sum += value(n == "peak_memory" ? d.peak_bytes : d.live_bytes_at_exit);
     }
     return sum;
   }
   if (n == "gpu_busy") {
     double busy = 0, span = 0;
-    if (doc.contains("utilization") && doc["utilization"].contains("devices")) {
-      for (const Json& d : doc["utilization"]["devices"]) {
-        busy += Num(d, "busy_ns");
-        span += Num(d, "span_ns");
-      }
+    for (const UtilizationRow& d : m.utilization) {
+      busy += value(d.busy_ns);
+      span += value(d.span_ns);
     }
     return span > 0 ? busy / span : 0;
   }
   if (n == "data_loss") {
     double sum = 0;
-    if (doc.contains("data_loss")) {
-      for (const Json& l : doc["data_loss"]) {
-        if (l.value("severity", "") == "data_loss") sum += Num(l, "value");
-      }
+    for (const LossRow& l : m.loss) {
+      if (l.severity == "data_loss") sum += value(l.value);
     }
     return sum;
   }
   return 0;
 }
 
-double ItemValue(const Json& row, const DiffMetric& m) {
+double ItemValue(const ItemRow& row, const DiffMetric& m) {
   const std::string_view n = m.name;
-  if (n == "kernel_total" || n == "api_total") return Num(row, "total_ns");
-  if (n == "kernel_avg" || n == "api_avg") return Num(row, "avg_ns");
-  if (n == "kernel_median") return Num(row, "median_ns");
-  if (n == "kernel_max" || n == "api_max") return Num(row, "max_ns");
-  if (n == "kernel_calls" || n == "api_call_count") return Num(row, "count");
-  if (n == "api_failed_calls") return Num(row, "failures");
+  const DurationStats& t = *row.time;
+  if (n == "kernel_total" || n == "api_total") return static_cast<double>(t.total_ns);
+  if (n == "kernel_avg" || n == "api_avg") return static_cast<double>(t.avg_ns());
+  if (n == "kernel_median") return static_cast<double>(t.median_ns);
+  if (n == "kernel_max" || n == "api_max") return static_cast<double>(t.max_ns);
+  if (n == "kernel_calls" || n == "api_call_count") return static_cast<double>(t.count);
+  if (n == "api_failed_calls") return static_cast<double>(row.failures);
   return 0;
 }
 
-std::vector<ItemDelta> Items(const std::map<std::string, const Json*>& base,
-                             const std::map<std::string, const Json*>& now, MetricScope scope) {
+std::vector<ItemDelta> Items(const std::map<std::string, ItemRow>& base,
+                             const std::map<std::string, ItemRow>& now, MetricScope scope) {
   std::map<std::string, ItemDelta> items;
-  auto fill = [&](const std::map<std::string, const Json*>& rows, bool is_base) {
+  auto fill = [&](const std::map<std::string, ItemRow>& rows, bool is_base) {
     for (const auto& [name, row] : rows) {
       ItemDelta& d = items[name];
       d.name = name;
-      if (d.display_name.empty()) d.display_name = row->value("short_name", name);
-      const uint64_t calls = static_cast<uint64_t>(Num(*row, "count"));
-      const uint64_t total = static_cast<uint64_t>(Num(*row, "total_ns"));
-      const uint64_t avg = static_cast<uint64_t>(Num(*row, "avg_ns"));
-      const uint64_t failures = static_cast<uint64_t>(Num(*row, "failures"));
+      if (d.display_name.empty()) d.display_name = row.display_name;
       for (const DiffMetric& m : kDiffMetrics) {
         if (m.scope != scope) continue;
         auto it = std::find_if(d.values.begin(), d.values.end(),
@@ -183,20 +154,21 @@ std::vector<ItemDelta> Items(const std::map<std::string, const Json*>& base,
           d.values.push_back({m.name, {0, 0}});
           it = d.values.end() - 1;
         }
-        (is_base ? it->second.first : it->second.second) = ItemValue(*row, m);
+        (is_base ? it->second.first : it->second.second) = ItemValue(row, m);
       }
+      const DurationStats& t = *row.time;
       if (is_base) {
         d.in_base = true;
-        d.base_calls = calls;
-        d.base_total_ns = total;
-        d.base_avg_ns = avg;
-        d.base_failures = failures;
+        d.base_calls = t.count;
+        d.base_total_ns = t.total_ns;
+        d.base_avg_ns = t.avg_ns();
+        d.base_failures = row.failures;
       } else {
         d.in_new = true;
-        d.new_calls = calls;
-        d.new_total_ns = total;
-        d.new_avg_ns = avg;
-        d.new_failures = failures;
+        d.new_calls = t.count;
+        d.new_total_ns = t.total_ns;
+        d.new_avg_ns = t.avg_ns();
+        d.new_failures = row.failures;
       }
     }
   };
@@ -300,9 +272,7 @@ Result<FailCondition> ParseFailCondition(std::string_view text) {
   return c;
 }
 
-Result<ReportDiff> DiffReports(const Json& base, const Json& now) {
-  GP_RETURN_IF_ERROR(CheckDocument(base, "baseline"));
-  GP_RETURN_IF_ERROR(CheckDocument(now, "new report"));
+ReportDiff DiffReports(const ReportModel& base, const ReportModel& now) {
   ReportDiff diff;
   std::map<std::string, uint64_t> new_error_counts;
   const std::set<std::string> base_errors = ErrorKinds(base, nullptr);
@@ -326,7 +296,7 @@ Result<ReportDiff> DiffReports(const Json& base, const Json& now) {
     }
     diff.totals.push_back(d);
   }
-  diff.kernels = Items(ByName(base, "kernels"), ByName(now, "kernels"), MetricScope::kKernel);
+  diff.kernels = Items(Kernels(base), Kernels(now), MetricScope::kKernel);
   diff.apis = Items(Apis(base), Apis(now), MetricScope::kApi);
   return diff;
 }

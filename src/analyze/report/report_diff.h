@@ -1,5 +1,5 @@
-// `gpuperf diff`: compares two reports (JSON documents of `report --format json`,
-// schema in docs/report.md) and checks regression conditions for CI.
+// `gpuperf diff`: compares two reports (a baseline written by `report --format json`
+// reads back as a model, export/report_json.h) and checks regression conditions for CI.
 //
 // Condition grammar (one condition per --fail-if):
 //   condition := metric op threshold
@@ -18,8 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "analyze/report/report_model.h"
 #include "gpuperf/status.h"
 
 namespace gpuperf {
@@ -78,9 +77,7 @@ struct ReportDiff {
   std::vector<std::string> new_api_errors;  // "cudaMalloc: cudaErrorMemoryAllocation x3"
 };
 
-// Fails when a document is not a report of a schema version we read.
-Result<ReportDiff> DiffReports(const nlohmann::ordered_json& base,
-                               const nlohmann::ordered_json& now);
+ReportDiff DiffReports(const ReportModel& base, const ReportModel& now);
 
 // One line per violated condition ("total GPU time 12.3 ms -> 14.1 ms (+14.6%) exceeds
 // +10%"). Per-item conditions skip items whose baseline total time is below

@@ -1,7 +1,8 @@
 // The numbers of `gpuperf report`: what a trace says about kernels, CUDA API calls,
 // copies, synchronization, memory, GPU utilization, NVTX ranges, the profiler's own
 // cost and what the recording lost. Built by streaming the trace once (BuildReport), so
-// traces of any size fit; the renderers (src/export/report_*.cc) only format it.
+// traces of any size fit; each section is built by its own file (section_*.cc, see
+// report_builder.h); the renderers (src/export/report_*.cc) only format it.
 //
 // Times in the model are nanoseconds; "at" times are relative to the trace origin (the
 // earliest timestamp of the trace), so reports of one run are comparable.
@@ -37,6 +38,8 @@ struct ReportOptions {
   uint32_t max_gaps = 50;                 // longest gaps kept per device
   uint32_t max_leaks = 50;                // largest leaks kept
   uint32_t stack_frames = 5;              // frames shown per stack (innermost first)
+  // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
+  bool python_internals = false;
 };
 
 struct DurationStats {
@@ -173,13 +176,15 @@ struct OverheadSummary {
   uint64_t callback_ns = 0;  // gpuperf's API callbacks, on the application's threads
   uint64_t unwind_ns = 0;    // part of callback_ns
   uint64_t unique_stacks = 0;
-  uint64_t fp_stacks_verified = 0;   // distinct frame-pointer stacks libunwind confirmed
-  uint64_t fp_stacks_rejected = 0;   // ... and refused (those launches used libunwind)
-  uint64_t translate_ns = 0;         // background threads
-  uint64_t compress_ns = 0;          // background threads
-  uint64_t memory_peak_bytes = 0;    // the largest process's recorder peak (0: not recorded)
-  uint64_t memory_budget_grown = 0;  // times budgets doubled past the soft budget
-  uint64_t wall_ns = 0;              // sum of the processes' recorded wall time
+  uint64_t fp_stacks_verified = 0;      // distinct frame-pointer stacks libunwind confirmed
+  uint64_t fp_stacks_rejected = 0;      // ... and refused (those launches used libunwind)
+  uint64_t translate_ns = 0;            // background threads: CUPTI buffers to records
+  uint64_t compress_ns = 0;             // background threads: records to compressed chunks
+  uint64_t memory_peak_bytes = 0;       // the largest process's recorder peak (0: not recorded)
+  uint64_t memory_budget_grown = 0;     // times budgets doubled past the soft budget
+  uint64_t python_codes = 0;            // Python code objects on launch stacks (0: no Python)
+  uint64_t python_no_thread_state = 0;  // launches from threads without Python frames
+  uint64_t wall_ns = 0;                 // sum of the processes' recorded wall time
   uint64_t in_app_ns() const { return cupti_ns + callback_ns; }
 };
 

@@ -1,10 +1,12 @@
-#include "analyze/report_model.h"
+#include "analyze/report/report_model.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "analyze/report/report_diff.h"
 #include "export/report_export.h"
+#include "export/report_json.h"
 #include "gpuperf/stats.h"
 #include "gpuperf/trace_writer.h"
 #include "support/golden.h"
@@ -459,6 +461,44 @@ TEST_F(ReportModelTest, GoldenJsonTextAndCsv) {
   EXPECT_MATCHES_GOLDEN(json.str(), "report/hand_trace.json");
   EXPECT_MATCHES_GOLDEN(text.str(), "report/hand_trace.txt");
   EXPECT_MATCHES_GOLDEN(csv.str(), "report/hand_trace.csv");
+}
+
+// Baselines of `gpuperf diff` are read back from JSON: the model they give writes the
+// same document again, and compares equal to the report it came from.
+TEST_F(ReportModelTest, JsonReadsBackAsTheSameModel) {
+  ReportModel m = Build();
+  // What the hand trace lacks: a reader's loss without a process, a kernel on an unknown
+  // device (no occupancy), a wait not on a stream, a warning.
+  m.loss.push_back({std::nullopt, "chunks_corrupt", "data_loss", 2, "damaged chunks"});
+  m.read_warnings.push_back("a.gpt: 2 damaged chunks skipped");
+  m.kernels[0].configs.push_back({});
+  m.sync.push_back(m.sync[0]);
+  m.sync.back().stream.reset();
+  m.sync.back().kind = SyncKind::kContextSynchronize;
+  const nlohmann::ordered_json first = ReportToJson(m, {});
+  auto read = ReportFromJson(first, "the baseline");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(ReportToJson(*read, {}).dump(2), first.dump(2));
+  EXPECT_EQ(read->kernels[0].configs[0].occupancy.limiter,
+            m.kernels[0].configs[0].occupancy.limiter);
+  EXPECT_EQ(read->leaks[0].address, 0xB000u);
+  EXPECT_EQ(read->devices[0].compute_major, 9u);
+
+  const ReportDiff diff = DiffReports(m, *read);
+  for (const MetricDelta& d : diff.totals) EXPECT_EQ(d.base, d.now) << d.metric->name;
+  ASSERT_EQ(diff.kernels.size(), 2u);
+  for (const ItemDelta& k : diff.kernels) {
+    for (const auto& [metric, values] : k.values) EXPECT_EQ(values.first, values.second) << metric;
+  }
+
+  // Sections left out of a document read as empty.
+  ReportRenderOptions only_kernels;
+  only_kernels.sections = {"kernels"};
+  auto partial = ReportFromJson(ReportToJson(m, only_kernels), "the baseline");
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->kernels.size(), 2u);
+  EXPECT_TRUE(partial->runtime_api.empty());
+  EXPECT_EQ(partial->summary.kernels, 0u);
 }
 
 TEST_F(ReportModelTest, OneSectionCsvIsPlainCsv) {

@@ -1,0 +1,53 @@
+// What the recording and the reading lost: every non-zero data-loss or warning counter
+// of each process, processes that never wrote their final flush, and damaged files.
+#include "analyze/report/report_builder.h"
+
+namespace gpuperf::report {
+namespace {
+
+class LossSection final : public ReportSection {
+ public:
+  explicit LossSection(ReportContext& context) : context_(context) {}
+
+  void Finish(ReportModel& model) override {
+    for (const auto& [pid, p] : context_.processes()) {
+      for (uint32_t id = 0; id < kStatSlots; ++id) {
+        const uint64_t value = p.stats.values[id];
+        if (value == 0) continue;
+        const StatInfo info = GetStatInfo(id);
+        if (info.severity == StatSeverity::kInfo) continue;
+        model.loss.push_back({pid, std::string(info.name),
+                              info.severity == StatSeverity::kDataLoss ? "data_loss" : "warning",
+                              value, std::string(info.description)});
+      }
+      if (p.process && p.process->end_ns == 0) {
+        model.loss.push_back({pid, "process_incomplete", "data_loss", 1,
+                              "the process ended before its final flush: records of its last "
+                              "moments are missing"});
+      }
+    }
+    const ReadReport& read = context_.read_report();
+    auto reader_loss = [&](const char* stat, const char* severity, uint64_t value,
+                           const char* description) {
+      if (value > 0) model.loss.push_back({std::nullopt, stat, severity, value, description});
+    };
+    reader_loss("chunks_corrupt", "data_loss", read.chunks_corrupt,
+                "damaged chunks of the trace file that were skipped");
+    reader_loss("bytes_truncated", "data_loss", read.bytes_truncated,
+                "bytes at the end of a trace file that were not a whole chunk");
+    reader_loss("chunks_unknown", "warning", read.chunks_unknown,
+                "chunks of a newer gpuperf's record types that were skipped");
+    model.read_warnings = read.warnings;
+  }
+
+ private:
+  ReportContext& context_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context) {
+  return std::make_unique<LossSection>(context);
+}
+
+}  // namespace gpuperf::report
