@@ -274,7 +274,8 @@ struct ModuleRecord {
   uint64_t end = 0;    // one past the highest
 };
 
-// An interned call stack: program counters, innermost first.
+// An interned call stack: program counters, innermost first, then the launching thread's
+// Python frames as tagged words (gpuperf/python_frame_word.h), innermost first.
 struct StackRecord {
   uint32_t pid = 0;
   StackId id = 0;
@@ -295,6 +296,21 @@ struct SymbolRecord {
   uint32_t pid = 0;
   uint64_t pc = 0;
   std::vector<SymbolFrame> frames;
+};
+
+// A CPython code object that Python frames of the same process's stacks name by code_id:
+// what the recorder copied of it the first time it was seen, so lines are resolved
+// offline (analyze/python_lines.h). Variable length: a chunk type of its own.
+struct PythonCodeRecord {
+  uint32_t pid = 0;
+  uint32_t code_id = 0;         // 1-based, per process
+  StringId name = 0;            // qualified name (co_qualname; co_name on 3.10)
+  StringId file = 0;            // co_filename
+  int32_t first_line = 0;       // co_firstlineno
+  uint32_t python_version = 0;  // (major << 24) | (minor << 16)
+  uint8_t line_format = 0;      // PyLineTableFormat: 0 none, 1 CPython 3.10, 2 3.11 and later
+  uint32_t code_units = 0;      // bytecode length in 16-bit code units
+  std::string line_table;       // raw co_linetable bytes
 };
 
 // Every fixed-size record type: X(TypeName, snake_name, plural, chunk type number); the

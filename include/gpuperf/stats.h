@@ -66,7 +66,21 @@ enum class StatSeverity : uint8_t {
   X(activity_buffers_taken, 44, kDataLoss,                                                         \
     "another CUPTI client took over the activity buffers: later GPU activity is missing")          \
   X(thread_buffer_bytes, 45, kInfo,                                                                \
-    "bytes of per-thread record buffers allocated at the last flush")
+    "bytes of per-thread record buffers allocated at the last flush")                              \
+  /* 50-59: Python frames at launches (src/inject/python, docs/recording.md) */                    \
+  X(python_codes, 50, kInfo, "Python code objects copied (names, file, line table)")               \
+  X(python_no_thread_state, 51, kInfo,                                                             \
+    "launches from threads without a Python thread state (native frames only)")                    \
+  X(python_refused, 52, kWarning,                                                                  \
+    "launches without Python frames because the interpreter was refused (see the log)")            \
+  X(python_truncated, 53, kWarning, "Python stacks cut at 128 frames (outermost frames lost)")     \
+  X(python_broken, 54, kWarning,                                                                   \
+    "Python stacks ended early by a frame pointer that made no sense")                             \
+  X(python_skipped_frames, 55, kWarning,                                                           \
+    "Python frames left out: their code was not a code object")                                    \
+  X(python_intern_failed, 56, kDataLoss, "Python frames without a name (code table full or busy)") \
+  X(python_unreadable_names, 57, kWarning,                                                         \
+    "Python code objects whose name or file could not be read")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

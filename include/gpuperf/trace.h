@@ -16,6 +16,7 @@ struct Trace {
   std::vector<std::string> strings;  // indexed by StringId; strings[0] is ""
   std::vector<StackRecord> stacks;   // indexed by StackId; stacks[0] is empty
   std::vector<SymbolRecord> symbols;
+  std::vector<PythonCodeRecord> python_codes;
 #define GPUPERF_TRACE_VECTOR(Type, name, plural, number) std::vector<Type##Record> plural;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_TRACE_VECTOR)
 #undef GPUPERF_TRACE_VECTOR

@@ -27,6 +27,7 @@ class RecordSink {
   virtual void OnString(StringId id, std::string_view text) {}
   virtual void OnStack(const StackRecord& stack) {}
   virtual void OnSymbol(const SymbolRecord& symbol) {}
+  virtual void OnPythonCode(const PythonCodeRecord& code) {}
 #define GPUPERF_SINK_ON(Type, name, plural, number) \
   virtual void On##Type(std::span<const Type##Record> records) {}
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_SINK_ON)

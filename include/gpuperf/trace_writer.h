@@ -52,6 +52,8 @@ class TraceWriter {
   // itself). Ids must be unique within the file and non-zero.
   virtual void AddStack(const StackRecord& stack) = 0;
   virtual void AddSymbol(const SymbolRecord& symbol) = 0;
+  // Code ids are the caller's (the injection library's code table), unique per pid.
+  virtual void AddPythonCode(const PythonCodeRecord& code) = 0;
 
 #define GPUPERF_WRITER_ADD(Type, name, plural, number) \
   virtual void Add(const Type##Record& record) = 0;

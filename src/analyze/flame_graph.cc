@@ -120,7 +120,7 @@ class LaunchAggregator {
                                                     : 0;
     key.device = a.device_id;
     key.stream = options_.split == FlameSplit::kStream ? a.stream_id : 0;
-    key.tid = options_.split == FlameSplit::kThread ? a.launch_tid : 0;
+    key.tid = a.launch_tid;  // a thread's stacks may get a root label (autograd)
     key.kind = a.kind;
     key.join = a.join;
     if (last_ == nullptr || !(key == last_key_)) {
@@ -187,16 +187,28 @@ class GraphResolver {
     return id;
   }
 
-  const std::vector<uint32_t>& CpuFrames(StackId stack_id) {
-    auto it = cpu_frames_.find(stack_id);
+  const std::vector<uint32_t>& CpuFrames(StackId stack_id, uint32_t tid) {
+    const uint64_t key = uint64_t{stack_id} << 32 | tid;
+    auto it = cpu_frames_.find(key);
     if (it != cpu_frames_.end()) return it->second;
-    std::vector<uint32_t>& ids = cpu_frames_[stack_id];
+    std::vector<uint32_t>& ids = cpu_frames_[key];
     frames_.clear();
     if (stack_id < names_.stacks.size())
-      names_.symbols.ResolveStack(names_.stacks[stack_id], frames_);
+      names_.symbols.ResolveStack(names_.stacks[stack_id], frames_, tid);
     for (const Frame& f : frames_) {
-      ids.push_back(Intern(options_.full_names ? std::string(f.function) : ShortName(f.function),
-                           FlameFrameKind::kCpu));
+      switch (f.kind) {
+        case FrameKind::kNative:
+          ids.push_back(
+              Intern(options_.full_names ? std::string(f.function) : ShortName(f.function),
+                     FlameFrameKind::kCpu));
+          break;
+        case FrameKind::kPython:  // qualified names are short already
+          ids.push_back(Intern(FrameWithLocation(f), FlameFrameKind::kPython));
+          break;
+        case FrameKind::kLabel:
+          ids.push_back(Intern(std::string(f.function), FlameFrameKind::kContext));
+          break;
+      }
     }
     return ids;
   }
@@ -255,7 +267,7 @@ class GraphResolver {
   const FlameGraphOptions& options_;
   FlameGraph& graph_;
   std::map<std::pair<std::string, FlameFrameKind>, uint32_t> index_;
-  std::unordered_map<StackId, std::vector<uint32_t>> cpu_frames_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> cpu_frames_;  // (stack << 32 | tid)
   std::vector<Frame> frames_;
   DemangleCache demangle_;
 };
@@ -344,7 +356,7 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
     }
     switch (key.join) {
       case LaunchJoin::kJoined: {
-        const std::vector<uint32_t>& cpu = resolver.CpuFrames(key.stack);
+        const std::vector<uint32_t>& cpu = resolver.CpuFrames(key.stack, key.tid);
         path.insert(path.end(), cpu.begin(), cpu.end());
         break;
       }
@@ -426,6 +438,7 @@ class FlameSink final : public RecordSink {
     correlator_.AddStack(stack.id);
   }
   void OnSymbol(const SymbolRecord& symbol) override { symbols.push_back(symbol); }
+  void OnPythonCode(const PythonCodeRecord& code) override { python_codes.push_back(code); }
   void OnModule(std::span<const ModuleRecord> records) override {
     modules.insert(modules.end(), records.begin(), records.end());
   }
@@ -445,6 +458,7 @@ class FlameSink final : public RecordSink {
   std::vector<std::string> strings;
   std::vector<StackRecord> stacks;
   std::vector<SymbolRecord> symbols;
+  std::vector<PythonCodeRecord> python_codes;
   std::vector<ModuleRecord> modules;
   std::vector<ProcessRecord> processes;
   std::vector<ThreadRecord> threads;
@@ -462,9 +476,8 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
   Correlator correlator([&aggregator](const GpuActivity& a) { aggregator.Add(a); });
   CorrelateTrace(trace, correlator);
 
-  SymbolTable symbols(trace.strings);
-  for (const ModuleRecord& module : trace.modules) symbols.AddModule(module);
-  for (const SymbolRecord& symbol : trace.symbols) symbols.AddSymbol(symbol);
+  SymbolTable symbols(trace.strings, {.python_internals = options.python_internals});
+  symbols.AddAll(trace.modules, trace.symbols, trace.python_codes, trace.threads);
   NameSources names{trace.strings, trace.stacks, symbols, trace.processes, trace.threads};
   return Resolve(aggregator, names, options, kernel_re, correlator.stats());
 }
@@ -481,9 +494,8 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
   correlator.Finish();
 
   // Built after reading: the string table no longer moves.
-  SymbolTable symbols(sink.strings);
-  for (const ModuleRecord& module : sink.modules) symbols.AddModule(module);
-  for (const SymbolRecord& symbol : sink.symbols) symbols.AddSymbol(symbol);
+  SymbolTable symbols(sink.strings, {.python_internals = options.python_internals});
+  symbols.AddAll(sink.modules, sink.symbols, sink.python_codes, sink.threads);
   NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads};
   return Resolve(aggregator, names, options, kernel_re, correlator.stats());
 }

@@ -29,6 +29,8 @@ struct FlameGraphOptions {
   std::optional<uint32_t> pid;  // only this process
   std::string kernel_regex;     // only GPU frames whose name matches (ECMAScript, search)
   bool inverted = false;        // GPU frame first: "which CPU paths feed this kernel"
+  // Keep the interpreter's native frames in stacks with Python frames (symbol_table.h).
+  bool python_internals = false;
 };
 
 enum class FlameFrameKind : uint8_t {
@@ -39,6 +41,7 @@ enum class FlameFrameKind : uint8_t {
   kKernel,
   kMemcpy,
   kMemset,
+  kPython,  // a Python function: "qualname (file.py:87)"
 };
 
 struct FlameFrame {

@@ -254,3 +254,67 @@ TEST(FlameGraph, EmptyTraceGivesAnEmptyGraph) {
 
 }  // namespace
 }  // namespace gpuperf
+
+namespace gpuperf {
+namespace {
+
+// A launch from Python: main (train.py) -> Model.forward -> helper (model.py), run by one
+// eval-loop call, calling launch_op through the interpreter's call machinery.
+StackId PythonLaunchStack(testing::TestTrace& t) {
+  const StackId s = t.Stack(
+      1, {"__libc_start_main", "python3.11!Py_RunMain", "python3.11!_PyEval_EvalFrameDefault",
+          "python3.11!_PyObject_MakeTpCall", "launch_op"});
+  t.PythonCode(1, 1, "helper", "/src/model.py", 10);
+  t.PythonCode(1, 2, "Model.forward", "/src/model.py", 20);
+  t.PythonCode(1, 3, "main", "/src/train.py", 4);
+  t.AddPythonFrame(s, 1, 0, false);  // line 11
+  t.AddPythonFrame(s, 2, 3, false);  // line 22
+  t.AddPythonFrame(s, 3, 1, true);   // line 5
+  return s;
+}
+
+TEST(FlameGraph, PythonFramesTakeTheInterpreterPlaceWithFileAndLine) {
+  TestTrace t;
+  const StackId s = PythonLaunchStack(t);
+  t.Link(1, 1, 1, s, "cudaLaunchKernel");
+  t.Kernel(1, "gemm", 1, 0, 100);
+  EXPECT_EQ(Folded(t.trace()),
+            "__libc_start_main;main (train.py:5);Model.forward (model.py:22);helper (model.py:11);"
+            "launch_op;cudaLaunchKernel;[GPU0] gemm 100\n");
+  FlameGraphOptions internals;
+  internals.python_internals = true;
+  EXPECT_EQ(Folded(t.trace(), internals),
+            "__libc_start_main;Py_RunMain;_PyEval_EvalFrameDefault;main (train.py:5);"
+            "Model.forward (model.py:22);helper (model.py:11);_PyObject_MakeTpCall;launch_op;"
+            "cudaLaunchKernel;[GPU0] gemm 100\n");
+
+  auto graph = BuildFlameGraph(t.trace(), {});
+  ASSERT_TRUE(graph.ok());
+  for (const FlameFrame& frame : graph->frames) {
+    const bool python = frame.name.find(".py:") != std::string::npos;
+    EXPECT_EQ(frame.kind == FlameFrameKind::kPython, python) << frame.name;
+  }
+}
+
+TEST(FlameGraph, AutogradThreadsGetTheirRootLabel) {
+  TestTrace t;
+  const StackId s =
+      t.Stack(1, {"start_thread", "torch::autograd::Engine::thread_main", "launch_op"});
+  t.Thread(1, 2, "pt_autograd_0");
+  t.Thread(1, 3, "worker");
+  t.Link(1, 2, 1, s, "cudaLaunchKernel");
+  t.Link(1, 3, 2, s, "cudaLaunchKernel");  // the same stack from another thread
+  t.Kernel(1, "grad", 1, 0, 100);
+  t.Kernel(1, "grad", 2, 200, 250);
+  EXPECT_EQ(Folded(t.trace()),
+            "[autograd backward];start_thread;torch::autograd::Engine::thread_main;launch_op;"
+            "cudaLaunchKernel;[GPU0] grad 100\n"
+            "start_thread;torch::autograd::Engine::thread_main;launch_op;cudaLaunchKernel;"
+            "[GPU0] grad 50\n");
+  auto graph = BuildFlameGraph(t.trace(), {});
+  ASSERT_TRUE(graph.ok());
+  EXPECT_EQ(graph->frames[graph->stacks[0].frames[0]].kind, FlameFrameKind::kContext);
+}
+
+}  // namespace
+}  // namespace gpuperf

@@ -5,7 +5,24 @@
 #include <cstdio>
 #include <memory>
 
+#include "analyze/python_lines.h"
+#include "analyze/python_stacks.h"
+#include "gpuperf/python_frame_word.h"
+
 namespace gpuperf {
+
+std::string FrameWithLocation(const Frame& frame) {
+  std::string text(frame.function);
+  if (frame.file.empty()) return text;
+  std::string_view file = frame.file;
+  const size_t slash = file.rfind('/');
+  if (slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  text += " (";
+  text += file;
+  if (frame.line != 0) text += ":" + std::to_string(frame.line);
+  text += ')';
+  return text;
+}
 
 void SymbolTable::AddModule(const ModuleRecord& module) {
   std::string_view path = Str(module.path);
@@ -79,7 +96,79 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
   out.push_back(frame);
 }
 
-void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out) {
+void SymbolTable::AddPythonCode(const PythonCodeRecord& code) {
+  python_codes_[uint64_t{code.pid} << 32 | code.code_id] =
+      PythonCode{code.name, code.file, code.first_line, code.line_format, code.line_table};
+}
+
+void SymbolTable::AddThread(const ThreadRecord& thread) {
+  autograd_threads_[uint64_t{thread.pid} << 32 | thread.tid] =
+      IsAutogradThreadName(Str(thread.name));
+}
+
+void SymbolTable::AddAll(std::span<const ModuleRecord> modules,
+                         std::span<const SymbolRecord> symbols,
+                         std::span<const PythonCodeRecord> python_codes,
+                         std::span<const ThreadRecord> threads) {
+  for (const ModuleRecord& module : modules) AddModule(module);
+  for (const SymbolRecord& symbol : symbols) AddSymbol(symbol);
+  for (const PythonCodeRecord& code : python_codes) AddPythonCode(code);
+  for (const ThreadRecord& thread : threads) AddThread(thread);
+}
+
+Frame SymbolTable::PythonFrame(uint32_t pid, uint64_t word) const {
+  Frame frame;
+  frame.kind = FrameKind::kPython;
+  auto it = python_codes_.find(uint64_t{pid} << 32 | PythonFrameCodeId(word));
+  if (it == python_codes_.end()) {
+    frame.function = "[unknown Python code]";
+    return frame;
+  }
+  const PythonCode& code = it->second;
+  frame.function = code.name == 0 ? std::string_view("[unnamed Python code]") : Str(code.name);
+  frame.file = Str(code.file);
+  const auto* table = reinterpret_cast<const uint8_t*>(code.line_table.data());
+  const int line =
+      ResolvePythonLine(static_cast<PyLineTableFormat>(code.line_format), code.first_line,
+                        {table, code.line_table.size()}, PythonFrameInstruction(word));
+  frame.line = line > 0 ? static_cast<uint32_t>(line) : 0;
+  return frame;
+}
+
+void SymbolTable::ResolveMixedStack(const StackRecord& stack, std::vector<Frame>& out) {
+  std::vector<Frame> native_frames;
+  std::vector<std::pair<size_t, size_t>> pc_ranges;  // per native PC, innermost first
+  std::vector<PythonStackFrame> python;
+  for (uint64_t word : stack.pcs) {
+    if (IsPythonFrameWord(word)) {
+      python.push_back({PythonFrame(stack.pid, word), PythonFrameIsEntry(word)});
+    } else {
+      const size_t begin = native_frames.size();
+      Resolve(stack.pid, word, native_frames);
+      pc_ranges.emplace_back(begin, native_frames.size());
+    }
+  }
+  std::vector<std::span<const Frame>> native;
+  native.reserve(pc_ranges.size());
+  for (auto [begin, end] : pc_ranges)
+    native.emplace_back(native_frames.data() + begin, end - begin);
+  MergePythonFrames(native, python, options_.python_internals, out);
+}
+
+void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid) {
+  if (tid != 0) {
+    auto thread = autograd_threads_.find(uint64_t{stack.pid} << 32 | tid);
+    if (thread != autograd_threads_.end() && thread->second) {
+      Frame label;
+      label.function = kAutogradBackwardLabel;
+      label.kind = FrameKind::kLabel;
+      out.push_back(label);
+    }
+  }
+  if (std::any_of(stack.pcs.begin(), stack.pcs.end(), IsPythonFrameWord)) {
+    ResolveMixedStack(stack, out);
+    return;
+  }
   for (size_t i = stack.pcs.size(); i-- > 0;) Resolve(stack.pid, stack.pcs[i], out);
 }
 

@@ -15,29 +15,57 @@
 
 namespace gpuperf {
 
+enum class FrameKind : uint8_t {
+  kNative,  // a function at a PC
+  kPython,  // a Python function; file and line of the instruction it was running
+  kLabel,   // a frame gpuperf adds ("[autograd backward]")
+};
+
 struct Frame {
-  std::string_view function;  // demangled; for unresolved PCs "module+0xoffset" or "0xpc"
+  std::string_view function;  // demangled; for unresolved PCs "module+0xoffset" or "0xpc";
+                              // the qualified name of a Python function
   std::string_view file;      // empty when unknown
   uint32_t line = 0;
   std::string_view module;  // file name of the module, empty when unknown
   bool inlined = false;     // an inlined call inside the next frame's function
+  FrameKind kind = FrameKind::kNative;
 };
+
+struct StackDisplayOptions {
+  // Keep the interpreter's own native frames (the eval loop, call machinery) in stacks
+  // that have Python frames (analyze/python_stacks.h).
+  bool python_internals = false;
+};
+
+// "function (file.py:87)": the function with the base name of its file and its line, or
+// the function alone when the file is unknown. How stack listings show a frame.
+std::string FrameWithLocation(const Frame& frame);
 
 class SymbolTable {
  public:
   // `strings` must outlive the table (Trace::strings, or a streaming sink's table).
-  explicit SymbolTable(const std::vector<std::string>& strings) : strings_(strings) {}
+  explicit SymbolTable(const std::vector<std::string>& strings, StackDisplayOptions options = {})
+      : strings_(strings), options_(options) {}
 
   void AddModule(const ModuleRecord& module);
   void AddSymbol(const SymbolRecord& symbol);
+  void AddPythonCode(const PythonCodeRecord& code);
+  void AddThread(const ThreadRecord& thread);
+  // Everything a trace says about names, in one call.
+  void AddAll(std::span<const ModuleRecord> modules, std::span<const SymbolRecord> symbols,
+              std::span<const PythonCodeRecord> python_codes,
+              std::span<const ThreadRecord> threads);
 
   // Appends the frames of one PC, outermost first (the containing function, then the
   // functions inlined into it, innermost last).
   void Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out);
 
   // Appends the frames of a whole stack (pcs innermost first, as recorded), outermost
-  // first: the order of folded stacks and flame graphs.
-  void ResolveStack(const StackRecord& stack, std::vector<Frame>& out);
+  // first: the order of folded stacks and flame graphs. The one place where a stack
+  // becomes display frames: Python frames are merged into the native ones, and stacks of
+  // thread `tid` (0: unknown) get a root label where the thread says what they are
+  // (analyze/python_stacks.h).
+  void ResolveStack(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid = 0);
 
   size_t symbol_count() const { return symbols_.size(); }
 
@@ -60,10 +88,22 @@ class SymbolTable {
   std::string_view Str(StringId id) const {
     return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
   }
+  struct PythonCode {
+    StringId name = 0, file = 0;  // ids, not views: a streaming sink's table still grows
+    int32_t first_line = 0;
+    uint8_t line_format = 0;
+    std::string line_table;
+  };
+
   const ModuleRange* FindModule(uint32_t pid, uint64_t pc);
   std::string_view Intern(std::string text);
+  Frame PythonFrame(uint32_t pid, uint64_t word) const;
+  void ResolveMixedStack(const StackRecord& stack, std::vector<Frame>& out);
 
   const std::vector<std::string>& strings_;
+  StackDisplayOptions options_;
+  std::unordered_map<uint64_t, PythonCode> python_codes_;  // (pid << 32 | code id)
+  std::unordered_map<uint64_t, bool> autograd_threads_;    // (pid << 32 | tid)
   std::unordered_map<PcKey, std::vector<SymbolFrame>, PcKeyHash> symbols_;
   std::unordered_map<uint32_t, std::vector<ModuleRange>> modules_;  // sorted by start
   std::unordered_map<PcKey, std::string_view, PcKeyHash> fallback_labels_;

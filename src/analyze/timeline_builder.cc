@@ -15,11 +15,6 @@ uint64_t FlowId(uint32_t process_index, uint32_t correlation_id, uint32_t ordina
          (static_cast<uint64_t>(correlation_id) << 5) | ordinal;
 }
 
-std::string_view Basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 template <class Record>
 std::vector<Record> SortedByThread(std::span<const Record> records) {
   std::vector<Record> sorted(records.begin(), records.end());
@@ -269,33 +264,33 @@ uint64_t TimelineBuilder::FlowIn(uint32_t pid, uint32_t correlation_id) {
   return FlowId(index_.ProcessIndex(pid), correlation_id, ordinal);
 }
 
-InternedText TimelineBuilder::StackLabel(StackId stack_id) {
-  auto cached = stack_labels_.find(stack_id);
+InternedText TimelineBuilder::StackLabel(StackId stack_id, uint32_t tid) {
+  const uint64_t key = uint64_t{stack_id} << 32 | tid;
+  auto cached = stack_labels_.find(key);
   if (cached != stack_labels_.end()) return cached->second;
   InternedText label;
   auto it = index_.stacks.find(stack_id);
   if (it != index_.stacks.end()) {
+    frames_.clear();
+    index_.symbols->ResolveStack(it->second, frames_, tid);  // outermost first
     std::string text;
-    uint32_t frames = 0;
-    for (uint64_t pc : it->second.pcs) {
-      frames_.clear();
-      index_.symbols->Resolve(it->second.pid, pc, frames_);
-      // Resolve lists a PC's inlined frames outermost first; we list innermost first.
-      for (auto frame = frames_.rbegin(); frame != frames_.rend(); ++frame) {
-        if (frames++ == options_.stack_frames) break;
-        if (!text.empty()) text += '\n';
-        text += frame->function;
-        if (!frame->file.empty()) {
-          text += " (" + std::string(Basename(frame->file));
-          if (frame->line) text += ":" + std::to_string(frame->line);
-          text += ')';
-        }
-      }
-      if (frames > options_.stack_frames) break;
+    auto add = [&text](const Frame& frame) {
+      if (!text.empty()) text += '\n';
+      text += FrameWithLocation(frame);
+    };
+    // The innermost frames; then, when the user's Python code is further out than that,
+    // its innermost frames too: they say which line launched.
+    const size_t shown = std::min<size_t>(frames_.size(), options_.stack_frames);
+    for (size_t i = 0; i < shown; ++i) add(frames_[frames_.size() - 1 - i]);
+    uint32_t python = 0;
+    for (size_t i = frames_.size() - shown; i-- > 0 && python < options_.stack_frames;) {
+      if (frames_[i].kind != FrameKind::kPython) continue;
+      if (python++ == 0) text += "\n...";
+      add(frames_[i]);
     }
     if (!text.empty()) label = names_.Intern(text);
   }
-  stack_labels_.emplace(stack_id, label);
+  stack_labels_.emplace(key, label);
   return label;
 }
 
@@ -333,7 +328,7 @@ void TimelineBuilder::OnApi(std::span<const ApiRecord> records) {
       args_.push_back(UintArg(key_return_code_, static_cast<uint32_t>(api.return_code)));
     }
     if (CorrelationSlot* slot = Slot(api.pid, api.correlation_id)) {
-      InternedText stack = slot->stack_id ? StackLabel(slot->stack_id) : InternedText{};
+      InternedText stack = slot->stack_id ? StackLabel(slot->stack_id, api.tid) : InternedText{};
       if (stack.key) {
         stack_arg_ = TextArg(key_stack_, stack);
         slice.stack = &stack_arg_;

@@ -88,7 +88,7 @@ class TimelineBuilder final : public RecordSink {
 
   CorrelationSlot* Slot(uint32_t pid, uint32_t correlation_id);
   uint64_t FlowIn(uint32_t pid, uint32_t correlation_id);
-  InternedText StackLabel(StackId stack_id);
+  InternedText StackLabel(StackId stack_id, uint32_t tid);
   InternedText LaunchShape(uint32_t x, uint32_t y, uint32_t z);
   void EmitGpuSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns, InternedText name,
                     InternedText category, uint64_t flow_in);
@@ -106,7 +106,7 @@ class TimelineBuilder final : public RecordSink {
   std::map<std::tuple<uint32_t, uint32_t, CounterUnit>, uint32_t> counter_tracks_;
   std::map<LaneGroupKey, std::vector<Lane>> lanes_;
   std::map<std::pair<uint32_t, uint32_t>, int64_t> memory_in_use_;
-  std::unordered_map<StackId, InternedText> stack_labels_;
+  std::unordered_map<uint64_t, InternedText> stack_labels_;  // (stack << 32 | tid)
   std::unordered_map<uint64_t, InternedText> launch_shapes_;
 
   // Scratch reused across batches.

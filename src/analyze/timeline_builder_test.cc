@@ -142,5 +142,28 @@ TEST(TimelineBuilder, AGraphLaunchDrawsAtMostFifteenArrows) {
   EXPECT_EQ(ends, std::set<uint64_t>(launch->flows_out.begin(), launch->flows_out.end()));
 }
 
+// The API slice's stack: its innermost frames, then, because the user's Python code is
+// further out than those, the innermost Python frames after a "..." line.
+TEST(TimelineBuilder, ApiSliceStacksShowTheLaunchingPythonLines) {
+  TestTrace t;
+  std::vector<std::string> native = {"python3.11!_PyEval_EvalFrameDefault", "python3.11!call"};
+  for (int i = 9; i >= 0; --i) native.push_back("op_" + std::to_string(i));
+  const StackId s = t.Stack(10, native);
+  t.PythonCode(10, 1, "Block.forward", "/src/model.py", 86);
+  t.PythonCode(10, 2, "main", "/src/train.py", 4);
+  t.AddPythonFrame(s, 1, 1, false);
+  t.AddPythonFrame(s, 2, 0, true);
+  Api(t, 10, 1, 100);
+  t.Link(10, 10, 1, s, "cudaLaunchKernel");
+  t.Kernel(10, "gemm", 1, 200, 300);
+  const EventLog log = Draw(t.trace());
+  const LoggedSlice* launch = ApiSlice(log, 10, 0);
+  ASSERT_TRUE(launch);
+  EXPECT_EQ(launch->stack,
+            "op_0 (app.cc:10)\nop_1 (app.cc:10)\nop_2 (app.cc:10)\nop_3 (app.cc:10)\n"
+            "op_4 (app.cc:10)\nop_5 (app.cc:10)\nop_6 (app.cc:10)\nop_7 (app.cc:10)\n...\n"
+            "Block.forward (model.py:87)\nmain (train.py:5)");
+}
+
 }  // namespace
 }  // namespace gpuperf

@@ -50,7 +50,7 @@ uint32_t TimelineIndex::ProcessIndex(uint32_t pid) {
 
 TimelineScan::TimelineScan(const TimelineOptions& options)
     : options_(options), index_(std::make_unique<TimelineIndex>()) {
-  index_->symbols = std::make_unique<SymbolTable>(index_->strings);
+  index_->symbols = std::make_unique<SymbolTable>(index_->strings, options.display);
 }
 
 void TimelineScan::OnString(StringId id, std::string_view text) {
@@ -59,14 +59,16 @@ void TimelineScan::OnString(StringId id, std::string_view text) {
 }
 
 void TimelineScan::OnStack(const StackRecord& stack) {
-  auto& top = index_->stacks[stack.id];
-  top.pid = stack.pid;
-  const size_t keep = std::min<size_t>(stack.pcs.size(), options_.stack_frames);
-  top.pcs.assign(stack.pcs.begin(), stack.pcs.begin() + keep);
+  // Whole: the Python frames come after the native PCs.
+  index_->stacks[stack.id] = stack;
 }
 
 void TimelineScan::OnSymbol(const SymbolRecord& symbol) {
   index_->symbols->AddSymbol(symbol);
+}
+
+void TimelineScan::OnPythonCode(const PythonCodeRecord& code) {
+  index_->symbols->AddPythonCode(code);
 }
 
 void TimelineScan::OnModule(std::span<const ModuleRecord> records) {
@@ -84,6 +86,7 @@ void TimelineScan::OnThread(std::span<const ThreadRecord> records) {
   for (const ThreadRecord& thread : records) {
     index_->ProcessIndex(thread.pid);
     if (thread.name) index_->thread_names[{thread.pid, thread.tid}] = thread.name;
+    index_->symbols->AddThread(thread);
   }
 }
 

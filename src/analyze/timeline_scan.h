@@ -10,7 +10,7 @@
 // - per GPU, how busy it was in each time bucket.
 //
 // Memory stays bounded by the trace's shape, not its length: four bytes per correlation
-// id, the top frames of each distinct stack, and one counter per busy-% bucket.
+// id, each distinct stack, and one counter per busy-% bucket.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +27,10 @@
 namespace gpuperf {
 
 struct TimelineOptions {
-  // Innermost frames of the launch stack shown on an API slice.
+  // Innermost frames of the launch stack shown on an API slice (and, when the stack has
+  // Python frames further out, as many of its innermost Python frames).
   uint32_t stack_frames = 8;
+  StackDisplayOptions display;
   // Width of the GPU busy-% buckets; widened when a long trace would need too many.
   uint64_t busy_bucket_ns = 1'000'000;
 };
@@ -85,11 +87,7 @@ struct TimelineIndex {
   std::vector<uint32_t> pids;                                      // by process index
   std::map<std::pair<uint32_t, uint32_t>, StringId> thread_names;  // (pid, tid)
   std::map<std::pair<uint32_t, uint32_t>, ScannedDevice> devices;  // (pid, device)
-  struct TopFrames {
-    uint32_t pid = 0;
-    std::vector<uint64_t> pcs;  // innermost first
-  };
-  std::unordered_map<StackId, TopFrames> stacks;
+  std::unordered_map<StackId, StackRecord> stacks;
   std::unique_ptr<SymbolTable> symbols;
   // By (pid, correlation id), in pages of 64 Ki slots (256 KiB).
   CorrelationTable<CorrelationSlot, 16> correlations;
@@ -114,6 +112,7 @@ class TimelineScan final : public RecordSink {
   void OnString(StringId id, std::string_view text) override;
   void OnStack(const StackRecord& stack) override;
   void OnSymbol(const SymbolRecord& symbol) override;
+  void OnPythonCode(const PythonCodeRecord& code) override;
   void OnProcess(std::span<const ProcessRecord> records) override;
   void OnThread(std::span<const ThreadRecord> records) override;
   void OnDevice(std::span<const DeviceRecord> records) override;

@@ -58,7 +58,8 @@ Result<TimelineFormat> ChooseFormat(const std::string& format_name, const std::s
                    "(Chrome JSON), or --format perfetto|chrome");
 }
 
-Status Run(const std::string& trace, const std::string& format_name, std::string output) {
+Status Run(const std::string& trace, const std::string& format_name, std::string output,
+           bool python_internals) {
   GP_ASSIGN_OR_RETURN(const TimelineFormat format, ChooseFormat(format_name, output));
   if (output.empty()) output = DefaultOutput(trace, format);
   const bool named_format = !format_name.empty() || FormatFromName(output).has_value();
@@ -77,7 +78,9 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
 
   TimelineStats stats;
   ReadReport report;
-  Status status = ExportTimelineFile(trace, format, TimelineOptions{}, out, &stats, &report);
+  TimelineOptions options;
+  options.display.python_internals = python_internals;
+  Status status = ExportTimelineFile(trace, format, options, out, &stats, &report);
   PrintReadWarnings(report);
   if (gzip) {
     Status closed = gzip->Close();
@@ -103,14 +106,17 @@ void RegisterExport(CLI::App& app, int* exit_code) {
   auto trace = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
+  auto python_internals = std::make_shared<bool>(false);
   cmd->add_option("trace", *trace, "Trace file (.gpt) or directory of trace files")->required();
   cmd->add_option("--format,-f", *format,
                   "perfetto or chrome (default: from the output name, else perfetto)");
   cmd->add_option("-o,--output", *output,
                   "Output file: .perfetto-trace, .pftrace, .pb, .json or .json.gz; - for stdout "
                   "(default: next to the trace, .perfetto-trace or .json.gz)");
+  cmd->add_flag("--python-internals", *python_internals,
+                "Keep the Python interpreter's own frames in launch stacks with Python frames");
   cmd->callback([=] {
-    Status status = Run(*trace, *format, *output);
+    Status status = Run(*trace, *format, *output, *python_internals);
     *exit_code = status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, *trace));
   });
 }

@@ -29,6 +29,7 @@ struct FlamegraphArgs {
   int64_t pid = -1;
   std::string kernel;
   bool inverted = false;
+  bool python_internals = false;
   std::string title;
   double min_width_percent = 0.05;
 };
@@ -83,6 +84,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   if (args.pid >= 0) options.pid = static_cast<uint32_t>(args.pid);
   options.kernel_regex = args.kernel;
   options.inverted = args.inverted;
+  options.python_internals = args.python_internals;
   FlameGraphSvgOptions svg;
   svg.title = args.title;
   svg.min_width_fraction = args.min_width_percent / 100.0;
@@ -156,6 +158,9 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
                   "Only GPU frames (kernels, memcpy, memset) whose name matches this regex");
   cmd->add_flag("--inverted", args->inverted,
                 "Icicle graph with the kernel at the root: which CPU paths feed each kernel");
+  cmd->add_flag("--python-internals", args->python_internals,
+                "Keep the Python interpreter's own frames (_PyEval_EvalFrameDefault, ...)\n"
+                "in stacks with Python frames");
   cmd->add_option("--title", args->title, "SVG title");
   cmd->add_option("--min-width", args->min_width_percent,
                   "SVG: do not draw frames narrower than this % of the total")

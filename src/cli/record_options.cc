@@ -17,9 +17,9 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                  "What to record, comma-separated: kernel,memcpy,memset,runtime,driver,\n"
                  "sync,memory,nvtx,overhead,graph, or all (default: all but graph;\n"
                  "'graph' records one span per graph launch instead of its kernels)");
-  cmd.add_flag("--no-stacks", o.no_stacks,
-               "Do not take CPU stacks at launches (lowest overhead; leaves CUPTI's\n"
-               "callback slot free for another tool)");
+  cmd.add_flag("--no-stacks", o.no_stacks, "Do not take CPU stacks at launches (lowest overhead)");
+  cmd.add_flag("--no-python-stacks", o.no_python_stacks,
+               "Leave the launching thread's Python frames out of launch stacks");
   cmd.add_flag("--no-symbolize", o.no_symbolize,
                "Skip resolving stack addresses to function names after the run");
   cmd.add_option("--stack-depth", o.stack_depth, "Deepest stack kept, in frames (default 64)")
@@ -78,6 +78,7 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   env.emplace_back("GPUPERF_OUTPUT_DIR", dir);
   if (!o.activities.empty()) env.emplace_back("GPUPERF_ACTIVITIES", o.activities);
   env.emplace_back("GPUPERF_STACKS", o.no_stacks ? "0" : "1");
+  if (o.no_python_stacks) env.emplace_back("GPUPERF_PYTHON", "off");
   if (o.stack_depth) env.emplace_back("GPUPERF_STACK_DEPTH", std::to_string(o.stack_depth));
   if (o.buffer_kb) env.emplace_back("GPUPERF_BUFFER_KB", std::to_string(o.buffer_kb));
   if (o.max_memory_mb) env.emplace_back("GPUPERF_MAX_MEMORY_MB", std::to_string(o.max_memory_mb));

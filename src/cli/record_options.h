@@ -17,6 +17,7 @@ struct RecordOptions {
   bool force = false;
   std::string activities;  // empty = default
   bool no_stacks = false;
+  bool no_python_stacks = false;
   bool no_symbolize = false;
   bool quiet = false;
   bool verbose = false;

@@ -259,3 +259,30 @@ TEST(FlamegraphSvg, RejectsABadMinimumWidth) {
 
 }  // namespace
 }  // namespace gpuperf
+
+namespace gpuperf {
+namespace {
+
+// Python frames have a colour class of their own, and the legend names it only where
+// there are Python frames: graphs without them are drawn as before.
+TEST(FlamegraphSvg, PythonFramesHaveTheirOwnClassAndLegend) {
+  testing::TestTrace t;
+  const StackId s = t.Stack(1, {"python3.11!_PyEval_EvalFrameDefault", "launch_op"});
+  t.PythonCode(1, 1, "Model.forward", "/src/model.py", 20);
+  t.AddPythonFrame(s, 1, 0, true);
+  t.Link(1, 1, 1, s, "cudaLaunchKernel");
+  t.Kernel(1, "gemm", 1, 0, 100);
+  const std::string svg = Svg(t.trace());
+  bool found = false;
+  for (const SvgFrame& frame : ParseFrames(svg)) {
+    if (frame.name != "Model.forward (model.py:21)") continue;
+    found = true;
+    EXPECT_EQ(frame.kind, "p");
+  }
+  EXPECT_TRUE(found) << svg;
+  EXPECT_NE(svg.find(">Python frame</text>"), std::string::npos);
+  EXPECT_EQ(Svg(testing::ModelTrace()).find(">Python frame</text>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuperf

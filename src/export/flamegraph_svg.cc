@@ -140,6 +140,8 @@ std::string FrameColour(const FlameFrame& frame) {
       return HslHex(226 + 10 * a, 0.62, 0.72 + 0.04 * b);
     case FlameFrameKind::kContext:
       return HslHex(210, 0.06, 0.76 + 0.06 * b);
+    case FlameFrameKind::kPython:  // yellow, past the CPU frames' amber
+      return HslHex(54 + 10 * a, 0.85, 0.62 + 0.06 * b);
   }
   return "#cccccc";
 }
@@ -160,6 +162,8 @@ char KindClass(FlameFrameKind kind) {
       return 'm';
     case FlameFrameKind::kMemset:
       return 's';
+    case FlameFrameKind::kPython:
+      return 'p';
   }
   return 'x';
 }
@@ -476,11 +480,17 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
         {"memcpy", FlameFrameKind::kMemcpy, "memcpy HtoD"},
         {"memset", FlameFrameKind::kMemset, "memset"},
         {"context", FlameFrameKind::kContext, "[unknown launch]"},
+        {"Python frame", FlameFrameKind::kPython, "main"},
     };
+    // The Python entry only where there are Python frames: other graphs stay as they were.
+    const bool python =
+        std::any_of(graph_.frames.begin(), graph_.frames.end(),
+                    [](const FlameFrame& f) { return f.kind == FlameFrameKind::kPython; });
     const int y = height - kFooter + 20;
     out_ += "<g class=\"legend\">";
     int x = kPad;
     for (const Entry& e : entries) {
+      if (e.kind == FlameFrameKind::kPython && !python) continue;
       out_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y - 10) +
               "\" width=\"12\" height=\"12\" rx=\"2\" fill=\"" +
               FrameColour(FlameFrame{e.sample, e.kind}) + "\"/><text x=\"" +

@@ -29,5 +29,6 @@ inline constexpr uint32_t kMaxChunkBytes = 256u << 20;
 inline constexpr uint16_t kChunkStrings = 30;
 inline constexpr uint16_t kChunkStacks = 31;
 inline constexpr uint16_t kChunkSymbols = 32;
+inline constexpr uint16_t kChunkPythonCodes = 33;  // PythonCodeRecord; older readers skip it
 
 }  // namespace gpuperf::format

@@ -6,6 +6,7 @@ namespace {
 // Limits that only damaged input exceeds; checked before allocating.
 constexpr uint64_t kMaxStackDepth = 4096;
 constexpr uint64_t kMaxInlineFrames = 1024;
+constexpr uint64_t kMaxLineTableBytes = 1u << 24;
 }  // namespace
 
 void EncodeStrings(uint32_t first_id, std::span<const std::string> strings, std::string& out) {
@@ -100,6 +101,46 @@ bool DecodeSymbols(ByteCursor& in, uint32_t count, IdMaps& ids, std::vector<Symb
       frame.module_offset = in.Varint();
     }
     out.push_back(std::move(symbol));
+  }
+  return !in.failed();
+}
+
+void EncodePythonCodes(std::span<const PythonCodeRecord> codes, std::string& out) {
+  for (const PythonCodeRecord& code : codes) {
+    PutVarint(out, code.pid);
+    PutVarint(out, code.code_id);
+    PutVarint(out, code.name);
+    PutVarint(out, code.file);
+    PutVarint(out, ZigZag(code.first_line));
+    PutVarint(out, code.python_version);
+    PutVarint(out, code.line_format);
+    PutVarint(out, code.code_units);
+    PutVarint(out, code.line_table.size());
+    out.append(code.line_table);
+  }
+}
+
+bool DecodePythonCodes(ByteCursor& in, uint32_t count, IdMaps& ids,
+                       std::vector<PythonCodeRecord>& out) {
+  if (count > in.remaining()) return false;
+  out.clear();
+  out.reserve(count);
+  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
+    PythonCodeRecord code;
+    code.pid = static_cast<uint32_t>(in.Varint());
+    code.code_id = static_cast<uint32_t>(in.Varint());
+    code.name = ids.MapString(in.Varint());
+    code.file = ids.MapString(in.Varint());
+    code.first_line = static_cast<int32_t>(UnZigZag(in.Varint()));
+    code.python_version = static_cast<uint32_t>(in.Varint());
+    code.line_format = static_cast<uint8_t>(in.Varint());
+    code.code_units = static_cast<uint32_t>(in.Varint());
+    const uint64_t size = in.Varint();
+    if (size > kMaxLineTableBytes) return false;
+    const uint8_t* bytes = in.Bytes(size);
+    if (bytes == nullptr) return false;
+    code.line_table.assign(reinterpret_cast<const char*>(bytes), size);
+    out.push_back(std::move(code));
   }
   return !in.failed();
 }

@@ -136,4 +136,10 @@ bool DecodeStacks(ByteCursor& in, uint32_t count, std::vector<StackRecord>& out)
 void EncodeSymbols(std::span<const SymbolRecord> symbols, std::string& out);
 bool DecodeSymbols(ByteCursor& in, uint32_t count, IdMaps& ids, std::vector<SymbolRecord>& out);
 
+// Each code: its fields as varints (first_line zigzag), then the line table as length +
+// bytes.
+void EncodePythonCodes(std::span<const PythonCodeRecord> codes, std::string& out);
+bool DecodePythonCodes(ByteCursor& in, uint32_t count, IdMaps& ids,
+                       std::vector<PythonCodeRecord>& out);
+
 }  // namespace gpuperf::format

@@ -47,6 +47,25 @@ class DumpSink final : public RecordSink {
     Emit();
   }
 
+  void OnPythonCode(const PythonCodeRecord& code) override {
+    line_.assign("python_code pid=" + std::to_string(code.pid) +
+                 " code_id=" + std::to_string(code.code_id) + " name=");
+    AppendQuoted(line_, Str(code.name));
+    line_ += " file=";
+    AppendQuoted(line_, Str(code.file));
+    line_ += " first_line=" + std::to_string(code.first_line) +
+             " python=" + std::to_string(code.python_version >> 24) + '.' +
+             std::to_string((code.python_version >> 16) & 0xff) +
+             " line_format=" + std::to_string(code.line_format) +
+             " code_units=" + std::to_string(code.code_units) + " line_table=";
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (unsigned char byte : code.line_table) {
+      line_ += kHex[byte >> 4];
+      line_ += kHex[byte & 15];
+    }
+    Emit();
+  }
+
 #define GPUPERF_DUMP_ON(Type, name, plural, number)                      \
   void On##Type(std::span<const Type##Record> records) override {        \
     for (const Type##Record& record : records) DumpFixed(#name, record); \

@@ -9,6 +9,7 @@
 #include "format/file_format.h"
 #include "format/record_schema.h"
 #include "format/text_dump.h"
+#include "gpuperf/python_frame_word.h"
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_append.h"
 #include "gpuperf/trace_writer.h"
@@ -302,6 +303,72 @@ TEST(TraceFormat, DirectoryReadsAsOneTraceWithRemappedIds) {
     EXPECT_EQ(stack.pid, link.pid);
     EXPECT_EQ(stack.pcs, std::vector<uint64_t>{link.pid * 16ull});
   }
+}
+
+// Python code records: names remapped like every string id, line tables byte for byte
+// (zero bytes included), tagged Python words in stacks kept as they are.
+TEST(TraceFormat, PythonCodesRoundTripAcrossFiles) {
+  TempDir dir;
+  const std::string table("\x80\x00\xd8\x02\x00\xff", 6);
+  for (uint32_t pid : {100u, 200u}) {
+    auto writer = TraceWriter::Create(dir.File("app." + std::to_string(pid) + ".gpt"));
+    ASSERT_TRUE(writer.ok());
+    (*writer)->InternString(pid == 100 ? "only-in-100" : "only-in-200");
+    PythonCodeRecord code;
+    code.pid = pid;
+    code.code_id = 1;
+    code.name = (*writer)->InternString(pid == 100 ? "Model.forward" : "<module>");
+    code.file = (*writer)->InternString("/src/model.py");
+    code.first_line = pid == 100 ? 87 : -3;
+    code.python_version = 0x030b0000;
+    code.line_format = 2;
+    code.code_units = 40;
+    code.line_table = table;
+    (*writer)->AddPythonCode(code);
+    (*writer)->AddStack(StackRecord{
+        pid, 1, {0x401000, MakePythonFrameWord(1, 7, false), MakePythonFrameWord(1, 0, true)}});
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  auto trace = LoadTrace(dir.path().string());
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  EXPECT_EQ(trace->read_report.chunks_corrupt, 0u);
+  ASSERT_EQ(trace->python_codes.size(), 2u);
+  const PythonCodeRecord& first = trace->python_codes[0];
+  const PythonCodeRecord& second = trace->python_codes[1];
+  EXPECT_EQ(first.pid, 100u);
+  EXPECT_EQ(first.code_id, 1u);
+  EXPECT_EQ(trace->str(first.name), "Model.forward");
+  EXPECT_EQ(trace->str(second.name), "<module>");
+  EXPECT_EQ(first.file, second.file);  // one global id for the shared file name
+  EXPECT_EQ(trace->str(second.file), "/src/model.py");
+  EXPECT_EQ(first.first_line, 87);
+  EXPECT_EQ(second.first_line, -3);
+  EXPECT_EQ(first.python_version, 0x030b0000u);
+  EXPECT_EQ(first.line_format, 2);
+  EXPECT_EQ(first.code_units, 40u);
+  EXPECT_EQ(first.line_table, table);
+  ASSERT_EQ(trace->stacks.size(), 3u);
+  EXPECT_EQ(trace->stacks[1].pcs[1], MakePythonFrameWord(1, 7, false));
+  EXPECT_TRUE(PythonFrameIsEntry(trace->stacks[2].pcs[2]));
+
+  std::ostringstream out;
+  ASSERT_TRUE(DumpTrace(dir.File("app.100.gpt"), out, nullptr).ok());
+  EXPECT_NE(out.str().find("python_code pid=100 code_id=1 name=\"Model.forward\" "
+                           "file=\"/src/model.py\" first_line=87 python=3.11 line_format=2 "
+                           "code_units=40 line_table=8000d80200ff"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(TraceFormat, PythonFrameWordsNeverLookLikePcs) {
+  const uint64_t word = MakePythonFrameWord(kMaxPythonCodeId, 0xffffffffu, true);
+  EXPECT_TRUE(IsPythonFrameWord(word));
+  EXPECT_EQ(PythonFrameCodeId(word), kMaxPythonCodeId);
+  EXPECT_EQ(PythonFrameInstruction(word), 0xffffffffu);
+  EXPECT_TRUE(PythonFrameIsEntry(word));
+  EXPECT_FALSE(PythonFrameIsEntry(MakePythonFrameWord(5, 1, false)));
+  EXPECT_EQ(PythonFrameCodeId(MakePythonFrameWord(kMaxPythonCodeId + 1, 0, false)), 0u);
+  EXPECT_FALSE(IsPythonFrameWord(0x7fffffffffffull));  // the highest user-space address
 }
 
 TEST(TraceFormat, EmptyDirectoryIsAClearError) {

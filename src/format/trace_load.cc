@@ -20,6 +20,7 @@ class TraceBuilder final : public RecordSink {
     trace_.stacks[stack.id] = stack;
   }
   void OnSymbol(const SymbolRecord& symbol) override { trace_.symbols.push_back(symbol); }
+  void OnPythonCode(const PythonCodeRecord& code) override { trace_.python_codes.push_back(code); }
 #define GPUPERF_BUILDER_ON(Type, name, plural, number)                         \
   void On##Type(std::span<const Type##Record> records) override {              \
     trace_.plural.insert(trace_.plural.end(), records.begin(), records.end()); \
@@ -44,6 +45,7 @@ void ReplayTrace(const Trace& trace, RecordSink& sink) {
   for (StringId id = 1; id < trace.strings.size(); ++id) sink.OnString(id, trace.strings[id]);
   for (size_t id = 1; id < trace.stacks.size(); ++id) sink.OnStack(trace.stacks[id]);
   for (const SymbolRecord& symbol : trace.symbols) sink.OnSymbol(symbol);
+  for (const PythonCodeRecord& code : trace.python_codes) sink.OnPythonCode(code);
 #define GPUPERF_REPLAY(Type, name, plural, number) \
   if (!trace.plural.empty()) sink.On##Type(std::span<const Type##Record>(trace.plural));
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_REPLAY)

@@ -175,6 +175,12 @@ class Reader {
           for (const SymbolRecord& symbol : symbols_) sink_.OnSymbol(symbol);
         }
         break;
+      case format::kChunkPythonCodes:
+        ok = format::DecodePythonCodes(in, count, ids_, python_codes_);
+        if (ok) {
+          for (const PythonCodeRecord& code : python_codes_) sink_.OnPythonCode(code);
+        }
+        break;
 #define GPUPERF_READER_CASE(Type, name, plural, number)               \
   case number:                                                        \
     ok = format::DecodeFixed(in, count, ids_, plural##_);             \
@@ -235,6 +241,7 @@ class Reader {
   std::vector<std::string> strings_;
   std::vector<StackRecord> stacks_;
   std::vector<SymbolRecord> symbols_;
+  std::vector<PythonCodeRecord> python_codes_;
 #define GPUPERF_READER_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural##_;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_BUFFER)
 #undef GPUPERF_READER_BUFFER

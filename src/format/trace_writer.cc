@@ -82,6 +82,11 @@ class FileTraceWriter final : public TraceWriter {
     if (pending_symbols_.size() >= options_.records_per_chunk) FlushDefinitions();
   }
 
+  void AddPythonCode(const PythonCodeRecord& code) override {
+    pending_python_codes_.push_back(code);
+    if (pending_python_codes_.size() >= options_.records_per_chunk) FlushDefinitions();
+  }
+
 #define GPUPERF_WRITER_ADD_IMPL(Type, name, plural, number)                              \
   void Add(const Type##Record& record) override {                                        \
     plural##_.push_back(record);                                                         \
@@ -116,7 +121,8 @@ class FileTraceWriter final : public TraceWriter {
   }
 
  private:
-  // Strings first: symbols name strings, and every record chunk may name both.
+  // Strings first: symbols and Python codes name strings, and every record chunk may name
+  // them.
   void FlushDefinitions() {
     if (!pending_strings_.empty()) {
       raw_.clear();
@@ -135,6 +141,12 @@ class FileTraceWriter final : public TraceWriter {
       format::EncodeSymbols(pending_symbols_, raw_);
       WriteChunk(format::kChunkSymbols, pending_symbols_.size());
       pending_symbols_.clear();
+    }
+    if (!pending_python_codes_.empty()) {
+      raw_.clear();
+      format::EncodePythonCodes(pending_python_codes_, raw_);
+      WriteChunk(format::kChunkPythonCodes, pending_python_codes_.size());
+      pending_python_codes_.clear();
     }
   }
 
@@ -207,6 +219,7 @@ class FileTraceWriter final : public TraceWriter {
   std::vector<std::string> pending_strings_;
   std::vector<StackRecord> pending_stacks_;
   std::vector<SymbolRecord> pending_symbols_;
+  std::vector<PythonCodeRecord> pending_python_codes_;
 #define GPUPERF_WRITER_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural##_;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_BUFFER)
 #undef GPUPERF_WRITER_BUFFER

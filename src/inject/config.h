@@ -22,6 +22,9 @@ struct Config {
   // Walk frame pointers where they were checked against libunwind (stack_capture.cc).
   // GPUPERF_UNWIND=libunwind always unwinds with libunwind.
   bool frame_pointer_stacks = true;
+  // Launch stacks carry the launching thread's Python frames where a CPython interpreter
+  // runs (docs/recording.md "Python frames"). GPUPERF_PYTHON=off leaves them out.
+  bool python_stacks = true;
   // CUDA 13 keeps one buffer per launching thread, so buffers are kept small, and a
   // thread's first one smaller still (docs/recording.md, "Memory").
   uint64_t buffer_bytes = uint64_t{kDefaultBufferKiB} << 10;  // one CUPTI activity buffer

@@ -205,7 +205,10 @@ void Initialize() {
   process.gpuperf_version = r.names.Intern(GPUPERF_VERSION);
   process.start_ns = r.start_ns;
 
-  if (r.config.stacks) InitStackCapture(r.config.max_stack_depth, r.config.frame_pointer_stacks);
+  if (r.config.stacks) {
+    InitStackCapture(r.config.max_stack_depth, r.config.frame_pointer_stacks,
+                     r.config.python_stacks);
+  }
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
   hooks.on_period = [&r](uint64_t now) { OnPeriod(r, now); };
@@ -219,9 +222,13 @@ void Initialize() {
     if (Recorder* recorder = GetRecorder()) recorder->writer.RequestWrite();
   });
 
-  // Callbacks are needed for stacks only; without stacks we leave CUPTI's single
-  // subscriber slot free for other tools (e.g. torch.profiler).
-  if (r.config.stacks) r.subscribed = EnableCallbacks(r);
+  // Callbacks take the stacks and the API records (cheaper than CUPTI's API activity
+  // kinds, so --no-stacks keeps them). Only with neither, or GPUPERF_API_SOURCE=cupti and
+  // no stacks, is CUPTI's single subscriber slot left free for another tool.
+  const bool api_records = (r.config.activities & (kActRuntime | kActDriver)) != 0;
+  if (r.config.stacks || (r.config.api_from_callbacks && api_records)) {
+    r.subscribed = EnableCallbacks(r);
+  }
   if (r.config.delay_ms == 0) {
     EnableActivities(r, true);
     r.capturing.store(true);

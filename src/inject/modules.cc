@@ -1,5 +1,8 @@
 #include "inject/modules.h"
 
+#include <algorithm>
+
+#include "gpuperf/python_frame_word.h"
 #include "inject/stats.h"
 
 namespace gpuperf::inject {
@@ -17,7 +20,11 @@ void ModuleTracker::Refresh(uint32_t pid, NameTable& names, std::vector<ModuleRe
 
 bool ModuleTracker::NeedsRefresh(const std::vector<StackRecord>& stacks) const {
   for (const StackRecord& stack : stacks) {
-    if (!table_.ContainsAll(stack.pcs.data(), static_cast<int>(stack.pcs.size()))) return true;
+    // Only the native PCs: the Python frames after them are code ids, in no module.
+    const auto native_end = std::find_if(stack.pcs.begin(), stack.pcs.end(), IsPythonFrameWord);
+    if (!table_.ContainsAll(stack.pcs.data(), static_cast<int>(native_end - stack.pcs.begin()))) {
+      return true;
+    }
   }
   return false;
 }

@@ -176,6 +176,8 @@ void WriterThread::WriteCycle() {
   DrainThreadBuffers(links, api_calls, &threads, pid_, *names_);
   std::vector<StackRecord> stacks;
   DrainNewStacks(stacks, pid_);
+  std::vector<PythonCodeRecord> python_codes;  // after the stacks that name them
+  DrainNewPythonCodeRecords(python_codes, pid_, *names_);
   std::vector<ModuleRecord> modules;
   if (modules_.NeedsRefresh(stacks)) modules_.Refresh(pid_, *names_, modules);
   std::vector<std::pair<StringId, std::string>> strings;
@@ -184,6 +186,7 @@ void WriterThread::WriteCycle() {
   // Adding records encodes them and compresses and writes every chunk that fills.
   const uint64_t write_start = NowNs(CLOCK_MONOTONIC);
   for (const auto& [id, text] : strings) writer_->AddString(id, text);
+  for (const PythonCodeRecord& code : python_codes) writer_->AddPythonCode(code);
   for (const StackRecord& stack : stacks) writer_->AddStack(stack);
   for (const ModuleRecord& module : modules) writer_->Add(module);
   for (const ThreadRecord& thread : threads) writer_->Add(thread);
@@ -216,6 +219,7 @@ void WriterThread::WriteStats() {
   uint64_t totals[kThreadStatCount];
   ThreadStatTotals(totals);
   for (size_t i = 0; i < kThreadStatCount; ++i) SetStat(kThreadStats[i], totals[i]);
+  UpdatePythonStats();
   // Cumulative values: readers take the last record of each stat.
   for (uint32_t id = 1; id < kStatSlots; ++id) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);

@@ -14,6 +14,7 @@
 
 #include "analyze/demangle.h"
 #include "analyze/symbol_table.h"
+#include "gpuperf/python_frame_word.h"
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_writer.h"
 #include "inject/stack/module_table.h"
@@ -165,6 +166,26 @@ TEST(Symbolizer, ResolvesAKnownCallChainWithInlinedFrame) {
   bool through_libc = false;
   for (const OwnedFrame& f : frames) through_libc |= f.module.find("libc.so") != std::string::npos;
   EXPECT_TRUE(through_libc);
+}
+
+// Python frames in a stack are code ids, not addresses: nothing is looked up for them and
+// no SymbolRecord names them; the native PCs around them are symbolized as usual.
+TEST(Symbolizer, LeavesPythonFrameWordsAlone) {
+  testing::TempDir dir;
+  std::string file = dir.File("python.gpt");
+  std::vector<uint64_t> native = CaptureKnownChain();
+  std::vector<uint64_t> mixed = native;
+  mixed.push_back(MakePythonFrameWord(1, 12, false));
+  mixed.push_back(MakePythonFrameWord(2, 0, true));
+  WriteTrace(file, {mixed});
+  SymbolizeSummary summary;
+  ASSERT_TRUE(SymbolizeTraceFile(file, {}, &summary).ok());
+  EXPECT_EQ(summary.pcs, native.size());
+  EXPECT_EQ(summary.outside_modules, 0u);
+  auto trace = LoadTrace(file);
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(trace->symbols.size(), native.size());
+  for (const SymbolRecord& symbol : trace->symbols) EXPECT_FALSE(IsPythonFrameWord(symbol.pc));
 }
 
 TEST(Symbolizer, IsIdempotentAndSkipsSymbolizedPcs) {

@@ -13,7 +13,7 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 run() {
   local name=$1 want_rc=$2; shift 2
   rm -rf "$dir/$name"
-  "$GPUPERF" record -o "$dir/$name" --inject-lib "$lib" -- "$app" "$@" > "$dir/$name.out" 2> "$dir/$name.err"
+  "$GPUPERF" record -o "$dir/$name" --inject-lib "$lib" ${record_flags:-} -- "$app" "$@" > "$dir/$name.out" 2> "$dir/$name.err"
   local rc=$?
   [[ $rc -eq $want_rc ]] || fail "$name: exit $rc, want $want_rc ($(tail -2 "$dir/$name.err"))"
   said=$(grep -h '^fake-app:' "$dir/$name.out" "$dir/$name.err" | grep -v 'fork-child' | head -1)
@@ -61,6 +61,15 @@ run threads_cupti 0 threads 4 2000
 run driver_api_cupti 0 driver_api 20
 [[ $(api_count driver_api_cupti runtime) -eq 21 ]] || fail "driver_api, CUPTI's API records: getters missing"
 unset GPUPERF_API_SOURCE
+
+# --no-stacks never costs more than the default: API records stay on the callbacks (no
+# CUPTI API activity kinds), only the stacks and their links are left out.
+record_flags=--no-stacks run threads_no_stacks 0 threads 4 2000
+[[ $(api_count threads_no_stacks runtime) -eq $(field runtime_api "$said") && $(api_count threads_no_stacks driver) -eq 0 ]] \
+  || fail "--no-stacks: $(api_count threads_no_stacks runtime) runtime and $(api_count threads_no_stacks driver) driver API records, want callback records"
+[[ $(stat_value threads_no_stacks api_calls_from_callbacks) -gt 0 && $(count threads_no_stacks launch_link) -eq 0 ]] \
+  || fail "--no-stacks: API records not from callbacks, or launch links taken"
+[[ $(count threads_no_stacks kernel) -eq $(field kernels "$said") ]] || fail "--no-stacks: kernels lost"
 
 # Frame-pointer stacks (checked once each against libunwind) give the same stacks as
 # libunwind alone: the count-weighted flame graphs are identical.

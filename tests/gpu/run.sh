@@ -88,6 +88,43 @@ record driver_launch "" -- "$ex/driver_launch"
 record cublas_gemm "" -- "$ex/cublas_gemm"
 record launch_bound "" -- "$ex/launch_bound" --launches 200000
 record pytorch_transformer "" -- python3 "$src/examples/pytorch_transformer.py" --steps 5
+record pytorch_train "" -- python3 "$src/examples/pytorch_transformer.py" --train --steps 5
+
+# --- PyTorch launch stacks with Python frames (docs/recording.md "Python frames") ---
+# python_stacks NAME: the default flame graph joins every kernel, shows the example's own
+# forward functions with file:line and no interpreter frames; --python-internals brings
+# the eval loop back. Leaves NAME.folded, NAME.svg and NAME.internals.folded in $OUT.
+python_stacks() {
+  local name=$1 dir=$work/rec/$1 folded=$out/$1.folded
+  [[ -d $dir ]] || { echo "FAIL $name: no recording" | tee -a "$results"; failed=$((failed + 1)); return; }
+  "$gp" flamegraph --folded -o "$folded" "$dir" 2> "$work/$name.flame.err"
+  "$gp" flamegraph -o "$out/$name.svg" "$dir" 2>/dev/null
+  "$gp" flamegraph --folded --python-internals -o "$out/$name.internals.folded" "$dir" 2>/dev/null
+  local joined; joined=$(grep -o '[0-9]*/[0-9]* kernels joined' "$work/$name.flame.err")
+  py_check() {  # py_check OK WHAT
+    if [[ $1 == 1 ]]; then echo "ok   $name: $2" | tee -a "$results"
+    else echo "FAIL $name: $2" | tee -a "$results"; failed=$((failed + 1)); fi
+  }
+  py_check "$([[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") ]] && echo 1)" \
+    "every kernel joined to a launch stack ($joined)"
+  local own; own=$(grep -o '[A-Za-z_.]*forward (pytorch_transformer\.py:[0-9]*)' "$folded" | sort -u)
+  py_check "$([[ $(wc -l <<<"$own") -ge 3 && -n $own ]] && echo 1)" \
+    "the model's forward functions with file:line: $(tr '\n' ' ' <<<"$own")"
+  py_check "$(grep -q '_PyEval_EvalFrameDefault\|python3\.[0-9]*+0x\|libpython[^;]*+0x' "$folded" || echo 1)" \
+    "no interpreter frames in the default flame graph"
+  py_check "$(grep -q '_PyEval_EvalFrameDefault' "$out/$name.internals.folded" && echo 1)" \
+    "--python-internals keeps _PyEval_EvalFrameDefault"
+  # What sits right under the model's innermost forward frame (torch's Python, then ops).
+  echo "   under the model's frames: $(grep -o 'pytorch_transformer\.py:[0-9]*);[^;]*;[^;]*' "$folded" |
+    cut -d';' -f2- | sort | uniq -c | sort -rn | head -3 | tr -s ' ' | tr '\n' '|')" | tee -a "$results"
+  "$gp" dump "$dir" 2>/dev/null | grep -E '# python_' | sed 's/^stat [^ ]* /   /' | sort -u >> "$results"
+}
+python_stacks pytorch_transformer
+python_stacks pytorch_train
+# Backward runs on the autograd engine's threads, which have no Python frames: labelled.
+grep -q '^\[autograd backward\];' "$out/pytorch_train.folded" \
+  && echo "ok   pytorch_train: backward kernels under [autograd backward]" | tee -a "$results" \
+  || { echo "FAIL pytorch_train: no [autograd backward] stacks" | tee -a "$results"; failed=$((failed + 1)); }
 
 # Behaviour checks beyond counts.
 echo "== no CUDA: $("$gp" record -o "$work/rec/nocuda" -- true 2>&1 | tail -1) (exit $?)" | tee -a "$results"
@@ -98,7 +135,6 @@ done
 head -c 4000 "$work/cmd.out" > /dev/null
 "$gp" report "$work/rec/mock_transformer" > "$out/mock_transformer_report.txt" 2>&1
 "$gp" flamegraph "$work/rec/mock_transformer" -o "$out/mock_transformer.svg" >/dev/null 2>&1
-"$gp" flamegraph "$work/rec/pytorch_transformer" -o "$out/pytorch_transformer.svg" >/dev/null 2>&1
 
 cp -r "$work/buffers" "$work/fixtures/cupti_buffers"
 tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures

@@ -1,5 +1,7 @@
 #include "support/test_trace.h"
 
+#include "gpuperf/python_frame_word.h"
+
 namespace gpuperf::testing {
 
 TestTrace::TestTrace() {
@@ -42,10 +44,14 @@ uint64_t TestTrace::PcFor(uint32_t pid, const std::string& frame) {
   if (frame.starts_with("0x")) {
     pc = kModuleBase + std::stoull(frame, nullptr, 16);
   } else {
+    const size_t bang = frame.find('!');
+    const std::string module =
+        bang == std::string::npos ? "/opt/app/libapp.so" : "/usr/lib/" + frame.substr(0, bang);
+    const std::string function = bang == std::string::npos ? frame : frame.substr(bang + 1);
     SymbolRecord symbol;
     symbol.pid = pid;
     symbol.pc = pc;
-    symbol.frames.push_back({Str(frame), Str("app.cc"), 10, Str("/opt/app/libapp.so"), pc});
+    symbol.frames.push_back({Str(function), Str("app.cc"), 10, Str(module), pc});
     trace_.symbols.push_back(symbol);
   }
   pcs_.emplace(key, pc);
@@ -61,6 +67,25 @@ StackId TestTrace::Stack(uint32_t pid, const std::vector<std::string>& frames_ou
   }
   trace_.stacks.push_back(stack);
   return stack.id;
+}
+
+void TestTrace::PythonCode(uint32_t pid, uint32_t code_id, std::string_view qualname,
+                           std::string_view file, int32_t first_line) {
+  PythonCodeRecord code;
+  code.pid = pid;
+  code.code_id = code_id;
+  code.name = Str(qualname);
+  code.file = Str(file);
+  code.first_line = first_line;
+  code.python_version = 0x030a0000;
+  code.line_format = 1;  // CPython 3.10: (bytes covered, line delta) pairs
+  for (int unit = 0; unit < 32; ++unit) code.line_table += std::string{'\x04', '\x01'};
+  code.code_units = 64;
+  trace_.python_codes.push_back(code);
+}
+
+void TestTrace::AddPythonFrame(StackId stack, uint32_t code_id, uint32_t unit, bool entry) {
+  trace_.stacks[stack].pcs.push_back(MakePythonFrameWord(code_id, unit, entry));
 }
 
 void TestTrace::Link(uint32_t pid, uint32_t tid, uint32_t correlation_id, StackId stack,

@@ -26,8 +26,17 @@ class TestTrace {
 
   // A stack of symbolized frames, outermost first. Names starting with "0x" stay
   // unsymbolized (their PC is inside the process's module, so they resolve to
-  // "libapp.so+0x..."). Returns the new stack id.
+  // "libapp.so+0x..."). "module!function" puts the function in that module (e.g.
+  // "libpython3.11.so!_PyEval_EvalFrameDefault"). Returns the new stack id.
   StackId Stack(uint32_t pid, const std::vector<std::string>& frames_outermost_first);
+
+  // A Python code object of process `pid`: lines from `first_line` + 1 on, one line per
+  // two code units (a CPython 3.10 line table).
+  void PythonCode(uint32_t pid, uint32_t code_id, std::string_view qualname, std::string_view file,
+                  int32_t first_line);
+  // Appends a Python frame (the code's `unit`-th instruction) to a stack: call innermost
+  // first, after its native frames.
+  void AddPythonFrame(StackId stack, uint32_t code_id, uint32_t unit, bool entry);
 
   void Link(uint32_t pid, uint32_t tid, uint32_t correlation_id, StackId stack,
             std::string_view api, uint64_t timestamp_ns = 0);

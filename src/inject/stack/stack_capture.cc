@@ -14,6 +14,11 @@
 // thread-start code built without frame pointers (__libc_start_main, start_thread,
 // clone3, as on Debian) and the program's _start; libunwind's longer stack is kept for it. Those
 // frames are always the same below a given frame, and never call back into the program.
+//
+// Python: after the native stack, the calling thread's CPython frames are walked
+// (inject/python, no GIL, no Python calls) and appended to the PCs as tagged words
+// (gpuperf/python_frame_word.h) before interning, so one stack id names both. Only the
+// native part is ever compared with libunwind.
 #include "inject/stack/stack_capture.h"
 
 #include <sys/auxv.h>
@@ -22,6 +27,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpuperf/python_frame_word.h"
+#include "inject/log.h"
+#include "inject/python/python_frames.h"
 #include "inject/stack/module_table.h"
 #include "inject/stack/stack_table.h"
 #include "inject/stack/unwinder.h"
@@ -44,6 +52,7 @@ StackTable* g_fp_table = nullptr;
 uint32_t* g_fp_verdicts = nullptr;  // accessed through atomic_ref
 FrameFilter g_libc;                 // the C library's code, for the outermost frames
 uint64_t g_entry = 0;               // the program's entry point (_start)
+bool g_python = false;              // append the thread's Python frames (where ready)
 
 bool IsThreadStartFrame(uint64_t pc) {
   return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
@@ -59,12 +68,9 @@ int UnwindTrimmed(uint64_t* pcs) {
   return TrimAndCut(pcs, CaptureStack(pcs, static_cast<int>(g_max_depth) + 32));
 }
 
-// `depth` comes from TrimAndCut.
+// `depth` comes from TrimAndCut (plus Python frames).
 StackId Intern(const uint64_t* pcs, int depth) {
-  if (depth <= 0 || g_table == nullptr) {
-    CountStat(StatId::unwind_failed);
-    return 0;
-  }
+  if (depth <= 0 || g_table == nullptr) return 0;
   bool inserted = false;
   StackId id = g_table->Intern(pcs, depth, &inserted);
   if (id == 0) {
@@ -95,15 +101,35 @@ StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
   bool same = depth >= fp_depth && depth - fp_depth <= kMaxLibcTail &&
               std::memcmp(pcs, fp_pcs, sizeof(uint64_t) * static_cast<size_t>(fp_depth)) == 0;
   for (int i = fp_depth; same && i < depth; ++i) same = IsThreadStartFrame(pcs[i]);
-  const StackId id = same ? Intern(pcs, depth) : 0;
+  const StackId id = same ? Intern(pcs, depth) : 0;  // the native stack alone
   verdict.store(id != 0 ? id : kUseLibunwind, std::memory_order_release);
   CountStat(id != 0 ? StatId::fp_stacks_verified : StatId::fp_stacks_rejected);
   return id;
 }
 
+// Appends the calling thread's Python frames (innermost first) to pcs[depth..] as tagged
+// words; returns the new depth. A thread without a Python thread state adds none (the
+// walker counts it).
+int AppendPythonFrames(uint64_t* pcs, int depth) {
+  PyFrameSample samples[kMaxPythonFrames];
+  const int n = WalkPythonFrames(samples, kMaxPythonFrames);
+  if (n <= 0) return depth;
+  uint32_t code_ids[kMaxPythonFrames];
+  InternPythonFrames(samples, n, code_ids);  // a failure leaves id 0, counted by the walker
+  for (int i = 0; i < n; ++i) {
+    pcs[depth + i] = MakePythonFrameWord(code_ids[i], samples[i].instr_offset,
+                                         (samples[i].flags & kPyFrameEntry) != 0);
+  }
+  return depth + n;
+}
+
+void PythonNotice(const char* line) {
+  LogOnce("%s", line);
+}
+
 }  // namespace
 
-void InitStackCapture(uint32_t max_depth, bool frame_pointers) {
+void InitStackCapture(uint32_t max_depth, bool frame_pointers, bool python) {
   g_max_depth = max_depth < 256 ? max_depth : 256;
   InitUnwinder();
   ModuleTable modules;
@@ -120,6 +146,17 @@ void InitStackCapture(uint32_t max_depth, bool frame_pointers) {
     g_entry = getauxval(AT_ENTRY);
     if (fp_table.ok() && g_fp_verdicts != nullptr) g_fp_table = &fp_table;
   }
+  // At init, never in a callback: the probe takes the dynamic loader's lock.
+  // Without an interpreter a walk costs one atomic load, so g_python follows the setting.
+  g_python = python;
+  if (python) {
+    const PythonFramesState state = InitPythonFrames(PythonNotice);
+    if (state == PythonFramesState::kReady) {
+      const uint32_t version = PythonFramesVersion();
+      LogVerbose("Python frames in launch stacks (CPython %u.%u)", version >> 24,
+                 (version >> 16) & 0xff);
+    }
+  }
 }
 
 const char* StackUnwinderName() {
@@ -127,17 +164,62 @@ const char* StackUnwinderName() {
 }
 
 StackId CaptureLaunchStack() {
-  uint64_t pcs[kMaxRawDepth];
+  uint64_t pcs[kMaxRawDepth + kMaxPythonFrames];
   int depth = -1;  // libunwind's trimmed depth, once it ran
   if (g_fp_table != nullptr) {
-    if (StackId id = FromFramePointers(pcs, &depth)) return id;
+    if (StackId id = FromFramePointers(pcs, &depth)) {
+      if (!g_python) return id;
+      // The native stack is known (interned alone when it was checked: a stack the trace
+      // then holds even if only its Python variants are linked); its Python frames are not.
+      // None to add: the same id.
+      const int native = depth >= 0 ? depth : g_table->Copy(id, pcs, kMaxRawDepth);
+      const int total = AppendPythonFrames(pcs, native);
+      return total == native ? id : Intern(pcs, total);
+    }
   }
   if (depth < 0) depth = UnwindTrimmed(pcs);
+  if (depth <= 0) {
+    CountStat(StatId::unwind_failed);
+    depth = 0;
+  }
+  if (g_python) depth = AppendPythonFrames(pcs, depth);
   return Intern(pcs, depth);
 }
 
 void DrainNewStacks(std::vector<StackRecord>& out, uint32_t pid) {
   if (g_table != nullptr) g_table->DrainNew(pid, out);
+}
+
+void DrainNewPythonCodeRecords(std::vector<PythonCodeRecord>& out, uint32_t pid, NameTable& names) {
+  if (!g_python) return;
+  std::vector<PyCodeInfo> codes;
+  DrainNewPythonCodes(codes);
+  for (PyCodeInfo& code : codes) {
+    PythonCodeRecord record;
+    record.pid = pid;
+    record.code_id = code.id;
+    record.name = names.Intern(code.name);
+    record.file = names.Intern(code.filename);
+    record.first_line = code.first_line;
+    record.python_version = code.python_version;
+    record.line_format = static_cast<uint8_t>(code.line_format);
+    record.code_units = code.code_units;
+    record.line_table = std::move(code.line_table);
+    out.push_back(std::move(record));
+  }
+}
+
+void UpdatePythonStats() {
+  if (!g_python) return;
+  const PythonFramesCounters c = GetPythonFramesCounters();
+  SetStat(StatId::python_codes, c.codes);
+  SetStat(StatId::python_no_thread_state, c.no_thread_state);
+  SetStat(StatId::python_refused, c.refused);
+  SetStat(StatId::python_truncated, c.truncated);
+  SetStat(StatId::python_broken, c.broken);
+  SetStat(StatId::python_skipped_frames, c.skipped_frames);
+  SetStat(StatId::python_intern_failed, c.intern_failed);
+  SetStat(StatId::python_unreadable_names, c.unreadable_names);
 }
 
 }  // namespace gpuperf::inject

@@ -122,6 +122,14 @@ StackId StackTable::Intern(const uint64_t* pcs, int depth, bool* inserted) {
   return id;
 }
 
+int StackTable::Copy(StackId id, uint64_t* out, int max) const {
+  if (id == 0 || id > count_.load(std::memory_order_acquire) || max <= 0) return 0;
+  const Entry& entry = entries_[id];
+  const int depth = entry.depth < static_cast<uint32_t>(max) ? static_cast<int>(entry.depth) : max;
+  std::memcpy(out, arena_ + entry.offset, sizeof(uint64_t) * static_cast<size_t>(depth));
+  return depth;
+}
+
 void StackTable::DrainNew(uint32_t pid, std::vector<StackRecord>& out) {
   std::lock_guard<std::mutex> lock(insert_mutex_);
   uint32_t count = count_.load(std::memory_order_relaxed);

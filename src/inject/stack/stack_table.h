@@ -37,6 +37,10 @@ class StackTable {
   // call added the stack: the caller then checks its PCs against the module table.
   StackId Intern(const uint64_t* pcs, int depth, bool* inserted = nullptr);
 
+  // Copies the PCs of stack `id` (an id this table returned) into out[0..max); returns
+  // how many, 0 for an unknown id. Lock-free: the id's entry was published with it.
+  int Copy(StackId id, uint64_t* out, int max) const;
+
   // Appends, as records of process `pid`, the stacks added since the previous call, in id
   // order. For the writer thread; takes the insert mutex.
   void DrainNew(uint32_t pid, std::vector<StackRecord>& out);

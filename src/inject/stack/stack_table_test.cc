@@ -37,6 +37,21 @@ TEST(StackTable, SameStackSameIdDifferentStackDifferentId) {
   EXPECT_EQ(table.size(), 3u);
 }
 
+TEST(StackTable, CopyGivesBackTheInternedPcs) {
+  StackTable table({.max_stacks = 16, .max_pcs = 1024});
+  std::vector<uint64_t> a = MakeStack(3, 12), b = MakeStack(4, 5);
+  StackId id_a = table.Intern(a.data(), 12), id_b = table.Intern(b.data(), 5);
+  uint64_t out[16] = {};
+  ASSERT_EQ(table.Copy(id_a, out, 16), 12);
+  EXPECT_EQ(std::vector<uint64_t>(out, out + 12), a);
+  ASSERT_EQ(table.Copy(id_b, out, 16), 5);
+  EXPECT_EQ(std::vector<uint64_t>(out, out + 5), b);
+  EXPECT_EQ(table.Copy(id_a, out, 4), 4);  // cut at max
+  EXPECT_EQ(std::vector<uint64_t>(out, out + 4), std::vector<uint64_t>(a.begin(), a.begin() + 4));
+  EXPECT_EQ(table.Copy(0, out, 16), 0);
+  EXPECT_EQ(table.Copy(3, out, 16), 0);  // not interned
+}
+
 TEST(StackTable, DrainReturnsEachNewStackOnceWithItsPcs) {
   StackTable table({.max_stacks = 64, .max_pcs = 4096});
   std::vector<uint64_t> a = MakeStack(1, 5), b = MakeStack(2, 7);

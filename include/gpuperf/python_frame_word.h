@@ -1,0 +1,46 @@
+// Python frames inside a recorded stack (StackRecord::pcs).
+//
+// A launch stack holds the native return addresses first (innermost first), then the
+// Python frames of the launching thread (innermost first), each as one tagged 64-bit word:
+//
+//   bit 63       1: a Python frame, not a native PC
+//   bit 62       the frame began a native evaluation-loop call (kPyFrameEntry of the walker)
+//   bits 32..61  the code id, a PythonCodeRecord of the same process (0: not interned)
+//   bits 0..31   the instruction offset in 16-bit code units (0xffffffff: not started)
+//
+// User-space PCs on x86-64 and aarch64 are below 2^47, so a native PC never has bit 63 set.
+// The symbolizer leaves tagged words alone; the analysis merges them with the native frames
+// (analyze/python_stacks.h).
+#pragma once
+
+#include <cstdint>
+
+namespace gpuperf {
+
+inline constexpr uint64_t kPythonFrameTag = 1ull << 63;
+inline constexpr uint64_t kPythonFrameEntry = 1ull << 62;
+inline constexpr uint32_t kMaxPythonCodeId = (1u << 30) - 1;
+
+constexpr bool IsPythonFrameWord(uint64_t word) {
+  return (word & kPythonFrameTag) != 0;
+}
+
+// A code id above kMaxPythonCodeId cannot be stored and becomes 0 ("not interned").
+constexpr uint64_t MakePythonFrameWord(uint32_t code_id, uint32_t instr_offset, bool entry) {
+  const uint64_t code = code_id <= kMaxPythonCodeId ? code_id : 0;
+  return kPythonFrameTag | (entry ? kPythonFrameEntry : 0) | code << 32 | instr_offset;
+}
+
+constexpr uint32_t PythonFrameCodeId(uint64_t word) {
+  return static_cast<uint32_t>(word >> 32) & kMaxPythonCodeId;
+}
+
+constexpr uint32_t PythonFrameInstruction(uint64_t word) {
+  return static_cast<uint32_t>(word);
+}
+
+constexpr bool PythonFrameIsEntry(uint64_t word) {
+  return (word & kPythonFrameEntry) != 0;
+}
+
+}  // namespace gpuperf
