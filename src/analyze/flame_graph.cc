@@ -431,7 +431,9 @@ class FlameSink final : public RecordSink {
   }
   void OnProcess(std::span<const ProcessRecord> records) override {
     processes.insert(processes.end(), records.begin(), records.end());
+    loss.AddProcesses(records);
   }
+  void OnStat(std::span<const StatRecord> records) override { loss.AddStats(records); }
   void OnThread(std::span<const ThreadRecord> records) override {
     threads.insert(threads.end(), records.begin(), records.end());
   }
@@ -448,6 +450,7 @@ class FlameSink final : public RecordSink {
   std::vector<ModuleRecord> modules;
   std::vector<ProcessRecord> processes;
   std::vector<ThreadRecord> threads;
+  RecordingLossCollector loss;
 
  private:
   Correlator& correlator_;
@@ -466,7 +469,12 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
   for (const ModuleRecord& module : trace.modules) symbols.AddModule(module);
   for (const SymbolRecord& symbol : trace.symbols) symbols.AddSymbol(symbol);
   NameSources names{trace.strings, trace.stacks, symbols, trace.processs, trace.threads};
-  return Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  RecordingLossCollector loss;
+  loss.AddProcesses(trace.processs);
+  loss.AddStats(trace.stats);
+  graph.recording_loss = loss.Rows();
+  return graph;
 }
 
 Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
@@ -485,7 +493,9 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
   for (const ModuleRecord& module : sink.modules) symbols.AddModule(module);
   for (const SymbolRecord& symbol : sink.symbols) symbols.AddSymbol(symbol);
   NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads};
-  return Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  graph.recording_loss = sink.loss.Rows();
+  return graph;
 }
 
 }  // namespace gpuperf

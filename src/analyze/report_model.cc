@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "analyze/cuda_errors.h"
+#include "analyze/data_loss.h"
 #include "analyze/demangle.h"
 #include "analyze/interval_union.h"
 #include "analyze/symbol_table.h"
@@ -1038,10 +1039,11 @@ void ReportBuilder::FinishOverheadAndLoss(ReportModel& model, const ReadReport& 
                          const char* description) {
     if (value > 0) model.loss.push_back({std::nullopt, stat, severity, value, description});
   };
-  reader_loss("chunks_corrupt", "data_loss", read_report.chunks_corrupt,
-              "damaged chunks of the trace file that were skipped");
-  reader_loss("bytes_truncated", "data_loss", read_report.bytes_truncated,
-              "bytes at the end of a trace file that were not a whole chunk");
+  // The reader's loss (skipped files, files with nothing recoverable, damaged and torn
+  // chunks) is the one every output shows (analyze/data_loss.h).
+  for (const DataLossRow& row : SummarizeDataLoss(read_report).rows) {
+    model.loss.push_back({std::nullopt, row.stat, "data_loss", row.value, row.description});
+  }
   reader_loss("chunks_unknown", "warning", read_report.chunks_unknown,
               "chunks of a newer gpuperf's record types that were skipped");
   model.read_warnings = read_report.warnings;

@@ -100,7 +100,8 @@ class PerfettoWriter final : public TimelineWriter {
  public:
   explicit PerfettoWriter(std::ostream& out) : out_(out) {}
 
-  void Begin(const TimelineClock& clock) override {
+  // Perfetto has no trace-level note a viewer shows: the builder's kNote track says it.
+  void Begin(const TimelineClock& clock, std::string_view /*data_loss*/) override {
     {
       auto p = BeginPacket(packet::kSeqIncrementalStateCleared);
       auto defaults = w_.BeginNested(packet::kTracePacketDefaults);
