@@ -74,7 +74,8 @@ PY
   timeout 60 "$GPUPERF" diff "$dir/good.gpt" "$in" --fail-if 'data_loss>0' >"$dir/diff.txt" 2>&1
   rc=$?
   [[ $rc -ne 0 ]] || fail "diff --fail-if 'data_loss>0' passes with $input"
-  grep -q "data-loss" "$dir/diff.txt" || fail "diff text of $input does not mention data loss: $(cat "$dir/diff.txt")"
+  grep -q "regression: lost: records+bytes+chunks+files 0 -> [1-9]" "$dir/diff.txt" ||
+    fail "diff text of $input does not count its loss: $(cat "$dir/diff.txt")"
 done
 
 # Report: a header-only trace and a skipped file are loss, not warnings.
