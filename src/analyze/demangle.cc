@@ -6,7 +6,22 @@
 
 namespace gpuperf {
 
+namespace {
+
+// nvcc's host-side launch stubs are named "__device_stub__" + the kernel's mangled name
+// without its leading underscore ("__device_stub__Z13matmul_kernelPKfS0_Pfiii").
+constexpr std::string_view kDeviceStubPrefix = "__device_stub__";
+
+}  // namespace
+
 std::string Demangle(std::string_view name) {
+  if (name.starts_with(kDeviceStubPrefix) && name.size() > kDeviceStubPrefix.size() + 1 &&
+      name[kDeviceStubPrefix.size()] == 'Z') {
+    std::string kernel = "_" + std::string(name.substr(kDeviceStubPrefix.size()));
+    std::string demangled = Demangle(kernel);
+    if (demangled == kernel) return std::string(name);  // not a mangled name after all
+    return std::string(kDeviceStubPrefix) + demangled;
+  }
   if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return std::string(name);
   std::string mangled(name);
   int status = 0;

@@ -9,6 +9,8 @@
 namespace gpuperf {
 
 // Demangles an Itanium-ABI name; returns the input unchanged when it is not mangled.
+// nvcc's host launch stubs keep their prefix: "__device_stub__Z13kPf" ->
+// "__device_stub__k(float*)".
 std::string Demangle(std::string_view name);
 
 // Shortens a demangled name for display: drops the return type and template/argument

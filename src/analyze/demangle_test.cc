@@ -11,6 +11,14 @@ TEST(Demangle, DemanglesKernelNames) {
   EXPECT_EQ(Demangle("_Zbroken"), "_Zbroken");
 }
 
+TEST(Demangle, DemanglesDeviceStubsAfterTheirPrefix) {
+  EXPECT_EQ(Demangle("__device_stub__Z13matmul_kernelPKfS0_Pfiii"),
+            "__device_stub__matmul_kernel(float const*, float const*, float*, int, int, int)");
+  // An extern "C" kernel's stub is not mangled; a broken tail stays as it was.
+  EXPECT_EQ(Demangle("__device_stub__saxpy"), "__device_stub__saxpy");
+  EXPECT_EQ(Demangle("__device_stub__Zbroken"), "__device_stub__Zbroken");
+}
+
 TEST(Demangle, ShortNames) {
   EXPECT_EQ(ShortName("softmaxKernel(float*, int, int)"), "softmaxKernel");
   EXPECT_EQ(ShortName("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<"

@@ -8,6 +8,7 @@
 #include "cli/json_input.h"
 #include "cli/output_file.h"
 #include "export/report_export.h"
+#include "export/text_table.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -88,6 +89,7 @@ int RunReport(const ReportArgs& a) {
   auto file = OutputFile::Open(a.output, a.path);
   if (!file.ok()) return ReportError(file.status());
   std::ostream& out = (*file)->stream();
+  if ((*file)->is_stdout()) SetTableWidth(out, TerminalWidth(STDOUT_FILENO));  // fit a terminal
   Status status = format == "json"  ? ExportReportJson(*model, render, out)
                   : format == "csv" ? ExportReportCsv(*model, render, out)
                                     : ExportReportText(*model, render, out);

@@ -121,9 +121,9 @@ class ChromeJsonWriter final : public TimelineWriter {
     buffer_ += ",\"dur\":";
     AppendMicros(buffer_, s.end_ns - s.start_ns);
     buffer_ += ",\"name\":";
-    AppendJsonString(buffer_, s.name.text);
+    AppendQuoted(s.name);
     buffer_ += ",\"cat\":";
-    AppendJsonString(buffer_, s.category.text);
+    AppendQuoted(s.category);
     if (s.stack) {
       buffer_ += ",\"sf\":";
       AppendInt(buffer_, StackFrameId(s.stack->string_value));
@@ -148,9 +148,9 @@ class ChromeJsonWriter final : public TimelineWriter {
     buffer_ += "{\"ph\":\"i\",\"s\":\"t\"";
     Location(tracks_[track_id], ts_ns);
     buffer_ += ",\"name\":";
-    AppendJsonString(buffer_, name.text);
+    AppendQuoted(name);
     buffer_ += ",\"cat\":";
-    AppendJsonString(buffer_, category.text);
+    AppendQuoted(category);
     buffer_ += '}';
     MaybeFlush();
   }
@@ -254,8 +254,21 @@ class ChromeJsonWriter final : public TimelineWriter {
     buffer_ += ",\"args\":";
   }
 
+  // An interned text as a JSON string, escaped once per key: a trace repeats a few
+  // hundred names millions of times.
+  void AppendQuoted(InternedText text) {
+    if (text.key == 0) {
+      AppendJsonString(buffer_, text.text);
+      return;
+    }
+    if (quoted_.size() <= text.key) quoted_.resize(text.key + 1);
+    std::string& quoted = quoted_[text.key];
+    if (quoted.empty()) AppendJsonString(quoted, text.text);
+    buffer_ += quoted;
+  }
+
   void AppendArg(const TimelineArg& arg) {
-    AppendJsonString(buffer_, arg.key.text);
+    AppendQuoted(arg.key);
     buffer_ += ':';
     switch (arg.type) {
       case TimelineArg::Type::kUint:
@@ -265,8 +278,10 @@ class ChromeJsonWriter final : public TimelineWriter {
         AppendDouble(buffer_, arg.double_value);
         break;
       case TimelineArg::Type::kString:
-      case TimelineArg::Type::kInternedString:
         AppendJsonString(buffer_, arg.string_value.text);
+        break;
+      case TimelineArg::Type::kInternedString:
+        AppendQuoted(arg.string_value);
         break;
     }
   }
@@ -318,7 +333,8 @@ class ChromeJsonWriter final : public TimelineWriter {
   uint32_t next_gpu_pid_ = 0;
   std::vector<uint32_t> stack_nodes_;  // by the stack's NameKey
   std::map<std::pair<uint32_t, std::string>, uint32_t> frame_ids_;
-  std::vector<StackFrame> frames_;  // node id - 1
+  std::vector<StackFrame> frames_;   // node id - 1
+  std::vector<std::string> quoted_;  // AppendQuoted's cache, by NameKey
 };
 
 }  // namespace
@@ -326,19 +342,24 @@ class ChromeJsonWriter final : public TimelineWriter {
 void AppendJsonString(std::string& out, std::string_view text) {
   static const char kHex[] = "0123456789abcdef";
   out += '"';
+  size_t plain_from = 0;  // characters that need no escaping are appended in runs
+  auto append_plain = [&](size_t up_to) {
+    out.append(text.data() + plain_from, up_to - plain_from);
+  };
   for (size_t i = 0; i < text.size();) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      const size_t length = Utf8SequenceLength(text, i);
-      if (length == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(text.substr(i, length));
-        i += length;
-      }
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      ++i;
       continue;
     }
+    if (c >= 0x80) {
+      const size_t length = Utf8SequenceLength(text, i);
+      if (length != 0) {
+        i += length;
+        continue;
+      }
+    }
+    append_plain(i);
     switch (c) {
       case '"':
         out += "\\\"";
@@ -356,16 +377,17 @@ void AppendJsonString(std::string& out, std::string_view text) {
         out += "\\r";
         break;
       default:
-        if (c < 0x20 || c == 0x7f) {
+        if (c >= 0x80) {
+          out += "\\ufffd";  // not valid UTF-8
+        } else {
           out += "\\u00";
           out += kHex[c >> 4];
           out += kHex[c & 0xf];
-        } else {
-          out += static_cast<char>(c);
         }
     }
-    ++i;
+    plain_from = ++i;
   }
+  append_plain(text.size());
   out += '"';
 }
 

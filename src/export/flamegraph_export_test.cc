@@ -186,6 +186,38 @@ TEST(FlamegraphSvg, NamesAreEscapedAndLabelsFitTheirFrames) {
   EXPECT_GE(labels, 5);
 }
 
+// The label of a frame, by its full name (the <title>).
+std::string LabelOf(const std::string& svg, const std::string& name) {
+  size_t at = svg.find("<title>" + name + "</title>");
+  if (at == std::string::npos) return "(no frame " + name + ")";
+  size_t text = svg.find("<text ", at);
+  size_t begin = svg.find('>', text) + 1;
+  return svg.substr(begin, svg.find("</text>", begin) - begin);
+}
+
+TEST(FlamegraphSvg, NarrowLabelsDropPrefixesAndNamespacesBeforeCuttingTheEnd) {
+  testing::TestTrace t;
+  const StackId s = t.Stack(1, {"main"});
+  const char* kernels[] = {"big", "_Z13matmul_kernelPKfS0_Pfiii",
+                           "_ZN2at6native29vectorized_elementwise_kernelILi4EEEvi", "_Z3fooi"};
+  const uint64_t durations[] = {700, 100, 200, 100};
+  for (uint32_t i = 0; i < 4; ++i) {
+    t.Link(1, 1, i + 1, s, "cudaLaunchKernel");
+    t.Kernel(1, kernels[i], i + 1, 0, durations[i]);
+  }
+  FlameGraphOptions full;
+  full.full_names = true;
+  const std::string svg = Svg(t.trace(), full);
+  // ~107 px, 13 characters: the "[GPU0] " prefix goes first, then the end is cut.
+  EXPECT_EQ(LabelOf(svg, "[GPU0] matmul_kernel(float const*, float const*, float*, int, int, int)"),
+            "matmul_kerne\u2026");
+  // ~214 px, 28 characters: prefix, return type and namespaces go, then the end is cut.
+  EXPECT_EQ(LabelOf(svg, "[GPU0] void at::native::vectorized_elementwise_kernel&lt;4&gt;(int)"),
+            "vectorized_elementwise_kern\u2026");
+  // 15 characters in 13: without its prefix the name fits, uncut.
+  EXPECT_EQ(LabelOf(svg, "[GPU0] foo(int)"), "foo(int)");
+}
+
 TEST(FlamegraphSvg, InvertedDrawsTheRootAtTheTop) {
   const std::string normal = Svg(testing::ModelTrace());
   FlameGraphOptions options;

@@ -15,6 +15,9 @@ namespace {
 
 // Geometry, in SVG pixels. Labels use a monospace font so that the exporter can fit them
 // without measuring; the script re-fits after zooming with the real glyph width.
+// kWidth is the width without the script; with it, the drawing takes the window's width
+// and is redrawn when the window is resized. Elements with data-anchor move with the
+// width: "middle" stays centred, a number N stays N pixels left of the right margin.
 constexpr int kWidth = 1200;
 constexpr int kPad = 10;
 constexpr int kRow = 17;
@@ -211,12 +214,46 @@ std::string_view PrefixCodePoints(std::string_view text, size_t count) {
   return text;
 }
 
-// The same rule as the script's fitLabel().
+// The name with its leftmost part dropped, for a label that does not fit: first a GPU
+// frame's "[GPU<n>] " prefix, then a signature's return type or one namespace/class qualifier
+// (template arguments included) at a time, so the end of a name, which says what runs,
+// stays readable. Empty when nothing more can be dropped (the argument list and
+// bracketed names like "[unknown launch]" are never entered). The same rule as the script's
+// dropLeft().
+std::string_view DropLeft(std::string_view name) {
+  if (name.starts_with("[GPU")) {
+    size_t i = 4;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+    if (i > 4 && name.substr(i).starts_with("] ") && i + 2 < name.size()) return name.substr(i + 2);
+  }
+  int depth = 0;
+  for (size_t i = 0; i + 1 < name.size(); ++i) {
+    char c = name[i];
+    if (c == '(' && depth == 0 && !name.substr(i).starts_with("(anonymous namespace)")) break;
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if ((c == '>' || c == ')' || c == ']') && depth > 0) --depth;
+    if (depth != 0) continue;
+    // A space before the argument list ends a return type ("void f(int)"); in other
+    // names ("memcpy HtoD") it is part of the name.
+    if (c == ' ' && name.find('(', i) != std::string_view::npos) return name.substr(i + 1);
+    if (c == ':' && name[i + 1] == ':' && i + 2 < name.size()) return name.substr(i + 2);
+  }
+  return {};
+}
+
+// The label for `width` pixels: the whole name, else the name with parts dropped from
+// the left (DropLeft) until it fits, else that cut at the end with an ellipsis. The same
+// rule as the script's fitLabel().
 std::string FitLabel(std::string_view name, double width) {
   const double room = (width - 2 * kTextPad) / kCharWidth;
-  if (room < 3) return "";
+  if (room < 0) return "";
   const auto chars = static_cast<size_t>(room);
   if (CodePoints(name) <= chars) return std::string(name);
+  if (chars < 3) return "";
+  for (std::string_view shorter = DropLeft(name); !shorter.empty(); shorter = DropLeft(name)) {
+    name = shorter;
+    if (CodePoints(name) <= chars) return std::string(name);
+  }
   return std::string(PrefixCodePoints(name, chars - 1)) + "\u2026";
 }
 
@@ -369,28 +406,31 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
     out_ += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
     const std::string title = svg_.title.empty() ? DefaultTitle(options_) : svg_.title;
-    out_ += "<text class=\"title\" x=\"" + std::to_string(kWidth / 2) +
+    out_ += "<text class=\"title\" data-anchor=\"middle\" x=\"" + std::to_string(kWidth / 2) +
             "\" y=\"28\" text-anchor=\"middle\">" + Escaped(title) + "</text>\n";
-    out_ += "<text class=\"sub\" id=\"subtitle\" x=\"" + std::to_string(kWidth / 2) +
-            "\" y=\"49\" text-anchor=\"middle\">" + Escaped(Totals(s)) + "</text>\n";
-    out_ += "<text class=\"note\" id=\"notes\" x=\"" + std::to_string(kWidth / 2) +
-            "\" y=\"67\" text-anchor=\"middle\">" + Escaped(Notes(options_, svg_, s, pruned_)) +
-            "</text>\n";
+    out_ += "<text class=\"sub\" id=\"subtitle\" data-anchor=\"middle\" x=\"" +
+            std::to_string(kWidth / 2) + "\" y=\"49\" text-anchor=\"middle\">" +
+            Escaped(Totals(s)) + "</text>\n";
+    out_ += "<text class=\"note\" id=\"notes\" data-anchor=\"middle\" x=\"" +
+            std::to_string(kWidth / 2) + "\" y=\"67\" text-anchor=\"middle\">" +
+            Escaped(Notes(options_, svg_, s, pruned_)) + "</text>\n";
     // Loss is said where the eye goes first, in the row of the controls (left of them
     // is only the reset button, shown while zoomed); undamaged traces draw nothing here.
     if (!svg_.data_loss.empty()) {
-      out_ += "<text class=\"sub\" id=\"data-loss\" style=\"fill:#c00;font-weight:600\" x=\"" +
-              std::to_string(kWidth / 2) + "\" y=\"89\" text-anchor=\"middle\">" +
-              Escaped(svg_.data_loss) + "</text>\n";
+      out_ +=
+          "<text class=\"sub\" id=\"data-loss\" data-anchor=\"middle\" "
+          "style=\"fill:#c00;font-weight:600\" x=\"" +
+          std::to_string(kWidth / 2) + "\" y=\"89\" text-anchor=\"middle\">" +
+          Escaped(svg_.data_loss) + "</text>\n";
     }
     // Controls: reset (shown while zoomed), the matched share, the search box.
     out_ += "<g id=\"reset\" class=\"btn hide\"><rect x=\"" + std::to_string(kPad) +
             "\" y=\"73\" width=\"86\" height=\"22\" rx=\"6\"/><text x=\"" +
             std::to_string(kPad + 43) +
             "\" y=\"88\" text-anchor=\"middle\">Reset zoom</text></g>\n";
-    out_ += "<text id=\"matched\" x=\"" + std::to_string(kWidth - kPad - 262) +
+    out_ += "<text id=\"matched\" data-anchor=\"262\" x=\"" + std::to_string(kWidth - kPad - 262) +
             "\" y=\"89\" text-anchor=\"end\"></text>\n";
-    out_ += "<foreignObject x=\"" + std::to_string(kWidth - kPad - 250) +
+    out_ += "<foreignObject data-anchor=\"250\" x=\"" + std::to_string(kWidth - kPad - 250) +
             "\" y=\"73\" width=\"250\" height=\"22\"><input xmlns=\"http://www.w3.org/1999/xhtml\" "
             "id=\"search\" type=\"search\" placeholder=\"Search (regex), Ctrl-F\" "
             "spellcheck=\"false\" autocomplete=\"off\"/></foreignObject>\n";
@@ -456,7 +496,8 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
               std::to_string(x + 17) + "\" y=\"" + std::to_string(y) + "\">" + e.label + "</text>";
       x += 17 + static_cast<int>(std::string_view(e.label).size() * 6.5) + 20;
     }
-    out_ += "<text x=\"" + std::to_string(kWidth - kPad) + "\" y=\"" + std::to_string(y) +
+    out_ += "<text data-anchor=\"0\" x=\"" + std::to_string(kWidth - kPad) + "\" y=\"" +
+            std::to_string(y) +
             "\" text-anchor=\"end\">click a frame to zoom \u00b7 Esc resets \u00b7 "
             "gpuperf</text></g>\n";
     out_ +=

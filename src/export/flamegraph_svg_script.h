@@ -52,12 +52,53 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
     return w > 0 ? w : L.charWidth;
   }
 
-  // The label that fits `width` pixels: whole name, or a prefix and an ellipsis.
+  // The name with its leftmost part dropped: a GPU frame's "[GPU<n>] " prefix, then a
+  // signature's return type or one namespace/class qualifier at a time; '' when nothing more can go
+  // (the argument list is never entered). The same rule as the exporter's DropLeft().
+  function dropLeft(name) {
+    var gpu = /^\[GPU[0-9]+\] (?=.)/.exec(name);
+    if (gpu) return name.substring(gpu[0].length);
+    var depth = 0;
+    for (var i = 0; i + 1 < name.length; i++) {
+      var c = name.charAt(i);
+      if (c === '(' && depth === 0 && name.substring(i, i + 21) !== '(anonymous namespace)') break;
+      if (c === '<' || c === '(' || c === '[') depth++;
+      if ((c === '>' || c === ')' || c === ']') && depth > 0) depth--;
+      if (depth !== 0) continue;
+      if (c === ' ' && name.indexOf('(', i) >= 0) return name.substring(i + 1);
+      if (c === ':' && name.charAt(i + 1) === ':' && i + 2 < name.length) return name.substring(i + 2);
+    }
+    return '';
+  }
+
+  // The label that fits `width` pixels: the whole name, else parts dropped from the left
+  // until it fits, else that cut at the end with an ellipsis (the tooltip has it all).
   function fitLabel(name, width) {
     var chars = Math.floor((width - 2 * L.textPad) / charWidth);
     if (chars >= name.length) return name;
     if (chars < 3) return '';
+    for (var shorter = dropLeft(name); shorter; shorter = dropLeft(name)) {
+      name = shorter;
+      if (chars >= name.length) return name;
+    }
     return name.substring(0, chars - 1) + '\u2026';
+  }
+
+  // ---- window width ----
+  // The drawing takes the window's width: the viewBox follows the rendered width (no
+  // scaling), the anchored header and footer items move, and the frames are laid out again.
+  function fitWindow() {
+    var width = Math.max(320, Math.floor(svg.getBoundingClientRect().width));
+    if (width === L.width) return;
+    L.width = width;
+    svg.setAttribute('viewBox', '0 0 ' + width + ' ' + L.height);
+    var anchored = document.querySelectorAll('[data-anchor]');
+    for (var i = 0; i < anchored.length; i++) {
+      var a = anchored[i].getAttribute('data-anchor');
+      var x = a === 'middle' ? width / 2 : width - L.pad - Number(a);
+      anchored[i].setAttribute('x', x.toFixed(0));
+    }
+    layout();
   }
 
   function rowY(depth) {
@@ -156,7 +197,11 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
   // ---- tooltip ----
   function showTip(f, evt) {
     var tip = $('tip');
-    var lines = [f.name, KIND[f.kind] || ''];
+    // The full name, wrapped at 110 characters: a label may show only a part of it.
+    var lines = [];
+    for (var at = 0; at < f.name.length || at === 0; at += 110) lines.push(f.name.substring(at, at + 110));
+    var nameLines = lines.length;
+    lines.push(KIND[f.kind] || '');
     var view = zoomed || root;
     var share = percent(f.v, root.v) + ' of total';
     if (zoomed && f.d >= zoomed.d) share += ', ' + percent(f.v, view.v) + ' of zoomed frame';
@@ -169,8 +214,8 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
       var line = document.createElementNS(NS, 'tspan');
       line.setAttribute('x', '8');
       line.setAttribute('dy', i === 0 ? '16' : '16');
-      if (i === 0) line.setAttribute('class', 'tip-name');
-      line.textContent = i === 0 && lines[i].length > 120 ? lines[i].substring(0, 119) + '\u2026' : lines[i];
+      if (i < nameLines) line.setAttribute('class', 'tip-name');
+      line.textContent = lines[i];
       text.appendChild(line);
     }
     tip.removeAttribute('visibility');
@@ -289,6 +334,9 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
       }
     });
     window.addEventListener('hashchange', applyState);
+    window.addEventListener('resize', fitWindow);
+    svg.setAttribute('width', '100%');
+    fitWindow();
     layout();
     applyState();
     svg.setAttribute('data-ready', '1');

@@ -98,7 +98,9 @@ enum InternKind : uint8_t {
 
 class PerfettoWriter final : public TimelineWriter {
  public:
-  explicit PerfettoWriter(std::ostream& out) : out_(out) {}
+  explicit PerfettoWriter(std::ostream& out) : out_(out) {
+    buffer_.reserve(kFlushBytes + (64 << 10));  // one packet past the flush mark fits
+  }
 
   // Perfetto has no trace-level note a viewer shows: the builder's kNote track says it.
   void Begin(const TimelineClock& clock, std::string_view /*data_loss*/) override {

@@ -5,8 +5,10 @@
 namespace gpuperf {
 
 void ProtoWriter::Fixed64(uint32_t field, uint64_t value) {
-  Tag(field, kWireFixed64);
-  for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  char bytes[kMaxVarintBytes + 8];
+  size_t n = EncodeVarint((field << 3) | kWireFixed64, bytes);
+  for (int i = 0; i < 8; ++i) bytes[n++] = static_cast<char>((value >> (8 * i)) & 0xff);
+  out_.append(bytes, n);
 }
 
 void ProtoWriter::Double(uint32_t field, double value) {

@@ -23,8 +23,11 @@ class ProtoWriter {
   explicit ProtoWriter(std::string& out) : out_(out) {}
 
   void Varint(uint32_t field, uint64_t value) {
-    Tag(field, kWireVarint);
-    AppendVarint(value);
+    // Tag and value in one append: exporters write hundreds of millions of these.
+    char bytes[2 * kMaxVarintBytes];
+    size_t n = EncodeVarint((field << 3) | kWireVarint, bytes);
+    n += EncodeVarint(value, bytes + n);
+    out_.append(bytes, n);
   }
   void Bool(uint32_t field, bool value) { Varint(field, value ? 1 : 0); }
   // int32/int64 fields: negative values take ten bytes, as the wire format demands.
@@ -38,8 +41,10 @@ class ProtoWriter {
   }
 
   Nested BeginNested(uint32_t field) {
-    Tag(field, kWireLengthDelimited);
-    out_.push_back(0);
+    char bytes[kMaxVarintBytes + 1];
+    size_t n = EncodeVarint((field << 3) | kWireLengthDelimited, bytes);
+    bytes[n++] = 0;  // the length, patched by EndNested
+    out_.append(bytes, n);
     return Nested{out_.size() - 1};
   }
   void EndNested(Nested nested);
@@ -60,13 +65,27 @@ class ProtoWriter {
   static constexpr uint32_t kWireFixed64 = 1;
   static constexpr uint32_t kWireLengthDelimited = 2;
 
-  void Tag(uint32_t field, uint32_t wire_type) { AppendVarint((field << 3) | wire_type); }
-  void AppendVarint(uint64_t value) {
+  static constexpr size_t kMaxVarintBytes = 10;
+
+  // Writes `value` as a varint at `to`; returns its size. Filling a small array and
+  // appending it once is several times faster than appending byte by byte.
+  static size_t EncodeVarint(uint64_t value, char* to) {
+    size_t n = 0;
     while (value >= 0x80) {
-      out_.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      to[n++] = static_cast<char>((value & 0x7f) | 0x80);
       value >>= 7;
     }
-    out_.push_back(static_cast<char>(value));
+    to[n++] = static_cast<char>(value);
+    return n;
+  }
+  void Tag(uint32_t field, uint32_t wire_type) { AppendVarint((field << 3) | wire_type); }
+  void AppendVarint(uint64_t value) {
+    if (value < 0x80) {
+      out_.push_back(static_cast<char>(value));
+      return;
+    }
+    char bytes[kMaxVarintBytes];
+    out_.append(bytes, EncodeVarint(value, bytes));
   }
 
   std::string& out_;

@@ -88,10 +88,11 @@ void Kernels(const ReportModel& m, const ReportRenderOptions& o, std::ostream& o
     return;
   }
   TextTable t;
-  for (const char* h : {"Time%", "Total", "Calls", "Avg", "Med", "Min", "Max", "Grid", "Block",
-                        "Regs", "Shared", "Occ"}) {
-    t.AddColumn(h);
-  }
+  // In a narrow terminal (TextTable's drop order) Shared .. Grid go first, then Max .. Med.
+  const std::pair<const char*, int> columns[] = {
+      {"Time%", 0}, {"Total", 0}, {"Calls", 0}, {"Avg", 0},  {"Med", 1},    {"Min", 2},
+      {"Max", 3},   {"Grid", 4},  {"Block", 5}, {"Regs", 6}, {"Shared", 7}, {"Occ", 0}};
+  for (const auto& [header, drop_order] : columns) t.AddColumn(header, Align::kRight, drop_order);
   t.AddColumn("Name", Align::kLeft);
   for (const KernelRow& k : m.kernels) {
     std::string grid, block, regs, shared, occ;
@@ -110,8 +111,9 @@ void Kernels(const ReportModel& m, const ReportRenderOptions& o, std::ostream& o
               grid, block, regs, shared, occ, name});
   }
   t.Render(out);
-  out << "  Grid/Block/Regs/Shared: the most frequent launch configuration; Occ: its "
-         "theoretical occupancy (\"+N\": N more configurations, see --format json)\n";
+  WriteNote(out,
+            "Grid/Block/Regs/Shared: the most frequent launch configuration; Occ: its "
+            "theoretical occupancy (\"+N\": N more configurations, see --format json)");
 }
 
 void Apis(const std::vector<ApiRow>& rows, const char* title, uint32_t total, std::ostream& out) {

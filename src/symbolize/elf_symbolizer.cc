@@ -160,6 +160,12 @@ const std::string& QualifiedName(ElfSymbolizer::Handles& handles, Dwarf_Die* die
 
 std::string FunctionName(ElfSymbolizer::Handles& handles, Dwarf_Die* die, bool outlined,
                          uint64_t address, Dwarf_Addr bias, bool qualify) {
+  // C functions have a linkage name only when an asm label renames them, as glibc does
+  // for its internal aliases ("__GI_qsort"): the source name is the one a user knows.
+  if (!qualify) {
+    const std::string& name = QualifiedName(handles, die, false);
+    if (!name.empty()) return name;
+  }
   if (const char* linkage = LinkageName(die)) return Demangle(linkage);
   // GCC gives functions of internal linkage (anonymous namespaces, static) no linkage
   // name. For the outlined function the symbol table still has it, fully qualified,

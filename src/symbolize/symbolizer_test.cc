@@ -1,5 +1,6 @@
 #include "symbolize/symbolizer.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,21 +97,25 @@ struct OwnedFrame {
 
 // Loads a symbolized trace and resolves its first stack the way the analysis does,
 // outermost frame first.
-std::vector<OwnedFrame> ResolveFirstStack(const std::string& file) {
+std::vector<OwnedFrame> ResolveStack(const std::string& file, size_t id) {
   std::vector<OwnedFrame> out;
   auto trace = LoadTrace(file);
   EXPECT_TRUE(trace.ok()) << trace.status().message();
-  if (!trace.ok() || trace->stacks.size() < 2) return out;
+  if (!trace.ok() || trace->stacks.size() <= id) return out;
   SymbolTable table(trace->strings);
   for (const ModuleRecord& m : trace->modules) table.AddModule(m);
   for (const SymbolRecord& s : trace->symbols) table.AddSymbol(s);
   std::vector<Frame> frames;
-  table.ResolveStack(trace->stacks[1], frames);
+  table.ResolveStack(trace->stacks[id], frames);
   for (const Frame& f : frames) {
     out.push_back({std::string(f.function), ShortName(f.function), std::string(f.file),
                    std::string(f.module), f.line, f.inlined});
   }
   return out;
+}
+
+std::vector<OwnedFrame> ResolveFirstStack(const std::string& file) {
+  return ResolveStack(file, 1);
 }
 
 bool EndsWith(std::string_view text, std::string_view suffix) {
@@ -226,6 +231,67 @@ TEST(Symbolizer, ModuleWithoutDebugInfoGivesSymbolTableNames) {
   EXPECT_EQ(frames[n - 2].short_name, "gpuperf::(anonymous namespace)::Outer");
   EXPECT_TRUE(frames[n - 1].file.empty());
   EXPECT_EQ(frames[n - 1].line, 0u);
+}
+
+// A system library without debug info: a PC inside malloc and one inside qsort, taken in
+// this process, get their names from the ELF symbol table (.dynsym only, for a stripped
+// libc), not "libc.so.6+0x..". The trace points at a copy of libc without its build-id
+// note and debuglink, so that installed separate debug info (libc6-dbg) cannot answer.
+TEST(Symbolizer, SystemLibraryWithoutDebugInfoGivesDynamicSymbolNames) {
+  std::vector<uint64_t> pcs;
+  for (const char* name : {"malloc", "qsort"}) {
+    void* address = dlsym(RTLD_DEFAULT, name);
+    ASSERT_NE(address, nullptr) << name;
+    pcs.push_back(reinterpret_cast<uint64_t>(address) + 4);  // inside even an 8-byte stub
+  }
+  std::vector<LoadedModule> modules = EnumerateLoadedModules();
+  const LoadedModule* libc = FindModule(modules, pcs[0]);
+  ASSERT_NE(libc, nullptr);
+  ASSERT_EQ(FindModule(modules, pcs[1]), libc);
+  ASSERT_NE(libc->path.find("libc"), std::string::npos) << libc->path;
+
+  testing::TempDir dir;
+  std::string copy = dir.File("libc_without_debug_info.so");
+  std::string command =
+      "objcopy --remove-section=.note.gnu.build-id --remove-section=.gnu_debuglink"
+      " --strip-debug '" +
+      libc->path + "' '" + copy + "' 2>/dev/null";
+  if (std::system(command.c_str()) != 0) GTEST_SKIP() << "objcopy not available";
+  std::string file = dir.File("libc.gpt");
+  WriteTrace(file, {{pcs[0]}, {pcs[1]}}, "", {libc->path, copy});
+  SymbolizeOptions options;
+  options.verify_build_id = false;  // the copy has no build-id
+  SymbolizeSummary summary;
+  ASSERT_TRUE(SymbolizeTraceFile(file, options, &summary).ok());
+  EXPECT_EQ(summary.unresolved, 0u) << summary.ToString();
+  EXPECT_EQ(summary.function_only, 2u) << summary.ToString();
+
+  std::vector<std::string> names;
+  for (size_t id : {1, 2}) {
+    std::vector<OwnedFrame> frames = ResolveStack(file, id);
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_TRUE(frames[0].file.empty());
+    names.push_back(frames[0].short_name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"malloc", "qsort"}));
+}
+
+// With libc's separate debug info installed (libc6-dbg), a PC inside qsort reads "qsort"
+// with a source file, not glibc's internal alias "__GI_qsort" (DWARF's linkage name).
+TEST(Symbolizer, CFunctionsKeepTheirSourceNameOverAnAsmAlias) {
+  void* address = dlsym(RTLD_DEFAULT, "qsort");
+  ASSERT_NE(address, nullptr);
+  uint64_t pc = reinterpret_cast<uint64_t>(address) + 4;
+  testing::TempDir dir;
+  std::string file = dir.File("libc_dbg.gpt");
+  WriteTrace(file, {{pc}});
+  SymbolizeSummary summary;
+  ASSERT_TRUE(SymbolizeTraceFile(file, {}, &summary).ok());
+  if (summary.with_source == 0) GTEST_SKIP() << "no debug info for libc: " << summary.ToString();
+  std::vector<OwnedFrame> frames = ResolveFirstStack(file);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back().short_name, "qsort");
+  EXPECT_FALSE(frames.back().file.empty());
 }
 
 // llvm-symbolizer as an independent oracle: the function names (inline chain innermost

@@ -37,7 +37,7 @@ for input in header_only.gpt cut_first.gpt no_middle.gpt with_fifo; do
   in=$dir/$input want=${says[$input]}
   # SVG: a visible red line under the title.
   timeout 60 "$GPUPERF" flamegraph "$in" -o "$dir/out.svg" 2>/dev/null || fail "flamegraph $input"
-  grep -q "id=\"data-loss\" style=\"fill:#c00[^>]*>DATA LOSS: [^<]*$want" "$dir/out.svg" ||
+  grep -q "id=\"data-loss\" [^>]*style=\"fill:#c00[^>]*>DATA LOSS: [^<]*$want" "$dir/out.svg" ||
     fail "SVG of $input has no DATA LOSS line naming '$want'"
 
   # Folded: one line on stderr, nothing in the stacks.

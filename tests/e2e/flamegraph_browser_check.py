@@ -5,7 +5,8 @@ From the DOM dump (after the page's script ran): the frame named by the fragment
 zoomed to full width, frames outside it are hidden, search matches are highlighted and
 the "Matched" share equals the one computed from the folded stacks. From the screenshot
 (PNG decoded here with zlib, no PIL): the highlight colour is on screen and the zoomed
-frame's row is one colour across the whole width.
+frame's row is one colour across the whole width. From a page that frames the SVG at
+1600 px and then 900 px wide (fit): the graph spans the window both times.
 
 usage: flamegraph_browser_check.py dom|png ARGS (see main)
 """
@@ -179,8 +180,34 @@ def check_png(png_path, zoomed):
           % (highlighted, y, zoomed["fill"]))
 
 
+def check_fit(dom_path):
+    """The page's measurements of the SVG in a 1600 px, then a 900 px wide frame."""
+    with open(dom_path, encoding="utf-8") as f:
+        dom = f.read()
+    rows = {m.group(1): {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", m.group(2))}
+            for m in re.finditer(r"(wide|narrow) (window=.*)", dom)}
+    for name, window in (("wide", 1600), ("narrow", 900)):
+        row = rows.get(name)
+        if row is None:
+            fail("no %s measurement in the page (did the script run?): %s" % (name, dom[-400:]))
+            continue
+        if row["window"] != window or row["ready"] != 1:
+            fail("%s: window %s, ready %s" % (name, row["window"], row["ready"]))
+        if row["root_width"] < 0.95 * window:
+            fail("%s: the graph spans %s px of a %d px window" % (name, row["root_width"], window))
+        if row["viewbox"] != window or abs(row["root_attr"] - row["root_width"]) > 0.5:
+            fail("%s: drawn for %s px (root frame %s px, shown %s px): scaled, not redrawn"
+                 % (name, row["viewbox"], row["root_attr"], row["root_width"]))
+        if row["right"] > window:
+            fail("%s: frames reach x=%s, past the %d px window" % (name, row["right"], window))
+        if row["labels"] < 5:
+            fail("%s: only %d labels drawn" % (name, row["labels"]))
+        print("%s: graph %s px of %d, rightmost frame edge %s, %d labels"
+              % (name, row["root_width"], window, row["right"], row["labels"]))
+
+
 def main(argv):
-    # dom DOM SVG FOLDED ZOOM SEARCH [HOVER] | both DOM SVG FOLDED ZOOM SEARCH PNG
+    # dom DOM SVG FOLDED ZOOM SEARCH [HOVER] | both DOM SVG FOLDED ZOOM SEARCH PNG | fit DOM
     mode = argv[1]
     if mode == "dom":
         check_dom(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7] if len(argv) > 7 else "")
@@ -188,6 +215,8 @@ def main(argv):
         zoomed = check_dom(argv[2], argv[3], argv[4], argv[5], argv[6], "")
         if zoomed is not None:
             check_png(argv[7], zoomed)
+    elif mode == "fit":
+        check_fit(argv[2])
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -27,10 +27,10 @@ browse() {
 cp "$SRC/tests/golden/flamegraph/model.svg" "$dir/model.svg"
 folded="$SRC/tests/golden/flamegraph/model.folded"
 url="file://$dir/model.svg#zoom=Attention%3A%3Aforward&search=gemm"
-browse --dump-dom "$url&hover=cudaLaunchKernel" > "$dir/hover.html" || fail "chromium --dump-dom failed"
+browse --window-size=1200,800 --dump-dom "$url&hover=cudaLaunchKernel" > "$dir/hover.html" || fail "chromium --dump-dom failed"
 python3 "$CHECK" dom "$dir/hover.html" "$dir/model.svg" "$folded" "Attention::forward" gemm \
   cudaLaunchKernel || fail "DOM checks (with hover) failed"
-browse --dump-dom "$url" > "$dir/dom.html" || fail "chromium --dump-dom failed"
+browse --window-size=1200,800 --dump-dom "$url" > "$dir/dom.html" || fail "chromium --dump-dom failed"
 browse --screenshot="$dir/shot.png" --window-size=1200,800 "$url" >/dev/null ||
   fail "chromium --screenshot failed: $(tail -3 "$dir/chromium.log")"
 [[ -s "$dir/shot.png" ]] || fail "no screenshot"
@@ -38,7 +38,58 @@ python3 "$CHECK" both "$dir/dom.html" "$dir/model.svg" "$folded" "Attention::for
   "$dir/shot.png" || fail "DOM and screenshot checks failed"
 [[ -n ${GPUPERF_KEEP_SCREENSHOT:-} ]] && cp "$dir/shot.png" "$GPUPERF_KEEP_SCREENSHOT"
 
-# 2. What the CLI writes for a synthetic trace: zoom into a CPU frame, search copies.
+# 2. The graph takes the window's width and follows a resize: the SVG in a 1600 px wide
+# frame, then the frame narrowed to 900 px; the page measures what the SVG drew.
+cat > "$dir/resize.html" <<'HTML'
+<!DOCTYPE html>
+<html><body style="margin:0">
+<iframe id="frame" src="model.svg" style="border:0; width:1600px; height:700px"></iframe>
+<pre id="out"></pre>
+<script>
+function measure(name) {
+  var frame = document.getElementById('frame');
+  var doc = frame.contentDocument;
+  var right = 0, labels = 0;
+  doc.querySelectorAll('g.f:not(.hide) rect').forEach(function (r) {
+    right = Math.max(right, r.getBoundingClientRect().right);
+  });
+  doc.querySelectorAll('g.f:not(.hide) text').forEach(function (t) {
+    if (t.getComputedTextLength() > 0) labels++;
+  });
+  var svg = doc.documentElement;
+  var root = doc.querySelector('g.f.r rect');
+  // Drawn width and viewBox/attribute width: equal when the script redrew the frames,
+  // apart when the browser only scaled the old drawing.
+  return name + ' window=' + frame.clientWidth + ' ready=' + svg.getAttribute('data-ready') +
+      ' root_width=' + root.getBoundingClientRect().width.toFixed(1) +
+      ' root_attr=' + root.getAttribute('width') + ' viewbox=' + svg.viewBox.baseVal.width +
+      ' right=' + right.toFixed(1) + ' labels=' + labels + '\n';
+}
+window.onload = function () {
+  var out = document.getElementById('out');
+  out.textContent = measure('wide');
+  document.getElementById('frame').style.width = '900px';
+  // The resize event comes with a later rendering of the frame: wait for the redraw
+  // (3 s at most; without one the measurement shows the scaled old drawing).
+  var svg = document.getElementById('frame').contentDocument.documentElement;
+  var waited = 0;
+  (function poll() {
+    if (svg.viewBox.baseVal.width !== 900 && waited < 3000) {
+      waited += 50;
+      setTimeout(poll, 50);
+    } else {
+      out.textContent += measure('narrow');
+    }
+  })();
+};
+</script>
+</body></html>
+HTML
+browse --allow-file-access-from-files --virtual-time-budget=10000 --window-size=1700,800 \
+  --dump-dom "file://$dir/resize.html" > "$dir/resize.dom" || fail "chromium --dump-dom failed"
+python3 "$CHECK" fit "$dir/resize.dom" || fail "the graph does not fit the window"
+
+# 3. What the CLI writes for a synthetic trace: zoom into a CPU frame, search copies.
 "$SYNTH" -o "$dir/t.gpt" --kernels 2000 >/dev/null || fail "synth failed"
 "$GPUPERF" flamegraph "$dir/t.gpt" -o "$dir/t.svg" 2>/dev/null || fail "flamegraph failed"
 "$GPUPERF" flamegraph "$dir/t.gpt" -o "$dir/t.folded" --min-width 0 2>/dev/null
