@@ -43,6 +43,8 @@ struct ReadReport {
   uint64_t chunks_unknown = 0;   // types from a newer gpuperf: skipped
   uint64_t bytes_truncated = 0;  // bytes at the end of a file that were not a whole chunk
   uint64_t records_read = 0;
+  uint32_t files_skipped = 0;         // files of a directory that could not be read at all
+  uint32_t files_without_chunks = 0;  // files with a header but no complete chunk
   uint32_t max_local_string_id = 0;   // highest string id a file defined (for appending)
   uint64_t complete_bytes = 0;        // bytes of the last file up to its last whole chunk
   std::vector<std::string> warnings;  // one line each, for humans

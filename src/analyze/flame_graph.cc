@@ -444,7 +444,9 @@ class FlameSink final : public RecordSink {
   }
   void OnProcess(std::span<const ProcessRecord> records) override {
     processes.insert(processes.end(), records.begin(), records.end());
+    loss.AddProcesses(records);
   }
+  void OnStat(std::span<const StatRecord> records) override { loss.AddStats(records); }
   void OnThread(std::span<const ThreadRecord> records) override {
     threads.insert(threads.end(), records.begin(), records.end());
   }
@@ -462,6 +464,7 @@ class FlameSink final : public RecordSink {
   std::vector<ModuleRecord> modules;
   std::vector<ProcessRecord> processes;
   std::vector<ThreadRecord> threads;
+  RecordingLossCollector loss;
 
  private:
   Correlator& correlator_;
@@ -479,7 +482,12 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
   SymbolTable symbols(trace.strings, {.python_internals = options.python_internals});
   symbols.AddAll(trace.modules, trace.symbols, trace.python_codes, trace.threads);
   NameSources names{trace.strings, trace.stacks, symbols, trace.processes, trace.threads};
-  return Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  RecordingLossCollector loss;
+  loss.AddProcesses(trace.processes);
+  loss.AddStats(trace.stats);
+  graph.recording_loss = loss.Rows();
+  return graph;
 }
 
 Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
@@ -497,7 +505,9 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
   SymbolTable symbols(sink.strings, {.python_internals = options.python_internals});
   symbols.AddAll(sink.modules, sink.symbols, sink.python_codes, sink.threads);
   NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads};
-  return Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  graph.recording_loss = sink.loss.Rows();
+  return graph;
 }
 
 }  // namespace gpuperf

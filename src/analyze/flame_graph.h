@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyze/correlation.h"
+#include "analyze/data_loss.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
 
@@ -78,6 +79,7 @@ struct FlameGraph {
   std::vector<FlameStack> stacks;  // sorted by frame names, no two with the same path
   FlameSummary summary;
   bool inverted = false;
+  std::vector<RecordingLoss> recording_loss;  // what the recorders lost (see data_loss.h)
 };
 
 // Builds the flame graph of an in-memory trace.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analyze/data_loss.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
@@ -85,7 +86,7 @@ InternedText TimelineNames::ForString(StringId id, const TimelineIndex& index) {
 }
 
 TimelineBuilder::TimelineBuilder(TimelineIndex& index, const TimelineOptions& options,
-                                 TimelineWriter& writer)
+                                 TimelineWriter& writer, std::string_view data_loss)
     : index_(index), options_(options), writer_(writer) {
   cat_runtime_ = names_.Intern("cuda_runtime");
   cat_driver_ = names_.Intern("cuda_driver");
@@ -109,7 +110,17 @@ TimelineBuilder::TimelineBuilder(TimelineIndex& index, const TimelineOptions& op
   key_memory_kind_ = names_.Intern("memory_kind");
   key_graph_id_ = names_.Intern("graph_id");
   key_domain_ = names_.Intern("domain");
-  writer_.Begin({index_.first_clock_monotonic_ns, index_.first_clock_realtime_ns});
+  writer_.Begin({index_.first_clock_monotonic_ns, index_.first_clock_realtime_ns}, data_loss);
+  if (!data_loss.empty()) {
+    TimelineTrack note;
+    note.kind = TrackKind::kNote;
+    note.sort_rank = -1;  // above every process (ranks start at 0)
+    note.name = "gpuperf: data loss";
+    const uint32_t track = NewTrack(std::move(note));
+    writer_.Instant(track, index_.first_clock_monotonic_ns,
+                    names_.Intern("gpuperf: data loss \u2014 " + std::string(data_loss)),
+                    names_.Intern("gpuperf"));
+  }
 }
 
 uint32_t TimelineBuilder::NewTrack(TimelineTrack track) {
@@ -488,11 +499,13 @@ Status TimelineBuilder::Finish() {
 }
 
 Status BuildTimeline(const std::function<Status(RecordSink&)>& read, const TimelineOptions& options,
-                     TimelineWriter& writer, TimelineStats* stats) {
+                     TimelineWriter& writer, TimelineStats* stats, const ReadReport* read_report) {
   TimelineScan scan(options);
   GP_RETURN_IF_ERROR(read(scan));
   std::unique_ptr<TimelineIndex> index = scan.TakeIndex();
-  TimelineBuilder builder(*index, options, writer);
+  const DataLossSummary loss =
+      SummarizeDataLoss(read_report ? *read_report : ReadReport{}, index->recording_loss.Rows());
+  TimelineBuilder builder(*index, options, writer, loss.line);
   GP_RETURN_IF_ERROR(read(builder));
   GP_RETURN_IF_ERROR(builder.Finish());
   if (stats) *stats = builder.stats();

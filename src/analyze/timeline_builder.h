@@ -48,7 +48,10 @@ class TimelineNames {
 
 class TimelineBuilder final : public RecordSink {
  public:
-  TimelineBuilder(TimelineIndex& index, const TimelineOptions& options, TimelineWriter& writer);
+  // `data_loss` (DataLossSummary::line) goes to the writer's metadata and, when set, to a
+  // marker at the trace's start on a track of its own.
+  TimelineBuilder(TimelineIndex& index, const TimelineOptions& options, TimelineWriter& writer,
+                  std::string_view data_loss = {});
 
   void OnApi(std::span<const ApiRecord> records) override;
   void OnKernel(std::span<const KernelRecord> records) override;
@@ -125,8 +128,10 @@ class TimelineBuilder final : public RecordSink {
 
 // The whole timeline analysis: pass one (TimelineScan), then pass two (TimelineBuilder)
 // drawing on `writer`. `read` feeds every record of the trace to a sink; it is called
-// once per pass.
+// once per pass. `read_report`, when given, is what pass one's reading found: with the
+// recorders' loss counters it makes the data-loss marker.
 Status BuildTimeline(const std::function<Status(RecordSink&)>& read, const TimelineOptions& options,
-                     TimelineWriter& writer, TimelineStats* stats = nullptr);
+                     TimelineWriter& writer, TimelineStats* stats = nullptr,
+                     const ReadReport* read_report = nullptr);
 
 }  // namespace gpuperf

@@ -28,7 +28,7 @@ struct LoggedSlice {
 // A TimelineWriter that keeps every slice with the track it went to.
 class EventLog final : public TimelineWriter {
  public:
-  void Begin(const TimelineClock&) override {}
+  void Begin(const TimelineClock&, std::string_view) override {}
   void DefineTrack(const TimelineTrack& track) override { tracks_[track.id] = track; }
   void Slice(const TimelineSlice& slice) override {
     const TimelineTrack& track = tracks_.at(slice.track);

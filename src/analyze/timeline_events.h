@@ -30,6 +30,7 @@ enum class TrackKind : uint8_t {
   kGpu,        // one GPU of one process: groups its streams and counters
   kGpuStream,  // kernels, copies or sets of one stream
   kCounter,    // a value over time, under a GPU
+  kNote,       // top level, above the processes: gpuperf's own notes (data loss)
 };
 
 enum class CounterUnit : uint8_t { kBytes, kPercent };
@@ -81,7 +82,9 @@ struct TimelineClock {
 class TimelineWriter {
  public:
   virtual ~TimelineWriter() = default;
-  virtual void Begin(const TimelineClock& clock) = 0;
+  // `data_loss`: DataLossSummary::line, empty when nothing was lost; formats with
+  // trace-level metadata store it there.
+  virtual void Begin(const TimelineClock& clock, std::string_view data_loss) = 0;
   virtual void DefineTrack(const TimelineTrack& track) = 0;
   virtual void Slice(const TimelineSlice& slice) = 0;
   virtual void Instant(uint32_t track, uint64_t ts_ns, InternedText name,

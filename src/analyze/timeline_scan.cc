@@ -80,6 +80,11 @@ void TimelineScan::OnProcess(std::span<const ProcessRecord> records) {
     index_->ProcessIndex(process.pid);
     index_->processes[process.pid].command = process.command;
   }
+  index_->recording_loss.AddProcesses(records);
+}
+
+void TimelineScan::OnStat(std::span<const StatRecord> records) {
+  index_->recording_loss.AddStats(records);
 }
 
 void TimelineScan::OnThread(std::span<const ThreadRecord> records) {

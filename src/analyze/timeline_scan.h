@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analyze/correlation_table.h"
+#include "analyze/data_loss.h"
 #include "analyze/symbol_table.h"
 #include "gpuperf/trace_reader.h"
 
@@ -93,6 +94,7 @@ struct TimelineIndex {
   CorrelationTable<CorrelationSlot, 16> correlations;
   uint64_t first_clock_monotonic_ns = 0;
   uint64_t first_clock_realtime_ns = 0;
+  RecordingLossCollector recording_loss;
 
   std::string_view str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
@@ -123,6 +125,7 @@ class TimelineScan final : public RecordSink {
   void OnMemcpy(std::span<const MemcpyRecord> records) override;
   void OnMemset(std::span<const MemsetRecord> records) override;
   void OnClock(std::span<const ClockRecord> records) override;
+  void OnStat(std::span<const StatRecord> records) override;
 
  private:
   void CountGpuActivity(uint32_t pid, uint32_t correlation_id);

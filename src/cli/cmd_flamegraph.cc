@@ -102,6 +102,10 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   Result<FlameGraph> graph = BuildFlameGraphFromFile(args.trace, options, &report);
   PrintReadWarnings(report);
   if (!graph.ok()) return ReportError(ExplainNotATrace(graph.status(), args.trace));
+  // Folded text stays clean for other tools: its loss goes to stderr; the SVG draws it.
+  const DataLossSummary loss = SummarizeDataLoss(report, graph->recording_loss);
+  if (loss.any()) std::fprintf(stderr, "gpuperf: warning: %s\n", loss.line.c_str());
+  svg.data_loss = loss.line;
 
   auto file = OutputFile::Open(args.output, args.trace);
   if (!file.ok()) return ReportError(file.status());

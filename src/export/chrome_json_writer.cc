@@ -64,13 +64,17 @@ class ChromeJsonWriter final : public TimelineWriter {
  public:
   explicit ChromeJsonWriter(std::ostream& out) : out_(out) {}
 
-  void Begin(const TimelineClock& clock) override {
+  void Begin(const TimelineClock& clock, std::string_view data_loss) override {
     buffer_ += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\"";
     if (clock.realtime_ns) {
       buffer_ += ",\"clock_monotonic_ns\":";
       AppendInt(buffer_, clock.monotonic_ns);
       buffer_ += ",\"clock_realtime_ns\":";
       AppendInt(buffer_, clock.realtime_ns);
+    }
+    if (!data_loss.empty()) {
+      buffer_ += ",\"gpuperf_data_loss\":";
+      AppendJsonString(buffer_, data_loss);
     }
     buffer_ += "},\n\"traceEvents\":[";
   }
@@ -83,7 +87,10 @@ class ChromeJsonWriter final : public TimelineWriter {
     switch (t.kind) {
       case TrackKind::kProcess:
       case TrackKind::kGpu:
-        track.pid = t.kind == TrackKind::kProcess ? t.pid : kGpuPidBase + next_gpu_pid_++;
+      case TrackKind::kNote:
+        track.pid = t.kind == TrackKind::kProcess ? t.pid
+                    : t.kind == TrackKind::kNote  ? kGpuPidBase - 1  // below every GPU's
+                                                  : kGpuPidBase + next_gpu_pid_++;
         Metadata("process_name", track.pid, std::nullopt, t.name);
         MetadataRank("process_sort_index", track.pid, std::nullopt, t.sort_rank);
         return;

@@ -418,6 +418,15 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
     out_ += "<text class=\"note\" id=\"notes\" data-anchor=\"middle\" x=\"" +
             std::to_string(kWidth / 2) + "\" y=\"67\" text-anchor=\"middle\">" +
             Escaped(Notes(options_, svg_, s, pruned_)) + "</text>\n";
+    // Loss is said where the eye goes first, in the row of the controls (left of them
+    // is only the reset button, shown while zoomed); undamaged traces draw nothing here.
+    if (!svg_.data_loss.empty()) {
+      out_ +=
+          "<text class=\"sub\" id=\"data-loss\" data-anchor=\"middle\" "
+          "style=\"fill:#c00;font-weight:600\" x=\"" +
+          std::to_string(kWidth / 2) + "\" y=\"89\" text-anchor=\"middle\">" +
+          Escaped(svg_.data_loss) + "</text>\n";
+    }
     // Controls: reset (shown while zoomed), the matched share, the search box.
     out_ += "<g id=\"reset\" class=\"btn hide\"><rect x=\"" + std::to_string(kPad) +
             "\" y=\"73\" width=\"86\" height=\"22\" rx=\"6\"/><text x=\"" +
@@ -533,7 +542,11 @@ Status ExportFlamegraphSvg(const FlameGraph& graph, const FlameGraphOptions& opt
 Status ExportFlamegraphSvg(const Trace& trace, const FlameGraphOptions& options,
                            const FlameGraphSvgOptions& svg, std::ostream& out) {
   GP_ASSIGN_OR_RETURN(FlameGraph graph, BuildFlameGraph(trace, options));
-  return ExportFlamegraphSvg(graph, options, svg, out);
+  FlameGraphSvgOptions with_loss = svg;
+  if (with_loss.data_loss.empty()) {
+    with_loss.data_loss = SummarizeDataLoss(trace.read_report, graph.recording_loss).line;
+  }
+  return ExportFlamegraphSvg(graph, options, with_loss, out);
 }
 
 }  // namespace gpuperf

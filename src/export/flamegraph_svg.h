@@ -19,6 +19,7 @@ namespace gpuperf {
 struct FlameGraphSvgOptions {
   std::string title;                   // empty: one that says what the widths are
   double min_width_fraction = 0.0005;  // frames narrower than this share are not drawn
+  std::string data_loss;  // DataLossSummary::line; drawn in red under the title when set
 };
 
 // Draws `graph`, built with `options` (the subtitle names its weight and filters). Frames

@@ -102,7 +102,8 @@ class PerfettoWriter final : public TimelineWriter {
     buffer_.reserve(kFlushBytes + (64 << 10));  // one packet past the flush mark fits
   }
 
-  void Begin(const TimelineClock& clock) override {
+  // Perfetto has no trace-level note a viewer shows: the builder's kNote track says it.
+  void Begin(const TimelineClock& clock, std::string_view /*data_loss*/) override {
     {
       auto p = BeginPacket(packet::kSeqIncrementalStateCleared);
       auto defaults = w_.BeginNested(packet::kTracePacketDefaults);

@@ -16,9 +16,10 @@ std::unique_ptr<TimelineWriter> MakeWriter(TimelineFormat format, std::ostream& 
 // Draws the timeline analysis on the writer of `format`; `read` feeds every record of
 // the trace to a sink.
 Status Export(const std::function<Status(RecordSink&)>& read, TimelineFormat format,
-              const TimelineOptions& options, std::ostream& out, TimelineStats* stats) {
+              const TimelineOptions& options, std::ostream& out, TimelineStats* stats,
+              const ReadReport* read_report) {
   std::unique_ptr<TimelineWriter> writer = MakeWriter(format, out);
-  return BuildTimeline(read, options, *writer, stats);
+  return BuildTimeline(read, options, *writer, stats, read_report);
 }
 
 }  // namespace
@@ -27,16 +28,19 @@ Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
                           const TimelineOptions& options, std::ostream& out, TimelineStats* stats,
                           ReadReport* report) {
   bool first_pass = true;
-  return Export(
+  ReadReport first_report;
+  Status status = Export(
       [&](RecordSink& sink) {
         // Both passes see the same damage; report it once.
         ReadReport pass_report;
         Status status = ReadTrace(trace_path, sink, &pass_report);
-        if (first_pass && report) *report = pass_report;
+        if (first_pass) first_report = pass_report;
         first_pass = false;
         return status;
       },
-      format, options, out, stats);
+      format, options, out, stats, &first_report);
+  if (report) *report = first_report;
+  return status;
 }
 
 Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::ostream& out,
@@ -46,7 +50,7 @@ Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::o
         ReplayTrace(trace, sink);
         return Status::Ok();
       },
-      TimelineFormat::kPerfetto, options, out, stats);
+      TimelineFormat::kPerfetto, options, out, stats, &trace.read_report);
 }
 
 Status ExportChromeJson(const Trace& trace, const TimelineOptions& options, std::ostream& out,
@@ -56,7 +60,7 @@ Status ExportChromeJson(const Trace& trace, const TimelineOptions& options, std:
         ReplayTrace(trace, sink);
         return Status::Ok();
       },
-      TimelineFormat::kChromeJson, options, out, stats);
+      TimelineFormat::kChromeJson, options, out, stats, &trace.read_report);
 }
 
 }  // namespace gpuperf

@@ -55,6 +55,7 @@ class Reader {
     report_.format_version = format::kFormatVersion;
     string_map_.assign(1, 0);
     stack_map_.assign(1, 0);
+    chunks_in_file_ = 0;
     size_t pos = format::kFileHeaderSize;
     while (pos < bytes.size()) {
       const size_t left = bytes.size() - pos;
@@ -82,11 +83,16 @@ class Reader {
         Corrupt(name, "checksum mismatch");
         continue;
       }
+      ++chunks_in_file_;
       ReadChunk(GetU16(header + 4), GetU16(header + 6), payload, payload_size, raw_size,
                 GetU32(header + 16), name);
     }
     // On truncation the loop stops at the start of the torn chunk.
     report_.complete_bytes = std::min<size_t>(pos, bytes.size());
+    if (chunks_in_file_ == 0) {
+      ++report_.files_without_chunks;
+      report_.warnings.push_back(std::string(name) + " has no complete chunk: nothing recoverable");
+    }
     if (ids_.unresolved > 0) {
       report_.warnings.push_back(std::string(name) + ": " + std::to_string(ids_.unresolved) +
                                  " references to names or stacks lost with damaged chunks");
@@ -125,9 +131,11 @@ class Reader {
 
   void Truncated(std::string_view name, size_t bytes) {
     report_.bytes_truncated += bytes;
-    report_.warnings.push_back(std::string(name) + " ends inside a chunk: the last " +
-                               HumanBytes(bytes) +
-                               " are lost (was the process killed?); every earlier chunk is read");
+    report_.warnings.push_back(
+        std::string(name) + " ends inside a chunk after " + std::to_string(chunks_in_file_) +
+        " complete chunks: the " + HumanBytes(bytes) +
+        " after them are unreadable and anything recorded later is missing (how many records "
+        "is unknown; was the process killed or the file cut?)");
   }
 
   void Corrupt(std::string_view name, const char* why) {
@@ -231,6 +239,7 @@ class Reader {
 
   RecordSink& sink_;
   ReadReport& report_;
+  uint64_t chunks_in_file_ = 0;  // whole chunks with a good checksum in the current file
   std::unordered_map<std::string, StringId> global_strings_;
   StringId next_string_ = 1;
   StackId next_stack_ = 1;
@@ -345,6 +354,7 @@ Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report) 
     Status status = ReadOneFile(reader, file);
     if (!status.ok()) {
       out.warnings.push_back("skipped " + status.message());
+      ++out.files_skipped;
       if (first_error.ok()) first_error = status;
     }
   }

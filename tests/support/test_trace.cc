@@ -23,6 +23,8 @@ void TestTrace::Process(uint32_t pid, std::string_view command) {
   ProcessRecord process;
   process.pid = pid;
   process.command = Str(command);
+  // Test processes end cleanly unless a test says otherwise: an end of 0 is data loss.
+  process.end_ns = 1'000'000'000;
   trace_.processes.push_back(process);
 }
 

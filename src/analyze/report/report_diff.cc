@@ -26,7 +26,7 @@ const std::vector<DiffMetric> kDiffMetrics = {
     {"peak_memory", MetricScope::kTotal, MetricUnit::kBytes, "peak device memory"},
     {"leaked_bytes", MetricScope::kTotal, MetricUnit::kBytes, "bytes still allocated at exit"},
     {"gpu_busy", MetricScope::kTotal, MetricUnit::kFraction, "GPU busy"},
-    {"data_loss", MetricScope::kTotal, MetricUnit::kCount, "lost records"},
+    {"data_loss", MetricScope::kTotal, MetricUnit::kCount, "lost: records+bytes+chunks+files"},
     {"kernel_total", MetricScope::kKernel, MetricUnit::kNs, "total"},
     {"kernel_avg", MetricScope::kKernel, MetricUnit::kNs, "avg"},
     {"kernel_median", MetricScope::kKernel, MetricUnit::kNs, "median"},

@@ -1,5 +1,6 @@
 // What the recording and the reading lost: every non-zero data-loss or warning counter
 // of each process, processes that never wrote their final flush, and damaged files.
+#include "analyze/data_loss.h"
 #include "analyze/report/report_builder.h"
 
 namespace gpuperf::report {
@@ -31,10 +32,11 @@ class LossSection final : public ReportSection {
                            const char* description) {
       if (value > 0) model.loss.push_back({std::nullopt, stat, severity, value, description});
     };
-    reader_loss("chunks_corrupt", "data_loss", read.chunks_corrupt,
-                "damaged chunks of the trace file that were skipped");
-    reader_loss("bytes_truncated", "data_loss", read.bytes_truncated,
-                "bytes at the end of a trace file that were not a whole chunk");
+    // The reader's loss (skipped files, files with nothing recoverable, damaged and torn
+    // chunks) is the one every output shows (analyze/data_loss.h).
+    for (const DataLossRow& row : SummarizeDataLoss(read).rows) {
+      model.loss.push_back({std::nullopt, row.stat, "data_loss", row.value, row.description});
+    }
     reader_loss("chunks_unknown", "warning", read.chunks_unknown,
                 "chunks of a newer gpuperf's record types that were skipped");
     model.read_warnings = read.warnings;
