@@ -13,7 +13,7 @@
 
 namespace gpuperf::inject {
 
-std::atomic<uint64_t> g_stats[kMaxStatId];
+std::atomic<uint64_t> g_stats[kStatSlots];
 
 namespace {
 
