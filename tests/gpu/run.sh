@@ -100,7 +100,8 @@ python_stacks() {
   "$gp" flamegraph --folded -o "$folded" "$dir" 2> "$work/$name.flame.err"
   "$gp" flamegraph -o "$out/$name.svg" "$dir" 2>/dev/null
   "$gp" flamegraph --folded --python-internals -o "$out/$name.internals.folded" "$dir" 2>/dev/null
-  local joined; joined=$(grep -o '[0-9]*/[0-9]* kernels joined' "$work/$name.flame.err")
+  # Counts print with thousands separators (2,124/2,124): compare them without.
+  local joined; joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$work/$name.flame.err" | tr -d ,)
   py_check() {  # py_check OK WHAT
     if [[ $1 == 1 ]]; then echo "ok   $name: $2" | tee -a "$results"
     else echo "FAIL $name: $2" | tee -a "$results"; failed=$((failed + 1)); fi

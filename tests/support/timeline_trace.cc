@@ -67,7 +67,7 @@ Trace MakeTimelineTrace() {
   Builder b(trace);
   const uint32_t pid = kTimelinePid;
   trace.processes.push_back({pid, 1, b.S("python3 train.py"), b.S("host"), b.S("test"), 1000,
-                            1'000'000});  // ended cleanly: no data loss
+                             1'000'000});  // ended cleanly: no data loss
   trace.threads.push_back({pid, kTimelineTid, b.S("main")});
   trace.threads.push_back({pid, kTimelineOtherTid, b.S("loader")});
   DeviceRecord device;
