@@ -1,7 +1,5 @@
 #include "inject/stack/table_unwinder.h"
 
-#include <pthread.h>
-
 #include <atomic>
 #include <cstring>
 
@@ -10,34 +8,14 @@
 namespace gpuperf {
 namespace {
 
-// Per thread: the stack's bounds, asked once (pthread_getattr_np reads /proc/self/maps for
-// the main thread; later captures only read the cached values), and the rule cache.
-// Zero-initialized, so that reaching it needs no initialization call.
+// Per thread: the rule cache. Zero-initialized, so that reaching it needs no
+// initialization call. The stack's bounds come from ThreadStackBounds (unwinder.h), which
+// the frame-pointer walk shares.
 struct ThreadState {
-  StackRange stack;
-  bool asked = false;
   PcRuleCache rules;
 };
 thread_local ThreadState t_state;
 std::atomic<bool> g_use_rule_cache{true};
-
-bool CallingThreadStack(ThreadState& state, StackRange* range) {
-  if (!state.asked) {
-    state.asked = true;
-    pthread_attr_t attributes;
-    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
-      void* lowest = nullptr;
-      size_t size = 0;
-      if (pthread_attr_getstack(&attributes, &lowest, &size) == 0 && size > 0) {
-        state.stack.low = reinterpret_cast<uint64_t>(lowest);
-        state.stack.high = state.stack.low + size;
-      }
-      pthread_attr_destroy(&attributes);
-    }
-  }
-  *range = state.stack;
-  return range->high != 0;
-}
 
 uint64_t LoadWord(uint64_t address) {
   uint64_t value;
@@ -206,10 +184,13 @@ extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_fr
   }
   ThreadState& state = t_state;
   StackRange stack;
-  if (!CallingThreadStack(state, &stack)) {
+  uintptr_t stack_low = 0, stack_high = 0;
+  if (!ThreadStackBounds(&stack_low, &stack_high)) {
     out.stop = TableWalkStop::kNoStackBounds;
     return 0;
   }
+  stack.low = stack_low;
+  stack.high = stack_high;
   PcRuleCache* cache = nullptr;
   if (g_use_rule_cache.load(std::memory_order_relaxed)) {
     cache = &state.rules;

@@ -135,6 +135,7 @@ struct StackBounds {
 };
 thread_local StackBounds t_stack_bounds;
 
+}  // namespace
 bool ThreadStackBounds(uintptr_t* low, uintptr_t* high) {
   StackBounds& bounds = t_stack_bounds;
   if (!bounds.asked) {
@@ -154,8 +155,6 @@ bool ThreadStackBounds(uintptr_t* low, uintptr_t* high) {
   *high = bounds.high;
   return bounds.high != 0;
 }
-
-}  // namespace
 
 __attribute__((noinline)) int FramePointerWalk(uint64_t* pcs, int max_depth) {
   uintptr_t low = 0, high = 0;

@@ -51,6 +51,11 @@ int CaptureStack(uint64_t* pcs, int max_depth);
 // when the bounds are unknown.
 int FramePointerWalk(uint64_t* pcs, int max_depth);
 
+// The calling thread's stack, [*low, *high): asked once per thread (pthread_getattr_np reads
+// /proc/self/maps for the main thread), then read from a thread-local. False when unknown.
+// Both stack walkers read only inside it, so they cannot fault.
+bool ThreadStackBounds(uintptr_t* low, uintptr_t* high);
+
 // "libunwind", "libgcc", "glibc-backtrace" or "none".
 const char* UnwinderName();
 UnwinderKind CurrentUnwinder();
