@@ -14,6 +14,7 @@
 #     tree      bash -c running two examples: one trace each, one summary and report
 #     kill      SIGKILL to the recorded program mid-run: record's honest line and exit 137
 #   (soak + tree + kill take about 3 minutes of GPU time)
+#     NAME      any tests/gpu/checks/NAME.sh (see the end of this file)
 # Writes under $OUT: results.txt (every check), summary.txt (the table printed last),
 # fixtures.tar.gz (small real traces with a PROVENANCE file, and raw CUPTI buffers for the
 # replay test), soak.json, machine.txt.
@@ -238,6 +239,15 @@ want soak && soak_check
 want tree && tree_check
 want kill && kill_check
 want profilers && profilers_check
+
+# More checks, one file each (tests/gpu/checks/NAME.sh): each defines NAME_check, which uses
+# record/note/want and the variables above; it runs when NAME is wanted.
+for file in "$src"/tests/gpu/checks/*.sh; do
+  [[ -e $file ]] || continue
+  name=$(basename "$file" .sh)
+  source "$file"
+  want "$name" && "${name}_check"
+done
 
 {
   echo "GPU checks on $gpu ($checks):"
