@@ -90,7 +90,7 @@ enum class StatId : uint32_t {
 
 // Stat ids are below this: the injection library keeps this many counters, readers this
 // many values (ids of a newer gpuperf beyond it are ignored).
-inline constexpr uint32_t kStatSlots = 64;
+inline constexpr uint32_t kStatSlots = 128;
 
 // Counters read back from a trace. The injection library writes cumulative snapshots
 // (every non-zero counter, each flush period, values that only grow), so one process's
