@@ -12,11 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/record_defaults.h"
 #include "cli/command.h"
+#include "cli/other_profilers.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
@@ -169,11 +171,15 @@ int RunRecord(const RecordOptions& options) {
   auto dir = PrepareOutputDir(options);
   if (!dir.ok()) return ReportError(dir.status());
 
-  if (const char* existing = std::getenv("CUDA_INJECTION64_PATH"); existing && *existing) {
-    std::fprintf(stderr, "gpuperf: replacing CUDA_INJECTION64_PATH=%s (one injection at a time)\n",
-                 existing);
+  // Another CUDA profiler in this run: the one started first keeps the process (docs/recording.md).
+  const std::optional<OtherProfiler> other = FindOtherProfiler(
+      options.command, *library, [](const char* name) { return std::getenv(name); });
+  std::vector<std::pair<std::string, std::string>> env;
+  if (other) {
+    std::fprintf(stderr, "%s\n", StepAsideLine(*other, options.command).c_str());
+  } else {
+    env = RecordEnvironment(options, *library, *dir);
   }
-  std::vector<std::pair<std::string, std::string>> env = RecordEnvironment(options, *library, *dir);
 
   pid_t child = fork();
   if (child < 0) {
@@ -205,6 +211,11 @@ int RunRecord(const RecordOptions& options) {
   const uint32_t flush_period_ms =
       options.flush_period_ms ? options.flush_period_ms : kDefaultFlushPeriodMs;
 
+  if (other) {
+    std::error_code ec;
+    if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
+    return exit_code;
+  }
   if (!HasTraceFiles(*dir)) {
     if (!options.quiet) {
       std::fputs(DescribeSignalEnding(status, options.command[0], false, flush_period_ms).c_str(),
