@@ -75,12 +75,13 @@ void Synthetic(benchmark::State& state, FakeVersion version) {
 void SyntheticWithIntern(benchmark::State& state, FakeVersion version) {
   auto fake = FiftyFrames(version);
   PyCodeTable table;
+  auto cache = std::make_unique<PyCodeCache>();
   PyFrameSample samples[kMaxPythonFrames];
   uint32_t ids[kMaxPythonFrames];
   int frames = 0;
   for (auto _ : state) {
     frames = WalkPyFramesOf(fake->view(), fake->thread_state(), samples, kMaxPythonFrames).frames;
-    table.InternAll(fake->view(), samples, frames, ids);
+    table.InternAll(fake->view(), samples, frames, ids, *cache);
     benchmark::DoNotOptimize(ids);
   }
   state.counters["frames"] = frames;

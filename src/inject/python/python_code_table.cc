@@ -21,6 +21,81 @@ uint64_t LoadAcquire(const uint64_t& word) {
 constexpr int kLockSpinsBeforeYield = 1 << 10;
 constexpr int kMaxLockYields = 64;
 
+std::atomic<uint64_t> g_next_table_serial{1};
+
+// Where the key's fields are in a code object, copied out of the layout once per call (in
+// locals, the stores to ids[] cannot alias them and force reloads).
+struct KeyOffsets {
+  int32_t name, filename, line_table, first_line, version;
+  const PyLayout* layout;  // for the fingerprint (no co_version)
+};
+
+KeyOffsets KeyOffsetsOf(const PyLayout& l) {
+  return {l.code_qualname >= 0 ? l.code_qualname : l.code_name,
+          l.code_filename,
+          l.code_line_table,
+          l.code_first_line,
+          l.code_version,
+          &l};
+}
+
+uint64_t Mix(uint64_t hash, uint64_t value) {
+  return (hash ^ value) * 0x9e3779b97f4a7c15ull;
+}
+
+// The length and the first and last 8 bytes of `size` bytes at `data`. Objects' blocks
+// always have 8 readable bytes past the header (CPython allocates in 16-byte steps and
+// ends str and bytes with a NUL), so a short value is read whole and masked.
+uint64_t MixContents(uint64_t hash, uint64_t data, uint64_t size) {
+  uint64_t head = PyLoad<uint64_t>(data, 0), tail = head;
+  if (size < 8) {
+    head &= (uint64_t{1} << (8 * size)) - 1;
+    tail = 0;
+  } else {
+    tail = PyLoad<uint64_t>(data + size - 8, 0);
+  }
+  return Mix(Mix(Mix(hash, size), head), tail);
+}
+
+// Before 3.12 (no co_version), the identity of a code object: what its name, file name and
+// line table objects hold, in part (python_code_table.h says why). Lengths are clamped so
+// that memory that is not what we think is never read far.
+uint32_t ContentsFingerprint(const PyLayout& l, const PyCodeKey& key) {
+  uint64_t hash = 0;
+  for (uint64_t str : {key.name, key.filename}) {
+    if (str == 0) continue;
+    const uint32_t state = PyLoad<uint32_t>(str, l.unicode_state);
+    const uint64_t kind = (state >> 2) & 7;  // bytes per character
+    const uint64_t data = str + ((state >> 6) & 1 ? l.unicode_ascii_data : l.unicode_compact_data);
+    uint64_t length = PyLoad<uint64_t>(str, l.unicode_length);
+    if (length > kMaxSanePyStringLength) length = 0;
+    hash = MixContents(hash, data, length * (kind <= 4 ? kind : 0));
+  }
+  if (key.line_table != 0) {
+    int64_t size = PyLoad<int64_t>(key.line_table, l.var_size);
+    if (size < 0 || uint64_t(size) > kMaxSanePyBytesLength) size = 0;
+    hash = MixContents(hash, key.line_table + l.bytes_data, uint64_t(size));
+  }
+  return uint32_t(hash >> 32);
+}
+
+inline PyCodeKey ReadKey(const KeyOffsets& at, uint64_t code) {
+  PyCodeKey key{};
+  key.code = code;
+  key.name = PyLoad<uint64_t>(code, at.name);
+  key.filename = PyLoad<uint64_t>(code, at.filename);
+  key.line_table = PyLoad<uint64_t>(code, at.line_table);
+  key.first_line = PyLoad<int32_t>(code, at.first_line);
+  key.identity =
+      at.version >= 0 ? PyLoad<uint32_t>(code, at.version) : ContentsFingerprint(*at.layout, key);
+  return key;
+}
+
+// Direct-mapped by the address's bits above the 16-byte alignment.
+inline size_t CacheEntryOf(uint64_t code) {
+  return size_t(((code >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - PyCodeCache::kEntryBits));
+}
+
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -31,7 +106,8 @@ void CpuRelax() {
 
 }  // namespace
 
-PyCodeTable::PyCodeTable(PyCodeTableOptions options) : options_(options) {
+PyCodeTable::PyCodeTable(PyCodeTableOptions options)
+    : options_(options), serial_(g_next_table_serial.fetch_add(1, std::memory_order_relaxed)) {
   if (options_.max_codes == 0 || options_.arena_bytes == 0) return;
   // At most half full, so probes stay short and always end at an empty slot.
   size_t slot_count = 2;
@@ -62,16 +138,6 @@ PyCodeTable::~PyCodeTable() {
   std::free(arena_);
 }
 
-inline PyCodeTable::Key PyCodeTable::ReadKey(const PyRuntimeView& rt, uint64_t code) {
-  const PyLayout& l = rt.layout;
-  Key key;
-  key.code = code;
-  key.name = PyLoad<uint64_t>(code, l.code_qualname >= 0 ? l.code_qualname : l.code_name);
-  key.filename = PyLoad<uint64_t>(code, l.code_filename);
-  key.first_line = PyLoad<int32_t>(code, l.code_first_line);
-  return key;
-}
-
 // Fibonacci hashing of the address (objects are 16-byte aligned: the low bits say nothing).
 inline size_t PyCodeTable::FirstSlot(uint64_t code) const {
   return size_t(((code >> 4) * 0x9e3779b97f4a7c15ull) >> slot_shift_);
@@ -80,36 +146,59 @@ inline size_t PyCodeTable::FirstSlot(uint64_t code) const {
 inline uint32_t PyCodeTable::Find(const Key& key, size_t* free_slot) const {
   for (size_t i = FirstSlot(key.code);; i = (i + 1) & slot_mask_) {
     const Slot& slot = slots_[i];
-    uint64_t code = LoadAcquire(slot.code);
-    if (code == 0) {
+    if (LoadAcquire(slot.key.code) == 0) {
       if (free_slot != nullptr) *free_slot = i;
       return 0;
     }
-    // A reused address with another name, file or first line is another code object:
-    // probing goes on past its slot.
-    if (code == key.code && slot.name == key.name && slot.filename == key.filename &&
-        slot.first_line == key.first_line) {
-      return slot.id;
-    }
+    // A reused address with another key is another code object: probing goes on past it.
+    if (slot.key == key) return slot.id;
   }
 }
 
 int PyCodeTable::InternAll(const PyRuntimeView& rt, const PyFrameSample* frames, int n,
-                           uint32_t* ids) {
+                           uint32_t* ids, PyCodeCache& cache) {
+  if (slots_ == nullptr) {
+    for (int i = 0; i < n; ++i) ids[i] = 0;
+    return n;
+  }
+  if (cache.table_serial != serial_) {
+    for (PyCodeCache::Entry& entry : cache.entries) entry = {};
+    cache.table_serial = serial_;
+  }
+  const KeyOffsets at = KeyOffsetsOf(rt.layout);
   int failed = 0;
   for (int i = 0; i < n; ++i) {
-    uint64_t code = frames[i].code;
-    uint32_t id = slots_ == nullptr || code == 0 ? 0 : Find(ReadKey(rt, code), nullptr);
-    if (id == 0) id = Intern(rt, code);
-    ids[i] = id;
+    const uint64_t code = frames[i].code;
+    if (code == 0) {
+      ids[i] = 0;
+      ++failed;
+      continue;
+    }
+    PyCodeCache::Entry& entry = cache.entries[CacheEntryOf(code)];
+    // The whole key, as the table compares it: a reused address never hits.
+    uint32_t id = entry.key == ReadKey(at, code) ? entry.id : InternMiss(rt, code, entry);
     failed += id == 0;
+    ids[i] = id;
   }
   return failed;
 }
 
+// Out of line, so the hit path keeps the key in registers.
+uint32_t PyCodeTable::InternMiss(const PyRuntimeView& rt, uint64_t code,
+                                 PyCodeCache::Entry& entry) {
+  cache_misses_.fetch_add(1, std::memory_order_relaxed);
+  const Key key = ReadKey(KeyOffsetsOf(rt.layout), code);
+  const uint32_t id = InternKey(rt, key);
+  if (id != 0) entry = PyCodeCache::Entry{key, id};
+  return id;
+}
+
 uint32_t PyCodeTable::Intern(const PyRuntimeView& rt, uint64_t code) {
   if (slots_ == nullptr || code == 0) return 0;
-  Key key = ReadKey(rt, code);
+  return InternKey(rt, ReadKey(KeyOffsetsOf(rt.layout), code));
+}
+
+uint32_t PyCodeTable::InternKey(const PyRuntimeView& rt, const Key& key) {
   if (uint32_t id = Find(key, nullptr)) return id;
   if (!TryLock()) {
     failed_.fetch_add(1, std::memory_order_relaxed);
@@ -144,8 +233,7 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   const PyLayout& l = rt.layout;
   const uint8_t* table = nullptr;
   uint64_t table_size = 0;
-  bool has_table =
-      PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_line_table), &table, &table_size);
+  bool has_table = PyBytesContents(rt, key.line_table, &table, &table_size);
   if (table_size > kMaxPyLineTableBytes) table_size = kMaxPyLineTableBytes;
   uint64_t need = kMaxPyNameBytes + kMaxPyFilenameBytes + table_size;
   if (count >= options_.max_codes || options_.arena_bytes - arena_used_ < need) return 0;
@@ -184,12 +272,14 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   entries_[id] = entry;
   count_.store(id, std::memory_order_release);
   Slot& slot = slots_[free_slot];
-  slot.name = key.name;
-  slot.filename = key.filename;
-  slot.first_line = key.first_line;
+  slot.key.name = key.name;
+  slot.key.filename = key.filename;
+  slot.key.line_table = key.line_table;
+  slot.key.first_line = key.first_line;
+  slot.key.identity = key.identity;
   slot.id = id;
   // Published last: a reader that loads this address (acquire) sees the rest of the slot.
-  std::atomic_ref<uint64_t>(slot.code).store(key.code, std::memory_order_release);
+  std::atomic_ref<uint64_t>(slot.key.code).store(key.code, std::memory_order_release);
   return id;
 }
 
