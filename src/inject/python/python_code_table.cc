@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -26,74 +27,70 @@ std::atomic<uint64_t> g_next_table_serial{1};
 // Where the key's fields are in a code object, copied out of the layout once per call (in
 // locals, the stores to ids[] cannot alias them and force reloads).
 struct KeyOffsets {
-  int32_t name, filename, line_table, first_line, version;
+  int32_t name, first_line, version;
   const PyLayout* layout;  // for the fingerprint (no co_version)
 };
 
 KeyOffsets KeyOffsetsOf(const PyLayout& l) {
-  return {l.code_qualname >= 0 ? l.code_qualname : l.code_name,
-          l.code_filename,
-          l.code_line_table,
-          l.code_first_line,
-          l.code_version,
+  return {l.code_qualname >= 0 ? l.code_qualname : l.code_name, l.code_first_line, l.code_version,
           &l};
 }
 
-uint64_t Mix(uint64_t hash, uint64_t value) {
-  return (hash ^ value) * 0x9e3779b97f4a7c15ull;
-}
-
-// The length and the first and last 8 bytes of `size` bytes at `data`. Objects' blocks
-// always have 8 readable bytes past the header (CPython allocates in 16-byte steps and
-// ends str and bytes with a NUL), so a short value is read whole and masked.
-uint64_t MixContents(uint64_t hash, uint64_t data, uint64_t size) {
-  uint64_t head = PyLoad<uint64_t>(data, 0), tail = head;
+// `size` bytes at `data` in one word: the length and the first and last 8 bytes. Objects'
+// blocks always have 8 readable bytes past the header (CPython allocates in 16-byte steps
+// and ends str and bytes with a NUL), so a short value is read whole and masked.
+uint64_t FoldContents(uint64_t data, uint64_t size) {
+  uint64_t head = PyLoad<uint64_t>(data, 0), tail = 0;
   if (size < 8) {
     head &= (uint64_t{1} << (8 * size)) - 1;
-    tail = 0;
   } else {
     tail = PyLoad<uint64_t>(data + size - 8, 0);
   }
-  return Mix(Mix(Mix(hash, size), head), tail);
+  return (size * 0x9e3779b97f4a7c15ull) ^ head ^ std::rotl(tail, 29);
+}
+
+// A str object's characters, folded; lengths are bounded, so that memory that is not what
+// we think is never read far.
+uint64_t FoldString(const PyLayout& l, uint64_t str) {
+  const uint32_t state = PyLoad<uint32_t>(str, l.unicode_state);
+  const uint64_t kind = (state >> 2) & 7;  // bytes per character
+  const uint64_t data = str + ((state >> 6) & 1 ? l.unicode_ascii_data : l.unicode_compact_data);
+  uint64_t length = PyLoad<uint64_t>(str, l.unicode_length);
+  if (length > kMaxSanePyStringLength || kind > 4) length = 0;
+  return FoldContents(data, length * kind);
 }
 
 // Before 3.12 (no co_version), the identity of a code object: what its name, file name and
-// line table objects hold, in part (python_code_table.h says why). Lengths are clamped so
-// that memory that is not what we think is never read far.
-uint32_t ContentsFingerprint(const PyLayout& l, const PyCodeKey& key) {
-  uint64_t hash = 0;
-  for (uint64_t str : {key.name, key.filename}) {
-    if (str == 0) continue;
-    const uint32_t state = PyLoad<uint32_t>(str, l.unicode_state);
-    const uint64_t kind = (state >> 2) & 7;  // bytes per character
-    const uint64_t data = str + ((state >> 6) & 1 ? l.unicode_ascii_data : l.unicode_compact_data);
-    uint64_t length = PyLoad<uint64_t>(str, l.unicode_length);
-    if (length > kMaxSanePyStringLength) length = 0;
-    hash = MixContents(hash, data, length * (kind <= 4 ? kind : 0));
-  }
-  if (key.line_table != 0) {
-    int64_t size = PyLoad<int64_t>(key.line_table, l.var_size);
+// line table objects hold, in part (python_code_table.h says why). The three folds are
+// independent, so their loads overlap.
+uint32_t ContentsFingerprint(const PyLayout& l, uint64_t code, uint64_t name) {
+  const uint64_t filename = PyLoad<uint64_t>(code, l.code_filename);
+  const uint64_t table = PyLoad<uint64_t>(code, l.code_line_table);
+  uint64_t hash = name != 0 ? FoldString(l, name) : 0;
+  if (filename != 0) hash ^= std::rotl(FoldString(l, filename), 21);
+  if (table != 0) {
+    int64_t size = PyLoad<int64_t>(table, l.var_size);
     if (size < 0 || uint64_t(size) > kMaxSanePyBytesLength) size = 0;
-    hash = MixContents(hash, key.line_table + l.bytes_data, uint64_t(size));
+    hash ^= std::rotl(FoldContents(table + l.bytes_data, uint64_t(size)), 42);
   }
-  return uint32_t(hash >> 32);
+  return uint32_t(hash ^ (hash >> 32));
 }
 
 inline PyCodeKey ReadKey(const KeyOffsets& at, uint64_t code) {
   PyCodeKey key{};
   key.code = code;
   key.name = PyLoad<uint64_t>(code, at.name);
-  key.filename = PyLoad<uint64_t>(code, at.filename);
-  key.line_table = PyLoad<uint64_t>(code, at.line_table);
   key.first_line = PyLoad<int32_t>(code, at.first_line);
-  key.identity =
-      at.version >= 0 ? PyLoad<uint32_t>(code, at.version) : ContentsFingerprint(*at.layout, key);
+  key.identity = at.version >= 0 ? PyLoad<uint32_t>(code, at.version) : 0;
+  // No co_version (before 3.12, or its counter ran out): the contents decide.
+  if (key.identity == 0) key.identity = ContentsFingerprint(*at.layout, code, key.name);
   return key;
 }
 
-// Direct-mapped by the address's bits above the 16-byte alignment.
-inline size_t CacheEntryOf(uint64_t code) {
-  return size_t(((code >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - PyCodeCache::kEntryBits));
+// The cache set of a code object: its address's bits above the 16-byte alignment, hashed.
+inline PyCodeCache::Entry* CacheSetOf(PyCodeCache& cache, uint64_t code) {
+  const uint64_t set = ((code >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - PyCodeCache::kSetBits);
+  return &cache.entries[2 * set];
 }
 
 void CpuRelax() {
@@ -174,22 +171,28 @@ int PyCodeTable::InternAll(const PyRuntimeView& rt, const PyFrameSample* frames,
       ++failed;
       continue;
     }
-    PyCodeCache::Entry& entry = cache.entries[CacheEntryOf(code)];
+    PyCodeCache::Entry* set = CacheSetOf(cache, code);
     // The whole key, as the table compares it: a reused address never hits.
-    uint32_t id = entry.key == ReadKey(at, code) ? entry.id : InternMiss(rt, code, entry);
+    const Key key = ReadKey(at, code);
+    uint32_t id = set[0].key == key   ? set[0].id
+                  : set[1].key == key ? set[1].id
+                                      : InternMiss(rt, code, set);
     failed += id == 0;
     ids[i] = id;
   }
   return failed;
 }
 
-// Out of line, so the hit path keeps the key in registers.
-uint32_t PyCodeTable::InternMiss(const PyRuntimeView& rt, uint64_t code,
-                                 PyCodeCache::Entry& entry) {
+// Out of line, so the hit path keeps the key in registers. The new entry goes first in its
+// set, the one it displaces second; the second is forgotten.
+uint32_t PyCodeTable::InternMiss(const PyRuntimeView& rt, uint64_t code, PyCodeCache::Entry* set) {
   cache_misses_.fetch_add(1, std::memory_order_relaxed);
   const Key key = ReadKey(KeyOffsetsOf(rt.layout), code);
   const uint32_t id = InternKey(rt, key);
-  if (id != 0) entry = PyCodeCache::Entry{key, id};
+  if (id != 0) {
+    set[1] = set[0];
+    set[0] = PyCodeCache::Entry{key, id};
+  }
   return id;
 }
 
@@ -233,7 +236,8 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   const PyLayout& l = rt.layout;
   const uint8_t* table = nullptr;
   uint64_t table_size = 0;
-  bool has_table = PyBytesContents(rt, key.line_table, &table, &table_size);
+  bool has_table =
+      PyBytesContents(rt, PyLoad<uint64_t>(key.code, l.code_line_table), &table, &table_size);
   if (table_size > kMaxPyLineTableBytes) table_size = kMaxPyLineTableBytes;
   uint64_t need = kMaxPyNameBytes + kMaxPyFilenameBytes + table_size;
   if (count >= options_.max_codes || options_.arena_bytes - arena_used_ < need) return 0;
@@ -243,8 +247,8 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   entry.text = arena_used_;
   char* text = arena_ + arena_used_;
   int name_size = CopyPyString(rt, key.name, text, kMaxPyNameBytes);
-  int filename_size =
-      CopyPyString(rt, key.filename, text + (name_size > 0 ? name_size : 0), kMaxPyFilenameBytes);
+  int filename_size = CopyPyString(rt, PyLoad<uint64_t>(key.code, l.code_filename),
+                                   text + (name_size > 0 ? name_size : 0), kMaxPyFilenameBytes);
   if (name_size < 0 || filename_size < 0) unreadable_.fetch_add(1, std::memory_order_relaxed);
   entry.name_size = name_size > 0 ? uint32_t(name_size) : 0;
   entry.filename_size = filename_size > 0 ? uint32_t(filename_size) : 0;
@@ -273,8 +277,6 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   count_.store(id, std::memory_order_release);
   Slot& slot = slots_[free_slot];
   slot.key.name = key.name;
-  slot.key.filename = key.filename;
-  slot.key.line_table = key.line_table;
   slot.key.first_line = key.first_line;
   slot.key.identity = key.identity;
   slot.id = id;

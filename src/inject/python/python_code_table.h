@@ -5,16 +5,17 @@
 // held names without a reference and printed garbage). So on first sight the table copies
 // into its own arena the qualified name, the file name, the first line and the raw line
 // table; nothing it keeps points into Python's memory. An entry is keyed by what the code
-// object holds at each look: its address, name, file name and line table objects, first
-// line, and an identity: co_version on 3.12+, a number a per-interpreter counter gives each
-// code object as it is made, so a new code object at a reused address always gets an entry
-// of its own. 3.10 and 3.11 have no such number, and addresses alone say little there:
-// CPython's allocator hands a freed block straight back, so code made after other code was
-// freed (a regenerated function, an edited cell) gets the old code object's address and
-// its name, file name and line table objects get the old ones' (check_frames.py provokes
-// it). Their identity is a fingerprint of what those objects hold: each one's length and
-// first and last 8 bytes. Only a name, file name or line table that equals the old one in
-// length and in those 16 bytes but not between them could then keep the old text.
+// object holds at each look: its address, name object and first line, and an identity:
+// co_version on 3.12+, a number a per-interpreter counter gives each code object as it is
+// made, so a new code object at a reused address always gets an entry of its own (after
+// 2^32 code objects the counter stays at 0, and the identity is then as before 3.12).
+// 3.10 and 3.11 have no such number, and addresses alone say little there: CPython's allocator
+// hands a freed block straight back, so code made after other code was freed (a
+// regenerated function, an edited cell) gets the old code object's address, and its name,
+// file name and line table objects get the old ones' (check_frames.py provokes it). Their
+// identity is a fingerprint of what those three objects hold: each one's length and first
+// and last 8 bytes. Only a name, file name or line table equal to the old one in length
+// and in those 16 bytes but not between them could then keep the old text.
 //
 // Finding a known code object is lock-free: the code object's address picks a slot of an
 // open-addressing table whose slots hold the whole key and the id; a slot's address word
@@ -23,8 +24,8 @@
 // not interned, never waited for). Capacity is fixed; memory comes from calloc (fresh
 // zero pages: only what is touched costs memory).
 //
-// In front of it, each thread keeps a PyCodeCache: a small direct-mapped copy of the keys
-// and ids it looked up last, so a launch whose frames were all seen before costs a few
+// In front of it, each thread keeps a PyCodeCache: a small 2-way set-associative copy of
+// the keys and ids it looked up last, so a launch whose frames were all seen before costs a few
 // loads per frame from memory the thread alone touches (the shared table is megabytes,
 // and its slots miss the CPU caches). A cache entry holds the whole key and is compared
 // in full on every hit, exactly as the table compares it: the cache never answers for a
@@ -56,9 +57,9 @@ inline constexpr uint32_t kMaxPyLineTableBytes = 1u << 20;
 // The key of a code object: its address and what names it, read from it at each look.
 // Trivial (no initializers), so a zero-filled thread_local PyCodeCache needs no constructor.
 struct PyCodeKey {
-  uint64_t code, name, filename, line_table;
+  uint64_t code, name;
   int32_t first_line;
-  uint32_t identity;  // co_version (3.12+); before, the contents' fingerprint
+  uint32_t identity;  // co_version (3.12+), else the contents' fingerprint
 
   bool operator==(const PyCodeKey&) const = default;
 };
@@ -66,13 +67,14 @@ struct PyCodeKey {
 // One thread's cache in front of a PyCodeTable (see above). Zero-initialized memory is an
 // empty cache; it belongs to one table at a time (a look through another table empties it).
 struct PyCodeCache {
-  static constexpr int kEntryBits = 8;
+  static constexpr int kSetBits = 8;
   struct Entry {
     PyCodeKey key;  // code 0: empty
     uint32_t id;
   };
-  uint64_t table_serial = 0;  // PyCodeTable::serial() of the ids below; 0: none yet
-  Entry entries[1 << kEntryBits];
+  uint64_t table_serial;  // PyCodeTable::serial() of the ids below; 0: none yet
+  // Set s is entries[2s] (the most recently added) and entries[2s + 1]: 16 KiB in all.
+  Entry entries[2 << kSetBits];
 };
 
 class PyCodeTable {
@@ -127,7 +129,7 @@ class PyCodeTable {
   __attribute__((always_inline)) uint32_t Find(const Key& key, size_t* free_slot) const;
   uint32_t InternKey(const PyRuntimeView& rt, const Key& key);
   [[gnu::noinline]] uint32_t InternMiss(const PyRuntimeView& rt, uint64_t code,
-                                        PyCodeCache::Entry& entry);
+                                        PyCodeCache::Entry* set);
   uint32_t Insert(const PyRuntimeView& rt, const Key& key);
   bool TryLock();
   void Unlock() { insert_lock_.store(false, std::memory_order_release); }
