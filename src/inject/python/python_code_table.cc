@@ -90,7 +90,7 @@ inline PyCodeKey ReadKey(const KeyOffsets& at, uint64_t code) {
 // The cache set of a code object: its address's bits above the 16-byte alignment, hashed.
 inline PyCodeCache::Entry* CacheSetOf(PyCodeCache& cache, uint64_t code) {
   const uint64_t set = ((code >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - PyCodeCache::kSetBits);
-  return &cache.entries[2 * set];
+  return &cache.entries[PyCodeCache::kWays * set];
 }
 
 void CpuRelax() {
@@ -174,9 +174,14 @@ int PyCodeTable::InternAll(const PyRuntimeView& rt, const PyFrameSample* frames,
     PyCodeCache::Entry* set = CacheSetOf(cache, code);
     // The whole key, as the table compares it: a reused address never hits.
     const Key key = ReadKey(at, code);
-    uint32_t id = set[0].key == key   ? set[0].id
-                  : set[1].key == key ? set[1].id
-                                      : InternMiss(rt, code, set);
+    uint32_t id = 0;
+    for (int way = 0; way < PyCodeCache::kWays; ++way) {
+      if (set[way].key == key) {
+        id = set[way].id;
+        break;
+      }
+    }
+    if (id == 0) id = InternMiss(rt, code, set);
     failed += id == 0;
     ids[i] = id;
   }
@@ -184,13 +189,13 @@ int PyCodeTable::InternAll(const PyRuntimeView& rt, const PyFrameSample* frames,
 }
 
 // Out of line, so the hit path keeps the key in registers. The new entry goes first in its
-// set, the one it displaces second; the second is forgotten.
+// set, the others move down one way, and the last is forgotten.
 uint32_t PyCodeTable::InternMiss(const PyRuntimeView& rt, uint64_t code, PyCodeCache::Entry* set) {
   cache_misses_.fetch_add(1, std::memory_order_relaxed);
   const Key key = ReadKey(KeyOffsetsOf(rt.layout), code);
   const uint32_t id = InternKey(rt, key);
   if (id != 0) {
-    set[1] = set[0];
+    for (int way = PyCodeCache::kWays - 1; way > 0; --way) set[way] = set[way - 1];
     set[0] = PyCodeCache::Entry{key, id};
   }
   return id;

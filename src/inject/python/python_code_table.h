@@ -24,7 +24,7 @@
 // not interned, never waited for). Capacity is fixed; memory comes from calloc (fresh
 // zero pages: only what is touched costs memory).
 //
-// In front of it, each thread keeps a PyCodeCache: a small 2-way set-associative copy of
+// In front of it, each thread keeps a PyCodeCache: a small 4-way set-associative copy of
 // the keys and ids it looked up last, so a launch whose frames were all seen before costs a few
 // loads per frame from memory the thread alone touches (the shared table is megabytes,
 // and its slots miss the CPU caches). A cache entry holds the whole key and is compared
@@ -67,14 +67,15 @@ struct PyCodeKey {
 // One thread's cache in front of a PyCodeTable (see above). Zero-initialized memory is an
 // empty cache; it belongs to one table at a time (a look through another table empties it).
 struct PyCodeCache {
-  static constexpr int kSetBits = 8;
+  static constexpr int kSetBits = 7;
+  static constexpr int kWays = 4;
   struct Entry {
     PyCodeKey key;  // code 0: empty
     uint32_t id;
   };
   uint64_t table_serial;  // PyCodeTable::serial() of the ids below; 0: none yet
-  // Set s is entries[2s] (the most recently added) and entries[2s + 1]: 16 KiB in all.
-  Entry entries[2 << kSetBits];
+  // Set s is entries[4s .. 4s + 3], the most recently added first: 512 entries, 16 KiB.
+  Entry entries[kWays << kSetBits];
 };
 
 class PyCodeTable {
