@@ -12,8 +12,9 @@
 // src/inject/stack/stack_capture.cc: unwind, trim, intern a stack seen before), in each
 // GPUPERF_UNWIND mode: CapturePath/table, /libunwind, /auto (a frame-pointer walk that
 // libunwind refused for this stack, then the tables) and /fp.
-// Each runs on the chain built with -fomit-frame-pointer (/nofp) and with frame pointers
-// (/fp). Counters: depth (frames captured) and ns_per_frame (time per capture / depth).
+// Each runs on the chain built with -fomit-frame-pointer (NoFramePointers) and with frame
+// pointers (WithFramePointers); Realigned enters the first through a function that realigns
+// the stack (its CFA is *(RBP-8)). Counters: depth (frames captured) and ns_per_frame (time per capture / depth).
 // The issue-12 budget for the capture path with the table unwinder is 20 ns per frame
 // (median): run with --benchmark_repetitions=5 and read the _median rows.
 #include <benchmark/benchmark.h>
@@ -107,6 +108,13 @@ void InChain(benchmark::State& state, Method method, RunFn run_chain) {
 
 void NoFramePointers(benchmark::State& state, Method method) {
   InChain<chain_nofp::ChainContext>(state, method, chain_nofp::Run);
+}
+
+void Realigned(benchmark::State& state, Method method) {
+  InChain<chain_nofp::ChainContext>(state, method, [](int levels, chain_nofp::ChainContext* c) {
+    c->realign = true;
+    return chain_nofp::Run(levels, c);
+  });
 }
 
 void WithFramePointers(benchmark::State& state, Method method) {
@@ -204,6 +212,8 @@ BENCHMARK_CAPTURE(NoFramePointers, TableUncached, Method::kTableUncached);
 BENCHMARK_CAPTURE(NoFramePointers, Libunwind, Method::kLibunwind);
 BENCHMARK_CAPTURE(NoFramePointers, Libgcc, Method::kLibgcc);
 BENCHMARK_CAPTURE(NoFramePointers, FramePointers, Method::kFramePointers);
+BENCHMARK_CAPTURE(Realigned, Table, Method::kTable);
+BENCHMARK_CAPTURE(Realigned, Libunwind, Method::kLibunwind);
 BENCHMARK_CAPTURE(WithFramePointers, Table, Method::kTable);
 BENCHMARK_CAPTURE(WithFramePointers, TableUncached, Method::kTableUncached);
 BENCHMARK_CAPTURE(WithFramePointers, Libunwind, Method::kLibunwind);

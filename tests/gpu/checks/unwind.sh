@@ -25,11 +25,11 @@ unwind_check() {
     fi
     "$gp" dump "$rec" 2>/dev/null | grep -E '^stat ' | sed 's/^stat [^ ]* //' |
       grep -E '(stacks_unwound|table_|unwind_|fp_stacks_)' | sort -u > "$dir/$name.stats"
-    value() { grep "# $1\$" "$dir/$name.stats" | sed 's/.*value=\([0-9]*\).*/\1/' | sort -n | tail -1; }
+    unwind_stat() { grep "# $1\$" "$dir/$name.stats" | sed 's/.*value=\([0-9]*\).*/\1/' | sort -n | tail -1; }
     local unwound table no_table rule verified differ
-    unwound=$(value stacks_unwound); table=$(value table_stacks)
-    no_table=$(value table_fallback_no_table); rule=$(value table_fallback_rule)
-    verified=$(value unwind_verified); differ=$(value unwind_disagreements)
+    unwound=$(unwind_stat stacks_unwound); table=$(unwind_stat table_stacks)
+    no_table=$(unwind_stat table_fallback_no_table); rule=$(unwind_stat table_fallback_rule)
+    verified=$(unwind_stat unwind_verified); differ=$(unwind_stat unwind_disagreements)
     "$gp" flamegraph --folded -o "$dir/$name.folded" "$rec" > /dev/null 2>&1
     local share=$(( ${unwound:-0} > 0 ? 1000 * ${table:-0} / ${unwound:-0} : 0 ))
     local line="$name: ${table:-0}/${unwound:-0} stacks from tables ($((share / 10)).$((share % 10))%),"
