@@ -50,7 +50,12 @@ Config ReadConfigFromEnvironment(std::string* error) {
     config.stacks = std::strcmp(stacks, "0") != 0;
   }
   ReadSwitch("GPUPERF_API_SOURCE", "callbacks", "cupti", &config.api_from_callbacks, error);
-  ReadSwitch("GPUPERF_UNWIND", "fp", "libunwind", &config.frame_pointer_stacks, error);
+  if (const char* unwind = std::getenv("GPUPERF_UNWIND"); unwind && *unwind) {
+    if (!ParseUnwindMode(unwind, &config.unwind) && error->empty()) {
+      *error = std::string("GPUPERF_UNWIND=") + unwind + " is not auto, table, fp or libunwind";
+    }
+  }
+  ReadSwitch("GPUPERF_UNWIND_VERIFY", "1", "0", &config.unwind_verify, error);
   ReadSwitch("GPUPERF_PYTHON", "on", "off", &config.python_stacks, error);
   uint64_t value = 0;
   if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;

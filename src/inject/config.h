@@ -7,6 +7,7 @@
 
 #include "base/activities.h"
 #include "base/record_defaults.h"
+#include "inject/stack/unwind_mode.h"
 
 namespace gpuperf::inject {
 
@@ -19,9 +20,11 @@ struct Config {
   // need anyway) rather than CUPTI's RUNTIME/DRIVER activity kinds, which add their own
   // cost per call (docs/performance.md). GPUPERF_API_SOURCE=cupti selects CUPTI's.
   bool api_from_callbacks = true;
-  // Walk frame pointers where they were checked against libunwind (stack_capture.cc).
-  // GPUPERF_UNWIND=libunwind always unwinds with libunwind.
-  bool frame_pointer_stacks = true;
+  // Which unwinders launch stacks try (stack_capture.cc): GPUPERF_UNWIND=auto (checked
+  // frame pointers, .eh_frame tables, libunwind), table, fp or libunwind.
+  UnwindMode unwind = UnwindMode::kAuto;
+  // GPUPERF_UNWIND_VERIFY=1: libunwind checks every stack another unwinder took.
+  bool unwind_verify = false;
   // Launch stacks carry the launching thread's Python frames where a CPython interpreter
   // runs (docs/recording.md "Python frames"). GPUPERF_PYTHON=off leaves them out.
   bool python_stacks = true;

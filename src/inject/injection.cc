@@ -206,8 +206,12 @@ void Initialize() {
   process.start_ns = r.start_ns;
 
   if (r.config.stacks) {
-    InitStackCapture(r.config.max_stack_depth, r.config.frame_pointer_stacks,
-                     r.config.python_stacks);
+    StackCaptureOptions stacks;
+    stacks.max_depth = r.config.max_stack_depth;
+    stacks.unwind = r.config.unwind;
+    stacks.verify = r.config.unwind_verify;
+    stacks.python = r.config.python_stacks;
+    InitStackCapture(stacks);
   }
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };

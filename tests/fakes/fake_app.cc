@@ -5,6 +5,9 @@
 //
 //   fake_cuda_app <scenario> [args]      (fake_cuda_app --list shows the scenarios)
 //
+// fake_cuda_app_nofp is the same program built with -O2 -fomit-frame-pointer, with one more
+// scenario, `chain`, that launches through libraries built so too (tests/unwind/chain.h).
+//
 // Every scenario prints one line with what it generated, for tests to compare with a trace:
 //   fake-app: pid=.. scenario=.. kernels=.. memcpys=.. ... launches=..
 #include <cupti.h>  // also the runtime/driver parameter structs (cudaLaunchKernel_v7000_params)
@@ -24,6 +27,10 @@
 #include <vector>
 
 #include "fake_cupti/fake_cupti.h"
+#ifdef FAKE_APP_CHAIN
+#define GP_CHAIN_NS chain_nofp
+#include "unwind/chain.h"
+#endif
 
 namespace {
 
@@ -471,6 +478,45 @@ int Many(int argc, char** argv) {
   return 0;
 }
 
+#ifdef FAKE_APP_CHAIN
+// Launches from the bottom of a call chain through three shared libraries built without
+// frame pointers (tests/unwind/chain.h): stacks only .eh_frame tables or libunwind can
+// unwind. Every fourth chain realigns the stack; every fourth another keeps a frame's CFA in
+// R12, which only libunwind follows. A first launch from a thread of its own, then a pause,
+// gives the profiler's tables time to be built before the others.
+int LaunchFromChainBottom(void* name) {
+  LaunchKernel(static_cast<const char*>(name));
+  return 1;
+}
+
+void LaunchThroughChain(int i) {
+  chain_nofp::ChainContext context;
+  context.leaf = LaunchFromChainBottom;
+  context.arg = const_cast<char*>(i % 2 ? "_Z9chainEvenv" : "_Z8chainOddv");
+  context.realign = i % 4 == 1;
+  context.other_register = i % 4 == 3;
+  chain_nofp::Run(i % 7, &context);
+}
+
+int Chain(int argc, char** argv) {
+  const int threads = ArgOr(argc, argv, 2, 4);
+  const int launches = ArgOr(argc, argv, 3, 300);
+  const int pause_ms = ArgOr(argc, argv, 4, 0);
+  std::thread([] { LaunchThroughChain(0); }).join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([launches] {
+      for (int i = 0; i < launches; ++i) LaunchThroughChain(i);
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  DeviceSynchronize();
+  ReportCounts(threads);
+  return 0;
+}
+#endif
+
 // VmRSS of this process, KiB.
 long RssKb() {
   FILE* status = fopen("/proc/self/status", "r");
@@ -627,6 +673,10 @@ const Scenario kScenarios[] = {
     {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
     {"nvtx", Nvtx, "nested NVTX ranges and instant markers around launches"},
     {"many", Many, "[M=200000]: launches from one thread"},
+#ifdef FAKE_APP_CHAIN
+    {"chain", Chain,
+     "[N=4] [M=300]: N threads x M launches through libraries without frame pointers"},
+#endif
     {"churn", Churn, "[N=10000] [M=2]: N short-lived threads (8 at a time) x M launches, RSS"},
     {"self_kill", SelfKill, "[M=300] [WAIT_MS=700]: launches, a pause, then SIGKILL to itself"},
     {"abort", Abort, "[M=300]: launches, then an uncaught exception (abort)"},

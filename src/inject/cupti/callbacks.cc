@@ -173,8 +173,10 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
   // A launch nested in an untraced call (rare) takes the stack when it first needs one.
   ThreadBuffers& buffers = CurrentThreadBuffers();
   if (state.outer_stack == 0 && recorder.config.stacks) {
-    state.outer_stack = CaptureLaunchStack();
+    StackSource source = StackSource::kNone;
+    state.outer_stack = CaptureLaunchStack(&source);
     CountThreadStat(buffers, kStacksUnwound);
+    if (source == StackSource::kTable) CountThreadStat(buffers, kTableStacks);
   }
   AppendLink(buffers, LaunchLinkRecord{recorder.pid, buffers.tid, data->correlationId,
                                        state.outer_stack, state.outer_api, state.outer_start});
