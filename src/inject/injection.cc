@@ -237,8 +237,19 @@ void Initialize() {
   atexit(OnExit);
   pthread_atfork(nullptr, OnForkParent, OnForkChild);
   InstallSignalHandlers();
-  LogVerbose("recording to %s (stacks: %s)", path.c_str(),
-             r.config.stacks ? StackUnwinderName() : "off");
+  if (r.writer.flight() && r.config.flight_signal != 0) {
+    // The handler only sets a bit and wakes the writer (async-signal-safe); the writer dumps.
+    InstallFlightSignal(r.config.flight_signal, [] {
+      Recorder* recorder = g_recorder;
+      if (recorder != nullptr && !recorder->disabled.load() &&
+          static_cast<uint32_t>(getpid()) == recorder->pid) {
+        recorder->writer.RequestFlightDump(kFlightSignal);
+      }
+    });
+  }
+  LogVerbose("%s %s (stacks: %s)",
+             r.writer.flight() ? "flight recorder, dumps named after" : "recording to",
+             path.c_str(), r.config.stacks ? StackUnwinderName() : "off");
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ void InitStackCapture(uint32_t max_depth, bool frame_pointers, bool python);
 // frames as tagged words), or 0 (counted) on failure.
 StackId CaptureLaunchStack();
 
+// Interns the one-word stack of a marker (gpuperf/stack_marker.h); 0 before InitStackCapture.
+StackId InternMarkerStack(uint64_t word);
+
 // Python code objects interned since the last call, as records of process `pid`, their
 // names and file names interned in `names` (writer thread). Drain after the stacks: every
 // code a drained stack names is then drained too.
