@@ -110,7 +110,9 @@ void OnSignal(int sig, siginfo_t* info, void* context) {
     // Flushing is not async-signal-safe: the writer thread does it. We wait for it a
     // bounded time (nanosleep is async-signal-safe), then let the signal go on.
     recorder->writer.RequestSignalFlush(default_action);
-    for (int i = 0; i < 3000 && !recorder->writer.SignalFlushDone(); ++i) {
+    // A flight recorder's exit dump writes its whole window: give it longer.
+    const int wait_ms = recorder->writer.flight() ? 20000 : 3000;
+    for (int i = 0; i < wait_ms && !recorder->writer.SignalFlushDone(); ++i) {
       timespec ms{0, 1000000};
       nanosleep(&ms, nullptr);
     }

@@ -97,6 +97,20 @@ touch "$dir/go2/go-1"
 wait $rec || fail "SIGUSR1 as the flight signal: record exited $?"
 [[ $(kernels "$dir/usr1/fake_cuda_app.$pid.flight-1.gpt") == "10 _Z6phase1v " ]] || fail "SIGUSR1 dump"
 
+# ---- SIGTERM: the final flush writes the exit dump, then the signal ends the program ----
+mkdir -p "$dir/go3"
+FAKE_APP_GO_DIR=$dir/go3 "$GPUPERF" record -o "$dir/term" --flight 30s --inject-lib "$lib" -- \
+  "$app" flight 15 > "$dir/term.out" 2> "$dir/term.err" &
+rec=$!
+wait_for "$dir/term.out" "phase 1 done"
+pid=$(sed -n 's/.*phase 1 done.* pid=\([0-9]*\).*/\1/p' "$dir/term.out")
+kill -TERM "$pid"
+wait $rec
+rc=$?
+[[ $rc -eq 143 ]] || fail "SIGTERM: record exited $rc, want 143"
+[[ $(kernels "$dir/term/fake_cuda_app.$pid.flight-1.gpt") == "15 _Z6phase1v " ]] || fail "SIGTERM: no exit dump with the 15 kernels"
+grep -q 'after gpuperf wrote all its records' "$dir/term.err" || fail "SIGTERM: record's ending line: $(tail -1 "$dir/term.err")"
+
 # ---- the memory cap: the oldest go first, and what the window lost is counted ----
 "$GPUPERF" record -o "$dir/cap" --flight 60s --flight-memory 1 --inject-lib "$lib" -- "$app" many 300000 \
   > "$dir/cap.out" 2> "$dir/cap.err" || fail "capped flight run failed: $(tail -2 "$dir/cap.err")"

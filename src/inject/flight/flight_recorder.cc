@@ -90,7 +90,8 @@ bool IsCudaFailure(int32_t code) {
 }
 
 bool FlightRecorder::NoteCudaError(uint32_t api_name, int32_t code) {
-  if (!config_.flight_on_error || !IsCudaFailure(code) || error_dumps_ >= kMaxErrorDumps) {
+  if (!config_.flight_on_error || !IsCudaFailure(code) ||
+      error_dumps_.load(std::memory_order_relaxed) >= kMaxErrorDumps) {
     return false;
   }
   const uint64_t last = last_error_dump_ns_.load(std::memory_order_relaxed);
@@ -135,7 +136,7 @@ void FlightRecorder::Dump(FlightRing& ring, uint32_t why, uint64_t now_ns) {
   auto dumped = ring.Dump(path, now_ns, overrides);
   if (why & kFlightCudaError) {
     last_error_dump_ns_.store(now_ns, std::memory_order_relaxed);
-    ++error_dumps_;
+    error_dumps_.fetch_add(1, std::memory_order_relaxed);
   }
   const uint64_t error = error_.exchange(0);
   if (!dumped.ok()) {

@@ -79,7 +79,7 @@ class FlightRecorder {
   // CUDA errors: the first one since the last error dump, and when that dump was.
   std::atomic<uint64_t> error_{0};  // api_name << 32 | code, 0 = none
   std::atomic<uint64_t> last_error_dump_ns_{0};
-  uint32_t error_dumps_ = 0;
+  std::atomic<uint32_t> error_dumps_{0};
 };
 
 // Installs the flight signal's handler (chaining to the program's previous one), which
