@@ -46,22 +46,22 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_option("--duration", o.duration_s, "Stop recording after this many seconds")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--flight", o.flight,
-                 "Flight recorder: keep only the last WINDOW (e.g. 60s, 5min) in memory and\n"
-                 "write it as a trace on SIGUSR2, gpuperf dump-now PID, a CUDA error and exit\n"
-                 "(PROG.PID.flight-N.gpt; docs/flight-recorder.md)");
+                 "Flight recorder: keep only the last WINDOW (e.g. 60s, 5min) in\n"
+                 "memory; write it as a trace on SIGUSR2, gpuperf dump-now PID, a CUDA\n"
+                 "error and at exit (PROG.PID.flight-N.gpt; docs/flight-recorder.md)");
   cmd.add_option("--flight-memory", o.flight_memory_mb,
                  "Most memory the flight recorder's window may take, MiB (default " +
                      std::to_string(kFlightMemoryMiB) +
-                     "); past it the\noldest records go first, counted")
+                     ");\npast it the oldest records go first, counted")
       ->check(CLI::Range(1, 1 << 20));
   cmd.add_option("--flight-signal", o.flight_signal,
-                 "Signal that asks for a dump (default USR2; e.g. USR1, RTMIN+2, or none).\n"
-                 "A handler the program installed first still gets it");
+                 "Signal that asks for a dump (default USR2; or USR1, RTMIN+2, none);\n"
+                 "a handler the program installed first still gets it");
   cmd.add_flag("--no-flight-on-error", o.no_flight_on_error,
                "Do not dump when a CUDA call returns an error");
   cmd.add_option("--sample-launches", o.sample_launches,
-                 "Take the launch stack of at most N launches per second per thread (N/s);\n"
-                 "every kernel is still recorded, the others under [launch not sampled]");
+                 "Take at most N launch stacks per second per thread (N/s); every\n"
+                 "kernel is still recorded, the others under [launch not sampled]");
   cmd.add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
   cmd.add_flag("-v,--verbose", o.verbose, "Let the injection library explain what it does");
   cmd.add_option("--inject-lib", o.inject_lib,
