@@ -79,6 +79,14 @@ enum class StatSeverity : uint8_t {
     "another CUPTI client took over the activity buffers: later GPU activity is missing")          \
   X(thread_buffer_bytes, 45, kInfo,                                                                \
     "bytes of per-thread record buffers allocated at the last flush")                              \
+  /* 46-49: the flight recorder and sampled stacks (docs/flight-recorder.md) */                    \
+  X(flight_dumps, 46, kInfo, "flight-recorder dumps this process wrote (this trace is the last)")  \
+  X(flight_evicted_records, 47, kDataLoss,                                                         \
+    "records of this dump's window dropped because the flight recorder's memory was full")         \
+  X(flight_memory_peak_bytes, 48, kInfo,                                                           \
+    "most memory the flight recorder's ring held (compressed records and tables), bytes")          \
+  X(launch_stacks_unsampled, 49, kInfo,                                                            \
+    "launches whose stack --sample-launches did not take (their GPU work is still recorded)")      \
   /* 50-59: Python frames at launches (src/inject/python, docs/recording.md) */                    \
   X(python_codes, 50, kInfo, "Python code objects copied (names, file, line table)")               \
   X(python_no_thread_state, 51, kInfo,                                                             \

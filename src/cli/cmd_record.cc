@@ -143,7 +143,7 @@ Result<std::string> PrepareOutputDir(const RecordOptions& options) {
   return fs::absolute(dir).lexically_normal().string();
 }
 
-int RunRecord(const RecordOptions& options) {
+int RunRecord(RecordOptions& options) {
   if (options.command.empty()) {
     return ReportError(Error(StatusCode::kInvalidArgument,
                              "nothing to record: give a command after --, e.g. "
@@ -153,6 +153,8 @@ int RunRecord(const RecordOptions& options) {
   if (!ValidateActivities(options.activities, &activities_error)) {
     return ReportError(Error(StatusCode::kInvalidArgument, activities_error));
   }
+  Status flight = ResolveFlightOptions(options);
+  if (!flight.ok()) return ReportError(flight);
   // The shell's exit codes: 127 not found, 126 found but not executable.
   switch (LookUpCommand(options.command[0])) {
     case CommandLookup::kFound:
@@ -202,6 +204,11 @@ int RunRecord(const RecordOptions& options) {
   sigaction(SIGINT, &forward, nullptr);
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGHUP, &forward, nullptr);
+  // The flight signal sent to gpuperf reaches the command too: it asks for a dump.
+  const FlightSettings& flight_settings = options.flight_settings;
+  if (flight_settings.window_ms && flight_settings.signal > 0) {
+    sigaction(flight_settings.signal, &forward, nullptr);
+  }
 
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -236,7 +243,13 @@ int RunRecord(const RecordOptions& options) {
                    symbolized.message().c_str());
     }
   }
-  if (!options.quiet) {
+  if (!options.quiet && flight_settings.window_ms) {
+    bool finished = false;
+    std::fputs(DescribeFlightRecording(*dir, static_cast<uint32_t>(child), &finished).c_str(),
+               stderr);
+    std::fputs(DescribeSignalEnding(status, options.command[0], finished, flush_period_ms).c_str(),
+               stderr);
+  } else if (!options.quiet) {
     auto totals = SummarizeRecording(*dir);
     if (totals.ok()) {
       std::fputs(FormatRecordSummary(*totals, *dir).c_str(), stderr);

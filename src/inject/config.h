@@ -42,6 +42,14 @@ struct Config {
   uint64_t delay_ms = 0;         // capture range: start recording after this long
   uint64_t duration_ms = 0;      // ... and stop after this long (0 = until exit)
   std::string save_buffers_dir;  // raw CUPTI buffers for replay fixtures (testing)
+  // Flight recorder (docs/flight-recorder.md): the last flight_window_ms of records stay in
+  // memory (at most flight_memory_bytes) and a trace is written only on a trigger; 0 = off.
+  uint64_t flight_window_ms = 0;
+  uint64_t flight_memory_bytes = uint64_t{kFlightMemoryMiB} << 20;
+  int flight_signal = kFlightDefaultSignal;  // 0: no signal trigger
+  bool flight_on_error = true;               // dump when a CUDA call returns an error
+  // --sample-launches: at most this many launch stacks per second per thread (0: all).
+  uint32_t sample_launches_per_s = 0;
 };
 
 // Parses GPUPERF_* variables. `error` receives a description of the first bad value

@@ -50,12 +50,13 @@ enum ThreadStat : size_t {
   kStacksUnwound,
   kApiCalls,
   kTableStacks,
+  kLaunchesUnsampled,
   kThreadStatCount
 };
 // The trace's stat of each ThreadStat.
 inline constexpr StatId kThreadStats[kThreadStatCount] = {
     StatId::callbacks, StatId::callback_ns, StatId::stacks_unwound,
-    StatId::api_calls_from_callbacks, StatId::table_stacks};
+    StatId::api_calls_from_callbacks, StatId::table_stacks, StatId::launch_stacks_unsampled};
 
 struct ThreadBuffers {
   std::atomic<RecordChunk<LaunchLinkRecord>*> links{nullptr};

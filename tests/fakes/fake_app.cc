@@ -470,11 +470,28 @@ int Nvtx(int, char**) {
   return 0;
 }
 
+// The launching thread's CPU time, ns: unlike the wall clock, the machine's other load does
+// not count (what gpuperf adds to a launch runs on this thread, in the callbacks).
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
 int Many(int argc, char** argv) {
   int launches = ArgOr(argc, argv, 2, 200000);
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t cpu_start = ThreadCpuNs();
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z4tinyv");
+  const uint64_t cpu_ns = ThreadCpuNs() - cpu_start;
+  const auto loop_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   DeviceSynchronize();
   ReportCounts();
+  printf("fake-app-timing: ns_per_launch=%.1f cpu_ns_per_launch=%.1f\n",
+         static_cast<double>(loop_ns) / launches, static_cast<double>(cpu_ns) / launches);
+  fflush(stdout);
   return 0;
 }
 
@@ -652,6 +669,41 @@ int LateProfiler(int argc, char** argv) {
   return 0;
 }
 
+// For the flight recorder's test (tests/e2e/flight_recorder_test.sh): phases of launches
+// of known counts, each phase's kernels named _Z6phaseKv. After phase K the app says so and
+// waits for FAKE_APP_GO_DIR/go-K, so that the test can ask for a dump and let time pass.
+// "40E" ends its phase with a failing cudaMalloc. The app's own SIGUSR2 handler, installed
+// before CUDA starts (and so before the injection's), counts the signals it gets.
+volatile sig_atomic_t g_usr2_calls = 0;
+int Flight(int argc, char** argv) {
+  signal(SIGUSR2, [](int) { g_usr2_calls = g_usr2_calls + 1; });
+  CudaInit();
+  const char* go_dir = getenv("FAKE_APP_GO_DIR");
+  for (int phase = 1; phase + 1 < argc; ++phase) {
+    const std::string spec = argv[phase + 1];
+    const int launches = atoi(spec.c_str());
+    const std::string name = "_Z6phase" + std::to_string(phase) + "v";
+    for (int i = 0; i < launches; ++i) LaunchKernel(name.c_str());
+    if (spec.back() == 'E') {
+      FakeCuptiApiFrame failing;
+      Enter(&failing, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+      fake_cupti_api_exit(&failing, cudaErrorMemoryAllocation);
+    }
+    printf("fake-app: phase %d done launches=%d pid=%d\n", phase, launches,
+           static_cast<int>(getpid()));
+    fflush(stdout);
+    if (go_dir == nullptr) continue;
+    const std::string go = std::string(go_dir) + "/go-" + std::to_string(phase);
+    for (int waited = 0; access(go.c_str(), F_OK) != 0; ++waited) {
+      if (waited == 6000) return 1;  // 60 s: the test is gone
+      usleep(10 * 1000);
+    }
+  }
+  ReportCounts();
+  printf("fake-app: usr2_handler_calls=%d\n", static_cast<int>(g_usr2_calls));
+  return 0;
+}
+
 struct Scenario {
   const char* name;
   int (*run)(int, char**);
@@ -682,6 +734,7 @@ const Scenario kScenarios[] = {
     {"abort", Abort, "[M=300]: launches, then an uncaught exception (abort)"},
     {"fork_then_cuda", ForkThenCuda, "[M=20]: fork before CUDA starts; both launch M", true},
     {"exec_after_cuda", ExecAfterCuda, "[M=50] [WAIT_MS=700]: launches, a pause, exec of basic"},
+    {"flight", Flight, "N[E] N[E]...: phases of N launches (E: then a failing malloc)", true},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };

@@ -324,6 +324,10 @@ StackId CaptureLaunchStack(StackSource* source) {
   return Intern(pcs, depth);
 }
 
+StackId InternMarkerStack(uint64_t word) {
+  return Intern(&word, 1);
+}
+
 void DrainNewStacks(std::vector<StackRecord>& out, uint32_t pid) {
   if (g_table != nullptr) g_table->DrainNew(pid, out);
 }

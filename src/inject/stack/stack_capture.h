@@ -42,6 +42,9 @@ enum class StackSource : uint8_t {
 // unwinder it came from.
 StackId CaptureLaunchStack(StackSource* source = nullptr);
 
+// Interns the one-word stack of a marker (gpuperf/stack_marker.h); 0 before InitStackCapture.
+StackId InternMarkerStack(uint64_t word);
+
 // Python code objects interned since the last call, as records of process `pid`, their
 // names and file names interned in `names` (writer thread). Drain after the stacks: every
 // code a drained stack names is then drained too.
