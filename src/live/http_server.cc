@@ -8,8 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace gpuperf::live {
 namespace {
@@ -212,7 +215,13 @@ void HttpServer::HandleConnection(int fd,
   if (response.status == 405) reply += "Allow: GET, HEAD\r\n";
   reply += "\r\n";
   if (request.method != "HEAD") reply += response.body;
-  SendAll(fd, reply, deadline);
+  if (!SendAll(fd, reply, deadline)) return;
+  // Close gracefully: a client still sending (a request we refused) would otherwise get a
+  // reset that can destroy the reply it has not read yet.
+  shutdown(fd, SHUT_WR);
+  const int64_t linger = std::min(deadline, NowMs() + 200);
+  while (WaitFor(fd, POLLIN, linger) && recv(fd, buffer, sizeof(buffer), 0) > 0) {
+  }
 }
 
 }  // namespace gpuperf::live
