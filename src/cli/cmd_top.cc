@@ -52,9 +52,9 @@ live::TopSort NextSort(live::TopSort sort) {
 
 int PrintOnce(const TopArgs& a, const live::LiveModel& model, live::TopSort sort) {
   if (a.pid > 0 && model.scan.processes.empty()) {
-    return ReportError(
-        Error(StatusCode::kNotFound, "no live page for pid " + std::to_string(a.pid) +
-                                         " (not running, or not recorded by gpuperf)"));
+    ReportError(Error(StatusCode::kNotFound, "no live page for pid " + std::to_string(a.pid) +
+                                                 " (not running, or not recorded by gpuperf)"));
+    return kExitFailure;  // nothing to show, not a bad input file
   }
   auto out = OutputFile::Open("-");
   if (!out.ok()) return ReportError(out.status());
