@@ -110,10 +110,11 @@ void ProcessTable(const LiveModel& model, const std::vector<ProcessRow>& rows, s
                   std::vector<std::string>& lines) {
   TextTable table;
   using A = TextTable::Align;
+  // Narrow terminals lose columns, highest drop order first; the rest always stay.
   const std::pair<const char*, int> columns[] = {
-      {"PID", 0},      {"RANK", 3},   {"GPU", 0},   {"ACTIVE", 0}, {"KERNEL", 2},
-      {"LAUNCH/s", 0}, {"COPY/s", 1}, {"API/s", 0}, {"FAIL/s", 0}, {"SYNC", 2},
-      {"MEMORY", 0},   {"PEAK", 1},   {"DROPS", 0}, {"STATE", 0},  {"COMMAND", 0}};
+      {"PID", 0},      {"RANK", 9},   {"GPU", 0},   {"ACTIVE", 0}, {"KERNEL", 6},
+      {"LAUNCH/s", 0}, {"COPY/s", 5}, {"API/s", 3}, {"FAIL/s", 4}, {"SYNC", 7},
+      {"MEMORY", 0},   {"PEAK", 8},   {"DROPS", 2}, {"STATE", 1},  {"COMMAND", 0}};
   for (const auto& [header, drop] : columns) {
     table.AddColumn(header, std::string_view(header) == "COMMAND" ? A::kLeft : A::kRight, drop);
   }
@@ -275,6 +276,8 @@ std::vector<std::string> RenderTopScreen(const LiveModel& model, const TopScreen
   KernelTable(model, width, kernel_rows, lines);
   ApiTable(model, width, api_rows, lines);
   if (options.height > 0 && lines.size() > options.height) lines.resize(options.height);
+  // A line the terminal would wrap moves every line below it: none is wider than the screen.
+  for (std::string& line : lines) line = Fit(line, width);
   return lines;
 }
 

@@ -32,7 +32,7 @@ wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.1; done; return 1
   "$app" live 200 60000 > "$work/app.out" 2> "$work/app.err" &
 record_pid=$!
 pids+=("$record_pid")
-wait_for grep -q '^fake-app: live ' "$work/app.out" || fail "the app never finished its workload ($(cat "$work/app.err"))"
+wait_for grep -qs '^fake-app: live ' "$work/app.out" || fail "the app never finished its workload ($(cat "$work/app.err"))"
 counts=$(grep '^fake-app: pid=' "$work/app.out")
 totals=$(grep '^fake-app: live ' "$work/app.out")
 app_pid=$(field pid "$counts")
@@ -102,7 +102,7 @@ grep -qE "^ +$app_pid +- +0 .* 3\.00 MiB +4\.00 MiB +0 +ok +.*fake_cuda_app live
 "$GPUPERF" serve --listen 127.0.0.1:0 2> "$work/serve.err" &
 serve_pid=$!
 pids+=("$serve_pid")
-wait_for grep -q "metrics at" "$work/serve.err" || fail "serve did not start: $(cat "$work/serve.err")"
+wait_for grep -qs "metrics at" "$work/serve.err" || fail "serve did not start: $(cat "$work/serve.err")"
 port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$work/serve.err")
 curl -sf "http://127.0.0.1:$port/metrics" > "$work/metrics.txt" || fail "scrape failed"
 device="pid=\"$app_pid\",gpu=\"0\",UUID=\"GPU-01000000-0000-0000-0000-000000000000\",Hostname=\"$(hostname)\""
@@ -157,7 +157,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["pr
 "$holder" "$GPUPERF_LIVE_DIR" stop > "$work/stop.out" 2>&1 &
 holder_pid=$!
 pids+=("$holder_pid")
-wait_for grep -q '^holding' "$work/stop.out" || fail "the stopping holder never said it holds"
+wait_for grep -qs '^holding' "$work/stop.out" || fail "the stopping holder never said it holds"
 wait_for bash -c "grep -q '^State:.*stopped' /proc/$holder_pid/status" || fail "the holder did not stop"
 start=$(date +%s%N)
 timeout 10 "$GPUPERF" top --once --format json --pid "$holder_pid" > "$work/stopped.json" || fail "top over a stopped writer: exit $?"
@@ -180,7 +180,7 @@ no_page_run() {  # no_page_run NAME: records `live` briefly, with the caller's e
   "$GPUPERF" record -o "$work/$1" --inject-lib "$lib" -- env FAKE_APP_RELEASE="$work/release" \
     "$app" live 10 20000 > "$work/$1.out" 2> "$work/$1.err" &
   local record=$!
-  wait_for grep -q '^fake-app: live ' "$work/$1.out"
+  wait_for grep -qs '^fake-app: live ' "$work/$1.out"
   sleep 0.7  # past a flush period: a page would exist by now
   ls "$GPUPERF_LIVE_DIR" 2>/dev/null | grep -q '\.live$' && fail "$1: a page was created"
   touch "$work/release"
