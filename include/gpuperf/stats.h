@@ -100,7 +100,15 @@ enum class StatSeverity : uint8_t {
     "Python frames left out: their code was not a code object")                                    \
   X(python_intern_failed, 56, kDataLoss, "Python frames without a name (code table full or busy)") \
   X(python_unreadable_names, 57, kWarning,                                                         \
-    "Python code objects whose name or file could not be read")
+    "Python code objects whose name or file could not be read")                                    \
+  /* 70-74: the live page that gpuperf top and serve read (src/live, docs/live.md) */              \
+  X(live_page_unavailable, 70, kWarning,                                                           \
+    "no live page: gpuperf top and serve cannot see this process (see the log)")                   \
+  X(live_updates, 71, kInfo, "live page updates")                                                  \
+  X(live_update_ns, 72, kInfo,                                                                     \
+    "time the writer thread spent folding records into the live page and publishing it (ns)")      \
+  X(live_records_left_out, 73, kInfo,                                                              \
+    "records of devices past the live page's 16 (in the trace, not on the page)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

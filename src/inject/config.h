@@ -28,6 +28,9 @@ struct Config {
   // Launch stacks carry the launching thread's Python frames where a CPython interpreter
   // runs (docs/recording.md "Python frames"). GPUPERF_PYTHON=off leaves them out.
   bool python_stacks = true;
+  // A live page for gpuperf top and serve (docs/live.md). GPUPERF_LIVE=off leaves it out;
+  // GPUPERF_LIVE_DIR moves it.
+  bool live_page = true;
   // CUDA 13 keeps one buffer per launching thread, so buffers are kept small, and a
   // thread's first one smaller still (docs/recording.md, "Memory").
   uint64_t buffer_bytes = uint64_t{kDefaultBufferKiB} << 10;  // one CUPTI activity buffer

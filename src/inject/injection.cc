@@ -200,7 +200,8 @@ void Initialize() {
   ProcessRecord process;
   process.pid = r.pid;
   process.parent_pid = static_cast<uint32_t>(getppid());
-  process.command = r.names.Intern(ReadCommandLine());
+  const std::string command = ReadCommandLine();
+  process.command = r.names.Intern(command);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   process.hostname = r.names.Intern(host);
@@ -218,6 +219,19 @@ void Initialize() {
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
   hooks.on_period = [&r](uint64_t now) { OnPeriod(r, now); };
+  if (r.config.live_page) {
+    r.live.Start({r.pid, process.parent_pid, r.start_ns, command, host}, r.names);
+    hooks.on_records = [&r](const auto& batches, const auto& api_calls) {
+      r.live.Fold(batches, api_calls);
+    };
+    hooks.on_stats = [&r](uint64_t now, bool closing) {
+      if (closing) {
+        r.live.Close(now, r.capturing.load());
+      } else {
+        r.live.Publish(now, r.capturing.load());
+      }
+    };
+  }
   Status status = r.writer.Start(path, r.config, r.pid, r.names, process, std::move(hooks));
   if (!status.ok()) {
     LogOnce("cannot record: %s", status.message().c_str());

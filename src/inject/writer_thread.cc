@@ -169,6 +169,7 @@ void WriterThread::FinishTrace() {
   process_.end_ns = NowNs(CLOCK_MONOTONIC);
   writer_->Add(process_);
   writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
+  closing_ = true;
   WriteStats();
   if (flight_ != nullptr) {
     flight_->Dump(*ring_, kFlightExit | flight_->TakeTriggers(false), process_.end_ns);
@@ -211,6 +212,7 @@ void WriterThread::WriteCycle() {
   if (modules_.NeedsRefresh(stacks)) modules_.Refresh(pid_, *names_, modules);
   std::vector<std::pair<StringId, std::string>> strings;
   names_->DrainNew(strings);
+  if (hooks_.on_records) hooks_.on_records(batches, api_calls);
 
   // Adding records encodes them and compresses and writes every chunk that fills.
   const uint64_t write_start = NowNs(CLOCK_MONOTONIC);
@@ -250,6 +252,8 @@ void WriterThread::WriteStats() {
   for (size_t i = 0; i < kThreadStatCount; ++i) SetStat(kThreadStats[i], totals[i]);
   UpdatePythonStats();
   // Cumulative values: readers take the last record of each stat.
+  // The live page's update is counted in the snapshot after it.
+  if (hooks_.on_stats) hooks_.on_stats(NowNs(CLOCK_MONOTONIC), closing_);
   for (uint32_t id = 1; id < kStatSlots; ++id) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);
     if (value != 0) writer_->Add(StatRecord{pid_, id, value});

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpuperf/status.h"
 #include "gpuperf/trace_writer.h"
@@ -30,6 +31,12 @@ struct WriterHooks {
   std::function<void(bool forced)> flush_cupti;
   // Called each period: capture-range bookkeeping.
   std::function<void(uint64_t now_ns)> on_period;
+  // Called with each cycle's records before they are written (the live page folds them).
+  std::function<void(const std::deque<std::unique_ptr<RecordBatch>>& batches,
+                     const std::vector<ApiRecord>& api_calls)>
+      on_records;
+  // Called after each period's stats snapshot (`closing`: the trace is about to close).
+  std::function<void(uint64_t now_ns, bool closing)> on_stats;
 };
 
 class WriterThread {
@@ -115,6 +122,7 @@ class WriterThread {
   std::atomic<bool> early_flush_{false};
   std::atomic<bool> cupti_flushes_stopped_{false};
   std::atomic<bool> in_cupti_flush_{false};
+  bool closing_ = false;  // writer thread: FinishTrace's last stats
   std::thread thread_;
 };
 

@@ -38,6 +38,8 @@ namespace {
 struct Counts {
   std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0}, syncs{0}, memory{0}, markers{0},
       runtime_api{0}, driver_api{0}, launches{0}, graph_launches{0}, incomplete{0}, dropped{0};
+  // GPU and wait time generated (the live scenario prints them).
+  std::atomic<uint64_t> kernel_ns{0}, copy_ns{0}, set_ns{0}, sync_ns{0};
 };
 Counts g_counts;
 const char* g_scenario = "";
@@ -104,6 +106,7 @@ void EmitKernel(uint32_t correlation_id, const char* name, uint32_t graph_id = 0
   kernel.incomplete = incomplete ? 1 : 0;
   fake_cupti_emit_kernel(&kernel);
   g_counts.kernels++;
+  g_counts.kernel_ns += kernel.end - kernel.start;
   if (incomplete) g_counts.incomplete++;
 }
 
@@ -160,6 +163,7 @@ void Memcpy(uint64_t bytes, bool to_device) {
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_memcpy(&copy);
   g_counts.memcpys++;
+  g_counts.copy_ns += copy.end - copy.start;
 }
 
 void Memset(uint64_t bytes) {
@@ -179,6 +183,7 @@ void Memset(uint64_t bytes) {
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_memset(&set);
   g_counts.memsets++;
+  g_counts.set_ns += set.end - set.start;
 }
 
 void DeviceSynchronize() {
@@ -189,9 +194,11 @@ void DeviceSynchronize() {
   uint64_t busy = g_gpu_busy_until.load();
   fake_cupti_sync_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, g_context, nullptr);
   fake_cupti_api_exit(&runtime, cudaSuccess);
+  const uint64_t end = busy > start ? busy : start + 100;
   fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, g_context,
-                       kStreamId, start, busy > start ? busy : start + 100);
+                       kStreamId, start, end);
   g_counts.syncs++;
+  g_counts.sync_ns += end - start;
 }
 
 uint64_t Malloc(uint64_t bytes) {
@@ -704,6 +711,50 @@ int Flight(int argc, char** argv) {
   return 0;
 }
 
+// A workload of known totals for the live page (gpuperf top/serve, tests/e2e/live_test.sh),
+// then a pause, so that readers see the page of a running process: until the file
+// $FAKE_APP_RELEASE exists, or HOLD_MS pass.
+int Live(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 200);
+  const int hold_ms = ArgOr(argc, argv, 3, 30000);
+  Malloc(3 << 20);
+  const uint64_t freed = Malloc(1 << 20);
+  Free(freed, 1 << 20);  // peak 4 MiB, 3 MiB left
+  Memcpy(1 << 20, /*to_device=*/true);
+  Memcpy(2 << 20, /*to_device=*/true);
+  Memcpy(1 << 20, /*to_device=*/false);
+  Memset(1 << 20);
+  uint64_t vec_add_ns = 0, scale_ns = 0;
+  int vec_add = 0, scale = 0;
+  for (int i = 0; i < launches; ++i) {
+    const uint64_t before = g_counts.kernel_ns.load();
+    const bool is_scale = i % 4 == 3;
+    LaunchKernel(is_scale ? "_Z5scalePfi" : "_Z6vecAddPKfS0_Pfi");
+    (is_scale ? scale_ns : vec_add_ns) += g_counts.kernel_ns.load() - before;
+    (is_scale ? scale : vec_add)++;
+  }
+  DeviceSynchronize();
+  FakeCuptiApiFrame failing;
+  Enter(&failing, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  fake_cupti_api_exit(&failing, cudaErrorMemoryAllocation);
+  ReportCounts();
+  printf(
+      "fake-app: live kernel_ns=%llu copy_ns=%llu set_ns=%llu sync_ns=%llu htod_bytes=%d "
+      "dtoh_bytes=%d set_bytes=%d vecAdd_launches=%d vecAdd_ns=%llu scale_launches=%d "
+      "scale_ns=%llu memory_bytes=%d memory_peak_bytes=%d api_failures=1\n",
+      (unsigned long long)g_counts.kernel_ns.load(), (unsigned long long)g_counts.copy_ns.load(),
+      (unsigned long long)g_counts.set_ns.load(), (unsigned long long)g_counts.sync_ns.load(),
+      3 << 20, 1 << 20, 1 << 20, vec_add, (unsigned long long)vec_add_ns, scale,
+      (unsigned long long)scale_ns, 3 << 20, 4 << 20);
+  fflush(stdout);
+  const char* release = getenv("FAKE_APP_RELEASE");
+  for (int waited = 0; waited < hold_ms; waited += 20) {
+    if (release != nullptr && access(release, F_OK) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
 struct Scenario {
   const char* name;
   int (*run)(int, char**);
@@ -735,6 +786,8 @@ const Scenario kScenarios[] = {
     {"fork_then_cuda", ForkThenCuda, "[M=20]: fork before CUDA starts; both launch M", true},
     {"exec_after_cuda", ExecAfterCuda, "[M=50] [WAIT_MS=700]: launches, a pause, exec of basic"},
     {"flight", Flight, "N[E] N[E]...: phases of N launches (E: then a failing malloc)", true},
+    {"live", Live,
+     "[M=200] [HOLD_MS=30000]: known totals, then a pause ($FAKE_APP_RELEASE ends it)"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };
