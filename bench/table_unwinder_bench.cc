@@ -14,9 +14,9 @@
 // libunwind refused for this stack, then the tables) and /fp.
 // Each runs on the chain built with -fomit-frame-pointer (NoFramePointers) and with frame
 // pointers (WithFramePointers); Realigned enters the first through a function that realigns
-// the stack (its CFA is *(RBP-8)). Counters: depth (frames captured) and ns_per_frame (time per capture / depth).
-// The issue-12 budget for the capture path with the table unwinder is 20 ns per frame
-// (median): run with --benchmark_repetitions=5 and read the _median rows.
+// the stack (its CFA is *(RBP-8)). Counters: depth (frames captured) and ns_per_frame (time per
+// capture / depth). The issue-12 budget for the capture path with the table unwinder is 20 ns per
+// frame (median): run with --benchmark_repetitions=5 and read the _median rows.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

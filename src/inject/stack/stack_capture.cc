@@ -214,6 +214,7 @@ int UnwindNative(uint64_t* pcs, bool need_pcs, StackSource* source, StackId* fp_
   }
   return LibunwindTrimmed(pcs);
 }
+
 // Appends the calling thread's Python frames (innermost first) to pcs[depth..] as tagged
 // words; returns the new depth. A thread without a Python thread state adds none (the
 // walker counts it).
