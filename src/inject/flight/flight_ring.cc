@@ -176,13 +176,16 @@ void FlightRing::Seal(uint64_t now_ns) {
     format::EncodeFixed<Type##Record>(open_.plural, scratch_);                                 \
     format::FrameChunk(number, static_cast<uint32_t>(open_.plural.size()), scratch_, cctx_, 1, \
                        segment.chunks);                                                        \
-    open_.plural.clear();                                                                      \
   }
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_FLIGHT_SEAL)
 #undef GPUPERF_FLIGHT_SEAL
   segment.chunks.shrink_to_fit();  // the ring holds only this
   segment_bytes_ += segment.chunks.size();
   segments_.push_back(std::move(segment));
+  // Working memory goes back between seals: the encoder sizes its buffer for the worst case
+  // (10 bytes a field), and one large delivery must not leave the open lists big for good.
+  std::string().swap(scratch_);
+  open_ = RecordBatch();
   open_records_ = 0;
   open_bytes_ = 0;
   open_oldest_ns_ = UINT64_MAX;
