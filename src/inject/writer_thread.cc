@@ -155,6 +155,8 @@ void WriterThread::Run() {
       WriteStats();
       Status status = Timed([this] { return writer_->Flush(); });
       if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
+    } else if (ring_ != nullptr) {
+      Timed([this] { return ring_->Flush(); });  // seals the ring's segment when it is due
     }
   }
   if (running_) FinishTrace();

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
+#include <type_traits>
 
+#include "format/file_format.h"
 #include "format/record_codec.h"
 #include "inject/flight/flight_records.h"
 #include "inject/flight/flight_ring.h"
@@ -26,26 +29,28 @@ void ForEachList(const RecordBatch& batch, Visit&& visit) {
 #undef GPUPERF_FLIGHT_VISIT
 }
 
-// Decides which timed records of a window are kept: those whose time reaches the window,
-// and launch-side records of GPU work that does (`work`: sorted correlation ids).
+// Decides which timed records of a window are kept: those whose time reaches the window
+// (a record without a time counts at its segment's newest), and launch-side records of GPU
+// work that does (`work`: sorted correlation ids).
 class WindowFilter {
  public:
   WindowFilter(uint64_t cutoff_ns, const std::vector<uint32_t>* work)
       : cutoff_ns_(cutoff_ns), work_(work) {}
 
-  // `untimed_ns`: the time of records that carry none (their segment's).
   template <class T>
   bool Keeps(const T& record, uint64_t untimed_ns) const {
-    uint64_t time = FlightTime(record);
-    if (time == 0) time = untimed_ns;
+    if (TimeOf(record, untimed_ns) >= cutoff_ns_) return true;
     if constexpr (kFlightLaunchSide<T>) {
-      if (FlightTime(record) == 0) time = 0;  // joined to its work only
-      if (work_ != nullptr &&
-          std::binary_search(work_->begin(), work_->end(), record.correlation_id)) {
-        return true;
-      }
+      return work_ != nullptr &&
+             std::binary_search(work_->begin(), work_->end(), record.correlation_id);
     }
-    return time >= cutoff_ns_;
+    return false;
+  }
+
+  template <class T>
+  static uint64_t TimeOf(const T& record, uint64_t untimed_ns) {
+    const uint64_t time = FlightTime(record);
+    return time != 0 ? time : untimed_ns;
   }
 
  private:
@@ -53,37 +58,75 @@ class WindowFilter {
   const std::vector<uint32_t>* work_;
 };
 
+// Calls visit(chunk) for each whole chunk of a segment.
+template <class Visit>
+void ForEachChunk(std::string_view chunks, Visit&& visit) {
+  while (chunks.size() >= format::kChunkHeaderSize) {
+    uint32_t payload_size = 0;
+    std::memcpy(&payload_size, chunks.data() + 8, 4);
+    const size_t size = format::kChunkHeaderSize + size_t{payload_size};
+    if (size > chunks.size()) return;
+    visit(chunks.substr(0, size));
+    chunks.remove_prefix(size);
+  }
+}
+
+void SortUnique(std::vector<uint32_t>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
 }  // namespace
 
 bool FlightRing::Decode(const Segment& segment, RecordBatch& out) const {
   ForEachList(out, [](auto& list) { list.clear(); });
-  if (segment.raw_bytes == 0) return segment.records == 0;
-  std::string raw(segment.raw_bytes, '\0');
-  const size_t size = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), raw.data(), raw.size(),
-                                          segment.blob.data(), segment.blob.size());
-  if (ZSTD_isError(size) || size != raw.size()) return false;
   GrowIdentity();
   format::IdMaps ids{identity_, identity_};
-  format::ByteCursor in(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
-  while (in.remaining() > 0 && !in.failed()) {
-    const uint64_t type = in.Varint();
-    const uint64_t count = in.Varint();
-    const uint64_t length = in.Varint();
-    const uint8_t* payload = in.Bytes(length);
-    if (payload == nullptr || count > UINT32_MAX) return false;
-    format::ByteCursor list(payload, length);
-    bool ok = false;
+  bool ok = true;
+  std::string raw;
+  ForEachChunk(segment.chunks, [&](std::string_view chunk) {
+    uint16_t type = 0, flags = 0;
+    uint32_t payload_size = 0, raw_size = 0, count = 0;
+    std::memcpy(&type, chunk.data() + 4, 2);
+    std::memcpy(&flags, chunk.data() + 6, 2);
+    std::memcpy(&payload_size, chunk.data() + 8, 4);
+    std::memcpy(&raw_size, chunk.data() + 12, 4);
+    std::memcpy(&count, chunk.data() + 16, 4);
+    const char* payload = chunk.data() + format::kChunkHeaderSize;
+    if (flags & format::kChunkFlagZstd) {
+      raw.resize(raw_size);
+      const size_t size = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), raw.data(),
+                                              raw.size(), payload, payload_size);
+      if (ZSTD_isError(size) || size != raw.size()) {
+        ok = false;
+        return;
+      }
+    } else {
+      raw.assign(payload, payload_size);
+    }
+    format::ByteCursor in(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
     switch (type) {
-#define GPUPERF_FLIGHT_DECODE(Type, name, plural, number)                                        \
-  case number:                                                                                   \
-    ok = format::DecodeFixed<Type##Record>(list, static_cast<uint32_t>(count), ids, out.plural); \
+#define GPUPERF_FLIGHT_DECODE(Type, name, plural, number)                     \
+  case number:                                                                \
+    ok = ok && format::DecodeFixed<Type##Record>(in, count, ids, out.plural); \
     break;
       GPUPERF_FIXED_RECORD_TYPES(GPUPERF_FLIGHT_DECODE)
 #undef GPUPERF_FLIGHT_DECODE
+      default:
+        ok = false;
     }
-    if (!ok) return false;
-  }
-  return !in.failed();
+  });
+  return ok;
+}
+
+void FlightRing::AddChunk(std::string_view chunk) {
+  Segment holder;
+  holder.chunks.assign(chunk);
+  RecordBatch records;
+  if (!Decode(holder, records)) return;
+  ForEachList(records, [this](const auto& list) {
+    for (const auto& record : list) Add(record);
+  });
 }
 
 uint64_t FlightRing::CountFrom(const Segment& segment, uint64_t cutoff_ns) const {
@@ -112,25 +155,61 @@ Result<FlightDumpResult> FlightRing::Dump(const std::string& path, uint64_t now_
   result.window_start_ns = now_ns > options_.window_ns ? now_ns - options_.window_ns : 0;
   const uint64_t cutoff = result.window_start_ns;
 
-  // First pass: the correlation ids of the GPU work in the window.
-  std::vector<uint32_t> work;
-  const WindowFilter by_time(cutoff, nullptr);
-  auto collect = [&](const RecordBatch& batch, uint64_t untimed_ns) {
+  // Segments that reach back before the window are decoded and filtered; the others are
+  // written as they are. Calls made before the window, in those segments and the open one,
+  // are kept if their GPU work is in the window: their ids first.
+  std::vector<RecordBatch> before(segments_.size());
+  std::vector<uint32_t> early_calls;
+  auto collect_early = [&](const RecordBatch& batch, uint64_t untimed_ns) {
     ForEachList(batch, [&](const auto& list) {
-      for (const auto& record : list) {
-        if (!by_time.Keeps(record, untimed_ns)) continue;
-        ForEachWorkCorrelation(record, [&work](uint32_t id) { work.push_back(id); });
+      using T = typename std::decay_t<decltype(list)>::value_type;
+      if constexpr (kFlightLaunchSide<T>) {
+        for (const T& record : list) {
+          if (WindowFilter::TimeOf(record, untimed_ns) < cutoff) {
+            early_calls.push_back(record.correlation_id);
+          }
+        }
       }
     });
   };
-  RecordBatch decoded;
-  for (const Segment& segment : segments_) {
-    if (segment.newest_ns >= cutoff && Decode(segment, decoded))
-      collect(decoded, segment.newest_ns);
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    if (segments_[i].oldest_ns < cutoff && Decode(segments_[i], before[i])) {
+      collect_early(before[i], segments_[i].newest_ns);
+    }
   }
-  collect(open_, now_ns);
-  std::sort(work.begin(), work.end());
-  work.erase(std::unique(work.begin(), work.end()), work.end());
+  collect_early(open_, now_ns);
+  SortUnique(early_calls);
+
+  // Then the GPU work in the window with those ids, looked for only where it can be.
+  std::vector<uint32_t> work;
+  const WindowFilter by_time(cutoff, nullptr);
+  auto collect_work = [&](const RecordBatch& batch, uint64_t untimed_ns) {
+    ForEachList(batch, [&](const auto& list) {
+      for (const auto& record : list) {
+        if (!by_time.Keeps(record, untimed_ns)) continue;
+        ForEachWorkCorrelation(record, [&](uint32_t id) {
+          if (std::binary_search(early_calls.begin(), early_calls.end(), id)) work.push_back(id);
+        });
+      }
+    });
+  };
+  if (!early_calls.empty()) {
+    RecordBatch decoded;
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      const Segment& segment = segments_[i];
+      if (segment.newest_ns < cutoff || segment.max_work_id < early_calls.front() ||
+          segment.min_work_id > early_calls.back()) {
+        continue;
+      }
+      if (segment.oldest_ns < cutoff) {
+        collect_work(before[i], segment.newest_ns);
+      } else if (Decode(segment, decoded)) {
+        collect_work(decoded, segment.newest_ns);
+      }
+    }
+    collect_work(open_, now_ns);
+    SortUnique(work);
+  }
 
   // The trace: every definition, then the window, then the counters.
   const std::string part = path + ".part";
@@ -163,8 +242,14 @@ Result<FlightDumpResult> FlightRing::Dump(const std::string& path, uint64_t now_
       }
     });
   };
-  for (const Segment& segment : segments_) {
-    if (Decode(segment, decoded)) write(decoded, segment.newest_ns);
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    const Segment& segment = segments_[i];
+    if (segment.oldest_ns >= cutoff) {
+      ForEachChunk(segment.chunks, [&](std::string_view chunk) { out.AddChunk(chunk); });
+      result.records_written += segment.records;
+    } else {
+      write(before[i], segment.newest_ns);
+    }
   }
   write(open_, now_ns);
 

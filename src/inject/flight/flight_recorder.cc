@@ -134,6 +134,7 @@ void FlightRecorder::Dump(FlightRing& ring, uint32_t why, uint64_t now_ns) {
       {pid_, static_cast<uint32_t>(StatId::flight_evicted_records), ring.EvictedSince(cutoff)},
       {pid_, static_cast<uint32_t>(StatId::flight_memory_peak_bytes), ring.peak_bytes()}};
   auto dumped = ring.Dump(path, now_ns, overrides);
+  const double took_ms = (MonotonicNs() - now_ns) / 1e6;
   if (why & kFlightCudaError) {
     last_error_dump_ns_.store(now_ns, std::memory_order_relaxed);
     error_dumps_.fetch_add(1, std::memory_order_relaxed);
@@ -148,8 +149,9 @@ void FlightRecorder::Dump(FlightRing& ring, uint32_t why, uint64_t now_ns) {
     LogOnce("a CUDA call returned error %d: the flight recorder wrote the last %.3g s to %s",
             static_cast<int32_t>(error & 0xffffffffu), window_ns / 1e9, path.c_str());
   } else if (why & kFlightExit) {
-    LogVerbose("flight recorder: wrote the last %.3g s to %s at exit", window_ns / 1e9,
-               path.c_str());
+    LogVerbose("flight recorder: wrote the last %.3g s to %s at exit (%llu records, %.0f ms)",
+               window_ns / 1e9, path.c_str(),
+               static_cast<unsigned long long>(dumped->records_written), took_ms);
   } else {
     LogOnce("flight recorder: wrote the last %.3g s to %s (%s; later dumps are numbered on)",
             window_ns / 1e9, path.c_str(), TriggerName(why));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "format/file_trace_writer.h"
 #include "format/record_codec.h"
 #include "inject/flight/flight_records.h"
 
@@ -39,7 +40,7 @@ FlightRing::FlightRing(FlightRingOptions options, Clock clock)
     options_.segment_ns = Clamp(options_.window_ns / 30, 100 * kMs, 10'000 * kMs);
   }
   if (options_.segment_bytes == 0) {
-    options_.segment_bytes = Clamp(options_.memory_cap_bytes / 16, 64ull << 10, 32ull << 20);
+    options_.segment_bytes = Clamp(options_.memory_cap_bytes / 64, 64ull << 10, 8ull << 20);
   }
   open_started_ns_ = clock_();
 }
@@ -131,6 +132,10 @@ void FlightRing::Keep(const T& record, std::vector<T>& open) {
   ++open_records_;
   open_bytes_ += sizeof(T);
   NoteOpenTime(FlightTime(record));
+  ForEachWorkCorrelation(record, [this](uint32_t id) {
+    open_min_work_id_ = std::min(open_min_work_id_, id);
+    open_max_work_id_ = std::max(open_max_work_id_, id);
+  });
   if (open_bytes_ >= options_.segment_bytes) {
     UpdatePeak();  // the open segment at its largest
     const uint64_t now = clock_();
@@ -155,55 +160,46 @@ Status FlightRing::Flush() {
   return Status::Ok();
 }
 
-// Encodes each record list as a chunk payload would be (type, count, size, payload) and
-// compresses the lot.
+// Encodes and compresses each record list as the trace file's chunk of it.
 void FlightRing::Seal(uint64_t now_ns) {
   open_started_ns_ = now_ns;
   if (open_records_ == 0) return;
-  scratch_.clear();
-  std::string payload;
-#define GPUPERF_FLIGHT_ENCODE(Type, name, plural, number)     \
-  if (!open_.plural.empty()) {                                \
-    payload.clear();                                          \
-    format::EncodeFixed<Type##Record>(open_.plural, payload); \
-    format::PutVarint(scratch_, number);                      \
-    format::PutVarint(scratch_, open_.plural.size());         \
-    format::PutVarint(scratch_, payload.size());              \
-    scratch_ += payload;                                      \
-    open_.plural.clear();                                     \
-  }
-  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_FLIGHT_ENCODE)
-#undef GPUPERF_FLIGHT_ENCODE
   Segment segment;
-  segment.raw_bytes = scratch_.size();
   segment.records = open_records_;
   segment.oldest_ns = open_untimed_ ? std::min(open_oldest_ns_, now_ns) : open_oldest_ns_;
   segment.newest_ns = open_untimed_ ? std::max(open_newest_ns_, now_ns) : open_newest_ns_;
-  const size_t bound = ZSTD_compressBound(scratch_.size());
-  std::string compressed(bound, '\0');
-  const size_t size = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), compressed.data(), bound,
-                                        scratch_.data(), scratch_.size(), 1);
-  if (ZSTD_isError(size)) {
-    // Cannot happen with a valid level and bound; keep nothing rather than garbage.
-    segment.blob.clear();
-    segment.raw_bytes = 0;
-  } else {
-    segment.blob.assign(compressed.data(), size);  // exact size: the ring holds only this
+  segment.min_work_id = open_min_work_id_;
+  segment.max_work_id = open_max_work_id_;
+#define GPUPERF_FLIGHT_SEAL(Type, name, plural, number)                                        \
+  if (!open_.plural.empty()) {                                                                 \
+    scratch_.clear();                                                                          \
+    format::EncodeFixed<Type##Record>(open_.plural, scratch_);                                 \
+    format::FrameChunk(number, static_cast<uint32_t>(open_.plural.size()), scratch_, cctx_, 1, \
+                       segment.chunks);                                                        \
   }
-  segment_bytes_ += segment.blob.size();
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_FLIGHT_SEAL)
+#undef GPUPERF_FLIGHT_SEAL
+  segment.chunks.shrink_to_fit();  // the ring holds only this
+  segment_bytes_ += segment.chunks.size();
   segments_.push_back(std::move(segment));
+  // Working memory goes back between seals: the encoder sizes its buffer for the worst case
+  // (10 bytes a field), and one large delivery must not leave the open lists big for good.
+  std::string().swap(scratch_);
+  open_ = RecordBatch();
   open_records_ = 0;
   open_bytes_ = 0;
   open_oldest_ns_ = UINT64_MAX;
   open_newest_ns_ = 0;
   open_untimed_ = false;
+  open_min_work_id_ = UINT32_MAX;
+  open_max_work_id_ = 0;
 }
 
 void FlightRing::AgeAndCap(uint64_t now_ns) {
   const uint64_t keep_ns = options_.window_ns + options_.grace_ns;
   const uint64_t horizon = now_ns > keep_ns ? now_ns - keep_ns : 0;
   while (!segments_.empty() && segments_.front().newest_ns < horizon) {
-    segment_bytes_ -= segments_.front().blob.size();
+    segment_bytes_ -= segments_.front().chunks.size();
     segments_.pop_front();
   }
   while (!evictions_.empty() && evictions_.front().newest_ns < horizon) evictions_.pop_front();
@@ -221,7 +217,7 @@ void FlightRing::Evict(uint64_t now_ns) {
     in_window = CountFrom(oldest, cutoff);  // straddles the window's start: count exactly
   }
   if (in_window != 0) evictions_.push_back({oldest.newest_ns, in_window});
-  segment_bytes_ -= oldest.blob.size();
+  segment_bytes_ -= oldest.chunks.size();
   segments_.pop_front();
 }
 

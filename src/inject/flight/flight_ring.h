@@ -6,14 +6,14 @@
 //     module, clock and stat records (the last of each where only the latest matters);
 //   - timed records (kernels, copies, API calls, launch links, ...), kept for the window
 //     plus a grace period in a ring of segments. The open segment holds plain records; a
-//     full or old one is sealed: encoded as the trace format encodes a chunk and
-//     compressed with zstd, which makes a kernel record about 16 bytes instead of 100.
+//     full or old one is sealed into trace chunks (encoded and compressed with zstd as a
+//     trace file's are), which makes a kernel record about 16 bytes instead of 100.
 //
 // Past the memory cap the oldest segment goes first; the records of the window it held
 // are counted (EvictedSince). Dump writes a complete trace of the window: every
-// definition, then the records whose time reaches into [now - window, now], plus the API
-// calls, launch links and external correlations of the GPU work kept, even when the call
-// itself came just before the window.
+// definition, then the records whose time reaches into [now - window, now] (the chunks of
+// segments wholly inside it as they are), plus the API calls, launch links and external
+// correlations of the GPU work kept, even when the call came just before the window.
 //
 // Not thread-safe: the writer thread alone feeds it and dumps it.
 #pragma once
@@ -69,6 +69,8 @@ class FlightRing final : public TraceWriter {
   void Add(const Type##Record& record) override;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_FLIGHT_ADD)
 #undef GPUPERF_FLIGHT_ADD
+  // Records in a framed chunk are taken one by one (the recorder never sends any).
+  void AddChunk(std::string_view chunk) override;
   // Seals the open segment when it is due, lets old segments go and keeps the cap.
   Status Flush() override;
   Status Close() override {
@@ -100,11 +102,16 @@ class FlightRing final : public TraceWriter {
 
  private:
   struct Segment {
-    std::string blob;  // zstd of the encoded record lists
-    uint64_t raw_bytes = 0;
+    // One trace chunk per record type (format::FrameChunk): a dump writes the chunks of a
+    // segment wholly inside its window as they are.
+    std::string chunks;
     uint64_t records = 0;
     uint64_t oldest_ns = UINT64_MAX;  // record times (untimed records count at sealing)
     uint64_t newest_ns = 0;
+    // The correlation ids of its GPU work, lowest and highest: a dump looks for the work of
+    // calls made just before its window only in segments whose range can hold it.
+    uint32_t min_work_id = UINT32_MAX;
+    uint32_t max_work_id = 0;
   };
   struct Eviction {
     uint64_t newest_ns;
@@ -164,11 +171,13 @@ class FlightRing final : public TraceWriter {
   uint64_t open_oldest_ns_ = UINT64_MAX;
   uint64_t open_newest_ns_ = 0;
   bool open_untimed_ = false;
+  uint32_t open_min_work_id_ = UINT32_MAX;
+  uint32_t open_max_work_id_ = 0;
   std::deque<Segment> segments_;
   uint64_t segment_bytes_ = 0;
   std::deque<Eviction> evictions_;
   uint64_t peak_bytes_ = 0;
-  std::string scratch_;
+  std::string scratch_;  // one record list, encoded
 };
 
 }  // namespace gpuperf::inject

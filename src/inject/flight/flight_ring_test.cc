@@ -166,21 +166,35 @@ TEST_F(FlightRingTest, MemoryCapDropsTheOldestAndCountsWhatTheWindowLost) {
   EXPECT_TRUE(stat_written);
 }
 
-TEST_F(FlightRingTest, ExternalCorrelationsFollowTheirKernel) {
+TEST_F(FlightRingTest, CallsBeforeTheWindowFollowTheirKernel) {
   FlightRing ring = MakeRing(1 * kSec, 64 << 20);
   Define(ring);
+  // Two calls at t = 1 s, each with PyTorch's op id; only the first one's kernel runs late
+  // enough (it waited in a queue) to be inside the window of a dump at 2.4 s.
   ring.Add(ExternalCorrelationRecord{kPid, 1, 4242, 1000});
-  ring.Add(ExternalCorrelationRecord{kPid, 1, 4343, 999});  // its kernel is not kept
-  KernelRecord kernel;
-  kernel.pid = kPid;
-  kernel.correlation_id = 1000;
-  kernel.start_ns = now_;
-  kernel.end_ns = now_ + 10;
-  ring.Add(kernel);
+  ring.Add(ExternalCorrelationRecord{kPid, 1, 4343, 999});
+  ring.Add(LaunchLinkRecord{kPid, 9, 1000, 1, 2, now_});
+  ring.Add(LaunchLinkRecord{kPid, 9, 999, 1, 2, now_});
+  KernelRecord early;
+  early.pid = kPid;
+  early.correlation_id = 999;
+  early.start_ns = now_ + kMs;
+  early.end_ns = now_ + 2 * kMs;
+  ring.Add(early);
   ASSERT_TRUE(ring.Flush().ok());
-  now_ += 200 * kMs;
-  ASSERT_TRUE(ring.Flush().ok());  // sealed
+  now_ += 150 * kMs;
+  ASSERT_TRUE(ring.Flush().ok());  // sealed: wholly before the window
+  now_ += 1250 * kMs;
+  KernelRecord late = early;
+  late.correlation_id = 1000;
+  late.start_ns = now_ - 100 * kMs;
+  late.end_ns = now_ - 50 * kMs;
+  ring.Add(late);
   Trace trace = DumpAndLoad(ring);
+  ASSERT_EQ(trace.kernels.size(), 1u);
+  EXPECT_EQ(trace.kernels[0].correlation_id, 1000u);
+  ASSERT_EQ(trace.launch_links.size(), 1u);
+  EXPECT_EQ(trace.launch_links[0].correlation_id, 1000u);
   ASSERT_EQ(trace.external_correlations.size(), 1u);
   EXPECT_EQ(trace.external_correlations[0].external_id, 4242u);
 }
