@@ -67,6 +67,7 @@ class FakePython {
   void SetFrameOwner(uint64_t frame, int8_t owner);  // 3.11+
   void SetStringLength(uint64_t str, uint64_t length);
   void SetStringState(uint64_t str, uint32_t state);
+  void SetStringHash(uint64_t str, int64_t hash);  // the cached hash (-1: not computed)
   void SetBytesLength(uint64_t bytes, int64_t length);
   void SetCodeField(uint64_t code, int32_t offset, uint64_t value);
   void SetCodeField32(uint64_t code, int32_t offset, uint32_t value);

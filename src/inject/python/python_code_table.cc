@@ -49,9 +49,13 @@ uint64_t FoldContents(uint64_t data, uint64_t size) {
   return (size * 0x9e3779b97f4a7c15ull) ^ head ^ std::rotl(tail, 29);
 }
 
-// A str object's characters, folded; lengths are bounded, so that memory that is not what
-// we think is never read far.
+// A str object's characters, folded: its cached hash when CPython computed it (names are
+// interned, and interning hashes), which is in the header the length is in; else its
+// characters. Lengths are bounded, so that memory that is not what we think is never read
+// far.
 uint64_t FoldString(const PyLayout& l, uint64_t str) {
+  const int64_t hash = PyLoad<int64_t>(str, l.unicode_hash);
+  if (hash != -1) return (PyLoad<uint64_t>(str, l.unicode_length) * 0x9e3779b97f4a7c15ull) ^ hash;
   const uint32_t state = PyLoad<uint32_t>(str, l.unicode_state);
   const uint64_t kind = (state >> 2) & 7;  // bytes per character
   const uint64_t data = str + ((state >> 6) & 1 ? l.unicode_ascii_data : l.unicode_compact_data);

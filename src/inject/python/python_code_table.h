@@ -14,8 +14,11 @@
 // regenerated function, an edited cell) gets the old code object's address, and its name,
 // file name and line table objects get the old ones' (check_frames.py provokes it). Their
 // identity is a fingerprint of what those three objects hold: each one's length and first
-// and last 8 bytes. Only a name, file name or line table equal to the old one in length
-// and in those 16 bytes but not between them could then keep the old text.
+// and last 8 bytes, or for a str whose hash CPython has computed (interned names), its
+// length and that hash. Only a name, file name or line table equal to the old one in
+// length and in those 16 bytes but not between them could then keep the old text. (A str
+// hashed after its code object was first seen changes the fingerprint once: that code
+// object then gets a second id, with the same contents.)
 //
 // Finding a known code object is lock-free: the code object's address picks a slot of an
 // open-addressing table whose slots hold the whole key and the id; a slot's address word

@@ -180,6 +180,11 @@ TEST_P(PyCodeCacheTest, AReusedAddressNeverHitsTheOldEntry) {
   const uint64_t name = PyLoad<uint64_t>(code, name_at);
   fake_.SetCodeField32(name, l.unicode_ascii_data, 'w' | 'e' << 8 | 'n' << 16);
   EXPECT_EQ(NameOf(expect_new("name contents")), "wen");
+  // An interned name (its hash computed) at the old name's address, of another hash.
+  fake_.SetStringHash(name, 0x1234);
+  expect_new("name hash");
+  fake_.SetStringHash(name, 0x4321);
+  expect_new("another name hash");
   EXPECT_EQ(table_.size(), ids.size());
 }
 

@@ -78,6 +78,7 @@ struct PyLayout {
   int32_t bytes_data = 32;  // PyBytesObject.ob_sval
   int32_t unicode_length = 16;
   int32_t unicode_state = 32;
+  int32_t unicode_hash = 24;          // the cached hash of the characters, -1 until computed
   int32_t unicode_ascii_data = -1;    // sizeof(PyASCIIObject)
   int32_t unicode_compact_data = -1;  // sizeof(PyCompactUnicodeObject)
 
