@@ -36,12 +36,15 @@ wait_for grep -qs '^fake-app: live ' "$work/app.out" || fail "the app never fini
 counts=$(grep '^fake-app: pid=' "$work/app.out")
 totals=$(grep '^fake-app: live ' "$work/app.out")
 app_pid=$(field pid "$counts")
-page_has_all_kernels() {
+# The page is complete once its kernels and its API calls (drained separately) are all there.
+page_complete() {
   "$GPUPERF" top --once --format json --pid "$app_pid" > "$work/top.json" 2> "$work/top.err" &&
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["processes"][0]["devices"][0]["kernels"] == int(sys.argv[2]) else 1)' \
-      "$work/top.json" "$(field kernels "$counts")" 2>/dev/null
+    python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+sys.exit(0 if (p["devices"][0]["kernels"], p["api"]["calls"]) == (int(sys.argv[2]), int(sys.argv[3])) else 1)' \
+      "$work/top.json" "$(field kernels "$counts")" "$(field runtime_api "$counts")" 2>/dev/null
 }
-wait_for page_has_all_kernels || fail "top never showed the app's $(field kernels "$counts") kernels: $(cat "$work/top.err" "$work/top.json" | head -20)"
+wait_for page_complete || fail "top never showed the app's $(field kernels "$counts") kernels and $(field runtime_api "$counts") API calls: $(cat "$work/top.err" "$work/top.json" | head -20)"
 [[ $(stat -c %a "$GPUPERF_LIVE_DIR") == 700 && $(stat -c %a "$GPUPERF_LIVE_DIR/$app_pid.live") == 600 ]] \
   || fail "live directory/page modes: $(stat -c '%a %n' "$GPUPERF_LIVE_DIR" "$GPUPERF_LIVE_DIR"/*)"
 python3 - "$work/top.json" "$counts" "$totals" <<'EOF' || fail "top --once --format json does not hold the app's totals"
