@@ -5,6 +5,9 @@
 //
 //   fake_cuda_app <scenario> [args]      (fake_cuda_app --list shows the scenarios)
 //
+// fake_cuda_app_nofp is the same program built with -O2 -fomit-frame-pointer, with one more
+// scenario, `chain`, that launches through libraries built so too (tests/unwind/chain.h).
+//
 // Every scenario prints one line with what it generated, for tests to compare with a trace:
 //   fake-app: pid=.. scenario=.. kernels=.. memcpys=.. ... launches=..
 #include <cupti.h>  // also the runtime/driver parameter structs (cudaLaunchKernel_v7000_params)
@@ -24,6 +27,10 @@
 #include <vector>
 
 #include "fake_cupti/fake_cupti.h"
+#ifdef FAKE_APP_CHAIN
+#define GP_CHAIN_NS chain_nofp
+#include "unwind/chain.h"
+#endif
 
 namespace {
 
@@ -470,13 +477,69 @@ int Nvtx(int, char**) {
   return 0;
 }
 
+// The launching thread's CPU time, ns: unlike the wall clock, the machine's other load does
+// not count (what gpuperf adds to a launch runs on this thread, in the callbacks).
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
 int Many(int argc, char** argv) {
   int launches = ArgOr(argc, argv, 2, 200000);
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t cpu_start = ThreadCpuNs();
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z4tinyv");
+  const uint64_t cpu_ns = ThreadCpuNs() - cpu_start;
+  const auto loop_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   DeviceSynchronize();
   ReportCounts();
+  printf("fake-app-timing: ns_per_launch=%.1f cpu_ns_per_launch=%.1f\n",
+         static_cast<double>(loop_ns) / launches, static_cast<double>(cpu_ns) / launches);
+  fflush(stdout);
   return 0;
 }
+
+#ifdef FAKE_APP_CHAIN
+// Launches from the bottom of a call chain through three shared libraries built without
+// frame pointers (tests/unwind/chain.h): stacks only .eh_frame tables or libunwind can
+// unwind. Every fourth chain realigns the stack; every fourth another keeps a frame's CFA in
+// R12, which only libunwind follows. A first launch from a thread of its own, then a pause,
+// gives the profiler's tables time to be built before the others.
+int LaunchFromChainBottom(void* name) {
+  LaunchKernel(static_cast<const char*>(name));
+  return 1;
+}
+
+void LaunchThroughChain(int i) {
+  chain_nofp::ChainContext context;
+  context.leaf = LaunchFromChainBottom;
+  context.arg = const_cast<char*>(i % 2 ? "_Z9chainEvenv" : "_Z8chainOddv");
+  context.realign = i % 4 == 1;
+  context.other_register = i % 4 == 3;
+  chain_nofp::Run(i % 7, &context);
+}
+
+int Chain(int argc, char** argv) {
+  const int threads = ArgOr(argc, argv, 2, 4);
+  const int launches = ArgOr(argc, argv, 3, 300);
+  const int pause_ms = ArgOr(argc, argv, 4, 0);
+  std::thread([] { LaunchThroughChain(0); }).join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([launches] {
+      for (int i = 0; i < launches; ++i) LaunchThroughChain(i);
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  DeviceSynchronize();
+  ReportCounts(threads);
+  return 0;
+}
+#endif
 
 // VmRSS of this process, KiB.
 long RssKb() {
@@ -613,6 +676,41 @@ int LateProfiler(int argc, char** argv) {
   return 0;
 }
 
+// For the flight recorder's test (tests/e2e/flight_recorder_test.sh): phases of launches
+// of known counts, each phase's kernels named _Z6phaseKv. After phase K the app says so and
+// waits for FAKE_APP_GO_DIR/go-K, so that the test can ask for a dump and let time pass.
+// "40E" ends its phase with a failing cudaMalloc. The app's own SIGUSR2 handler, installed
+// before CUDA starts (and so before the injection's), counts the signals it gets.
+volatile sig_atomic_t g_usr2_calls = 0;
+int Flight(int argc, char** argv) {
+  signal(SIGUSR2, [](int) { g_usr2_calls = g_usr2_calls + 1; });
+  CudaInit();
+  const char* go_dir = getenv("FAKE_APP_GO_DIR");
+  for (int phase = 1; phase + 1 < argc; ++phase) {
+    const std::string spec = argv[phase + 1];
+    const int launches = atoi(spec.c_str());
+    const std::string name = "_Z6phase" + std::to_string(phase) + "v";
+    for (int i = 0; i < launches; ++i) LaunchKernel(name.c_str());
+    if (spec.back() == 'E') {
+      FakeCuptiApiFrame failing;
+      Enter(&failing, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+      fake_cupti_api_exit(&failing, cudaErrorMemoryAllocation);
+    }
+    printf("fake-app: phase %d done launches=%d pid=%d\n", phase, launches,
+           static_cast<int>(getpid()));
+    fflush(stdout);
+    if (go_dir == nullptr) continue;
+    const std::string go = std::string(go_dir) + "/go-" + std::to_string(phase);
+    for (int waited = 0; access(go.c_str(), F_OK) != 0; ++waited) {
+      if (waited == 6000) return 1;  // 60 s: the test is gone
+      usleep(10 * 1000);
+    }
+  }
+  ReportCounts();
+  printf("fake-app: usr2_handler_calls=%d\n", static_cast<int>(g_usr2_calls));
+  return 0;
+}
+
 // A workload of known totals for the live page (gpuperf top/serve, tests/e2e/live_test.sh),
 // then a pause, so that readers see the page of a running process: until the file
 // $FAKE_APP_RELEASE exists, or HOLD_MS pass.
@@ -678,11 +776,16 @@ const Scenario kScenarios[] = {
     {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
     {"nvtx", Nvtx, "nested NVTX ranges and instant markers around launches"},
     {"many", Many, "[M=200000]: launches from one thread"},
+#ifdef FAKE_APP_CHAIN
+    {"chain", Chain,
+     "[N=4] [M=300]: N threads x M launches through libraries without frame pointers"},
+#endif
     {"churn", Churn, "[N=10000] [M=2]: N short-lived threads (8 at a time) x M launches, RSS"},
     {"self_kill", SelfKill, "[M=300] [WAIT_MS=700]: launches, a pause, then SIGKILL to itself"},
     {"abort", Abort, "[M=300]: launches, then an uncaught exception (abort)"},
     {"fork_then_cuda", ForkThenCuda, "[M=20]: fork before CUDA starts; both launch M", true},
     {"exec_after_cuda", ExecAfterCuda, "[M=50] [WAIT_MS=700]: launches, a pause, exec of basic"},
+    {"flight", Flight, "N[E] N[E]...: phases of N launches (E: then a failing malloc)", true},
     {"live", Live,
      "[M=200] [HOLD_MS=30000]: known totals, then a pause ($FAKE_APP_RELEASE ends it)"},
     {"late_profiler", LateProfiler,

@@ -379,6 +379,7 @@ uint64_t FakePython::NewCode(const FakeCodeSpec& spec) {
       c->co_qualname = qualname;
       c->co_linetable = table;
       c->co_firsttraceable = spec.first_traceable;
+      c->co_version = spec.code_version;
       return code;
     }
     case FakeVersion::k313:
@@ -392,6 +393,7 @@ uint64_t FakePython::NewCode(const FakeCodeSpec& spec) {
       c->co_qualname = qualname;
       c->co_linetable = table;
       c->co_firsttraceable = spec.first_traceable;
+      c->co_version = spec.code_version;
       return code;
     }
   }
@@ -515,6 +517,10 @@ void FakePython::SetBytesLength(uint64_t bytes, int64_t length) {
 
 void FakePython::SetCodeField(uint64_t code, int32_t offset, uint64_t value) {
   std::memcpy(reinterpret_cast<void*>(code + offset), &value, 8);
+}
+
+void FakePython::SetCodeField32(uint64_t code, int32_t offset, uint32_t value) {
+  std::memcpy(reinterpret_cast<void*>(code + offset), &value, 4);
 }
 
 }  // namespace gpuperf::testing
