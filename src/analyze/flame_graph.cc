@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "analyze/demangle.h"
+#include "analyze/launch_sink.h"
 #include "analyze/symbol_table.h"
 #include "format/enum_names.h"
 
@@ -115,9 +116,7 @@ class LaunchAggregator {
     key.stack = a.stack_id;
     key.api = a.launch_api;
     key.graph_id = a.graph_id;
-    key.name = a.kind == GpuActivityKind::kKernel   ? a.name
-               : a.kind == GpuActivityKind::kMemcpy ? static_cast<uint32_t>(a.memcpy_kind)
-                                                    : 0;
+    key.name = a.what();
     key.device = a.device_id;
     key.stream = options_.split == FlameSplit::kStream ? a.stream_id : 0;
     key.tid = a.launch_tid;  // a thread's stacks may get a root label (autograd)
@@ -420,56 +419,6 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
   return graph;
 }
 
-// Feeds a streamed trace into the correlator and keeps what naming needs.
-class FlameSink final : public RecordSink {
- public:
-  explicit FlameSink(Correlator& correlator) : correlator_(correlator) {
-    strings.assign(1, std::string());
-    stacks.assign(1, StackRecord());
-  }
-
-  void OnString(StringId id, std::string_view text) override {
-    if (strings.size() <= id) strings.resize(id + 1);
-    strings[id] = std::string(text);
-  }
-  void OnStack(const StackRecord& stack) override {
-    if (stacks.size() <= stack.id) stacks.resize(stack.id + 1);
-    stacks[stack.id] = stack;
-    correlator_.AddStack(stack.id);
-  }
-  void OnSymbol(const SymbolRecord& symbol) override { symbols.push_back(symbol); }
-  void OnPythonCode(const PythonCodeRecord& code) override { python_codes.push_back(code); }
-  void OnModule(std::span<const ModuleRecord> records) override {
-    modules.insert(modules.end(), records.begin(), records.end());
-  }
-  void OnProcess(std::span<const ProcessRecord> records) override {
-    processes.insert(processes.end(), records.begin(), records.end());
-    loss.AddProcesses(records);
-  }
-  void OnStat(std::span<const StatRecord> records) override { loss.AddStats(records); }
-  void OnThread(std::span<const ThreadRecord> records) override {
-    threads.insert(threads.end(), records.begin(), records.end());
-  }
-  void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
-    correlator_.AddLinks(records);
-  }
-  void OnKernel(std::span<const KernelRecord> records) override { correlator_.AddKernels(records); }
-  void OnMemcpy(std::span<const MemcpyRecord> records) override { correlator_.AddMemcpys(records); }
-  void OnMemset(std::span<const MemsetRecord> records) override { correlator_.AddMemsets(records); }
-
-  std::vector<std::string> strings;
-  std::vector<StackRecord> stacks;
-  std::vector<SymbolRecord> symbols;
-  std::vector<PythonCodeRecord> python_codes;
-  std::vector<ModuleRecord> modules;
-  std::vector<ProcessRecord> processes;
-  std::vector<ThreadRecord> threads;
-  RecordingLossCollector loss;
-
- private:
-  Correlator& correlator_;
-};
-
 }  // namespace
 
 Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& options) {
@@ -497,7 +446,7 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
                       CompileKernelRegex(options.kernel_regex));
   LaunchAggregator aggregator(options);
   Correlator correlator([&aggregator](const GpuActivity& a) { aggregator.Add(a); });
-  FlameSink sink(correlator);
+  LaunchSink sink(correlator);
   GP_RETURN_IF_ERROR(ReadTrace(path, sink, report));
   correlator.Finish();
 

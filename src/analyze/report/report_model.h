@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/insights/insight.h"
 #include "analyze/occupancy.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
@@ -38,6 +39,8 @@ struct ReportOptions {
   uint32_t max_gaps = 50;                 // longest gaps kept per device
   uint32_t max_leaks = 50;                // largest leaks kept
   uint32_t stack_frames = 5;              // frames shown per stack (innermost first)
+  // Run the insight rules (analyze/insights/rules.h): findings ranked by time at stake.
+  bool insights = false;
   // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
 };
@@ -254,6 +257,8 @@ struct ReportModel {
   std::vector<NvtxRow> nvtx;
   OverheadSummary overhead;
   uint64_t gap_threshold_ns = 0;
+  bool insights_run = false;      // ReportOptions::insights was set
+  std::vector<Insight> insights;  // most time at stake first
 };
 
 // Streams the trace at `path` (file or directory) once, or twice when a time-range or
