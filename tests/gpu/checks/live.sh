@@ -87,9 +87,10 @@ EOF
     [[ $series -ge 1 && $series -le 20 ]] || problems+=("$series kernel series (want 1-20)")
     [[ $(tail -1 "$dir/metrics.om") == "# EOF" ]] || problems+=("OpenMetrics text does not end in # EOF")
     echo "   $verdict" | tee -a "$results"
-    # End the job: SIGINT, as Ctrl-C would (Python unwinds, the recorder flushes).
-    kill -INT "$job" 2>/dev/null
   fi
+  # End the job: SIGINT, as Ctrl-C would (record forwards it; Python unwinds, the recorder
+  # flushes and removes the page).
+  kill -INT "$record_pid" 2>/dev/null
   wait "$record_pid"
   # The writer thread's time for the page in this job.
   local kernels live_ns
