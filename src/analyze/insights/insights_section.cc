@@ -89,6 +89,8 @@ class InsightsSection final : public ReportSection {
       processes.push_back(std::move(process));
     }
     insights::InsightInput input(context_, model, std::move(processes), links_);
+    // The rules across ranks run when ranks are passed here (insights::RankInfo per rank
+    // process, once the trace records them); none yet.
     model.insights = insights::RunInsights(input);
     model.insights_run = true;
   }
