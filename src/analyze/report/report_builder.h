@@ -150,6 +150,10 @@ class ReportContext {
   // The innermost options().stack_frames frames of a stack launched by thread `tid`,
   // "function (file:line)" (Python frames merged in: SymbolTable::ResolveStack).
   std::vector<std::string> StackFrames(StackId id, uint32_t tid);
+  // Every frame of a stack, outermost first; valid until the next call.
+  const std::vector<Frame>& AllFrames(StackId id, uint32_t tid);
+  const std::vector<std::string>& strings() const { return strings_; }
+  std::string ThreadName(uint32_t pid, uint32_t tid) const;
   // The link of an API call (its stack, thread, enter time), when the trace has one. The
   // report keeps the links of calls that wait or allocate, not of those that launch
   // kernels, copies or sets (see LinkApiCalls).
@@ -187,6 +191,8 @@ class ReportContext {
   std::vector<std::string> strings_;
   std::vector<StackRecord> stacks_;
   SymbolTable symbols_;
+  std::vector<Frame> frames_;                            // AllFrames
+  std::unordered_map<uint64_t, StringId> thread_names_;  // (pid << 32 | tid)
   Correlator correlator_;  // the links of API calls: FindLink, LinkApiCalls
   PerProcess<ProcessInfo> processes_;
   std::vector<uint32_t> api_calls_linked_;  // pids LinkApiCalls has done
@@ -209,6 +215,8 @@ class ReportSection {
   virtual void OnMemory(std::span<const MemoryRecord> records) {}
   virtual void OnNvtxRanges(std::span<const NvtxRecord> records) {}
   virtual void OnOverheads(std::span<const OverheadRecord> records) {}
+  virtual void OnCpuSamples(std::span<const CpuSampleRecord> records) {}
+  virtual void OnOffCpu(std::span<const OffCpuRecord> records) {}
   // After the whole trace, in the order the sections are listed in report_builder.cc.
   virtual void Finish(ReportModel& model) = 0;
 };
@@ -224,6 +232,7 @@ std::unique_ptr<ReportSection> MakeMemorySection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeUtilizationSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeNvtxSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeOverheadSection(ReportContext& context);
+std::unique_ptr<ReportSection> MakeCpuSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
 
 }  // namespace gpuperf::report
