@@ -58,6 +58,7 @@ class EbpfCpuRecording final : public CpuRecording {
       return profile.status();
     }
     profile_ = std::move(*profile);
+    recorder_->LoadKernelSymbols();  // now that the programs are in it, before the command runs
     return Status::Ok();
   }
 

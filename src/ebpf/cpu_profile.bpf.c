@@ -43,14 +43,12 @@ const volatile __u64 merge_span_ns = 20000000;
 /* Run-unique ids of the stacks events; 0 means none. */
 __u64 next_stack_id = 1;
 
-/* Followed processes (thread group ids). The loader adds the recorded command; forks add
- * their children. */
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 16384);
-  __type(key, __u32);
-  __type(value, __u8);
-} targets SEC(".maps");
+/* Followed processes: one bit per thread group id (pid_max is at most 2^22), in global
+ * memory the loader writes through its mmap of .bss: the test on every context switch is a
+ * load, not a map lookup. The loader sets the recorded command's bit; forks set their
+ * children's. */
+#define GP_PID_LIMIT (1u << 22)
+__u64 followed_pids[GP_PID_LIMIT / 64];
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -67,6 +65,7 @@ struct {
 /* Stacks a thread sent, recognized by where it entered the kernel, with the pending run
  * of off-CPU intervals spent there. */
 #define GP_STACK_SLOTS 4
+#define GP_STACKLESS_SLOT GP_STACK_SLOTS /* preemptions whose stacks were not walked */
 #define GP_NO_SLOT 0xff
 #define GP_CHECK_EVERY 256
 struct stack_slot {
@@ -86,7 +85,7 @@ struct thread_state {
   __u32 out_reason;
   __u32 next_slot; /* the slot new stacks take */
   __u32 reuses;
-  struct stack_slot slots[GP_STACK_SLOTS];
+  struct stack_slot slots[GP_STACK_SLOTS + 1];
 };
 
 struct {
@@ -101,10 +100,19 @@ static __always_inline void count(__u32 which) {
   if (value) *value += 1;
 }
 
+/* The word of followed_pids that holds a pid's bit, bounded where the verifier sees it (the
+ * compiler would otherwise fold the mask into the shifts of the 64-bit value it came from). */
+static __always_inline __u64 pid_word(__u32 tgid) {
+  __u64 word = tgid / 64;
+  asm volatile("%[word] &= 0xffff" : [word] "+r"(word));
+  return word;
+}
+
 static __always_inline int followed(__u32 tgid) {
   if (tgid == 0) return 0;
   if (follow_all) return tgid != own_pid;
-  return bpf_map_lookup_elem(&targets, &tgid) != 0;
+  if (tgid >= GP_PID_LIMIT) return 0;
+  return (followed_pids[pid_word(tgid)] >> (tgid % 64)) & 1;
 }
 
 /* Fills the kernel and user stacks of the current task. */
@@ -257,21 +265,28 @@ static __always_inline __u32 walk_to_slot(void* ctx, struct task_struct* task,
   return i;
 }
 
-/* The slot of the stacks the current thread switches out at. */
+/* The slot of the stacks the current thread switches out at. A thread preempted where it
+ * was not before (an involuntary switch, wherever it was running: the on-CPU samples say
+ * where that is) is timed without walking its stacks. */
 static __always_inline __u32 slot_of(void* ctx, struct task_struct* task, struct thread_state* s,
-                                     __u64 now) {
+                                     __u64 now, bool preempt) {
   __u64 key = reuse_stacks ? reuse_key_of(task) : 0;
-  if (key == 0) return walk_to_slot(ctx, task, s, 0, now);
-  for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
-    if (s->slots[i].key != key || s->slots[i].stack_id == 0) continue;
-    if (++s->reuses % GP_CHECK_EVERY != 0) return i;
-    count(GP_COUNT_REUSE_CHECKS);
-    __u32 walked = walk_to_slot(ctx, task, s, key, now);
-    if (walked != i) {
-      count(GP_COUNT_REUSE_MISMATCHES);
-      s->slots[i].key = 0;
+  if (key != 0) {
+    for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
+      if (s->slots[i].key != key || s->slots[i].stack_id == 0) continue;
+      if (++s->reuses % GP_CHECK_EVERY != 0) return i;
+      count(GP_COUNT_REUSE_CHECKS);
+      __u32 walked = walk_to_slot(ctx, task, s, key, now);
+      if (walked != i) {
+        count(GP_COUNT_REUSE_MISMATCHES);
+        s->slots[i].key = 0;
+      }
+      return walked;
     }
-    return walked;
+  }
+  if (preempt) {
+    count(GP_COUNT_PREEMPTIONS_UNWALKED);
+    return GP_STACKLESS_SLOT;
   }
   return walk_to_slot(ctx, task, s, key, now);
 }
@@ -286,10 +301,10 @@ static __always_inline void switch_out(void* ctx, bool preempt, struct task_stru
     count(GP_COUNT_THREAD_STATE_FAILED);
     return;
   }
-  __u32 slot = slot_of(ctx, prev, s, now);
+  __u32 slot = slot_of(ctx, prev, s, now, preempt);
   s->out_slot = slot;
   s->out_reason = off_cpu_reason(preempt, prev);
-  s->out_ns = slot < GP_STACK_SLOTS ? now : 0;
+  s->out_ns = slot <= GP_STACKLESS_SLOT ? now : 0;
 }
 
 static __always_inline void switch_in(struct task_struct* next, __u64 now) {
@@ -299,7 +314,7 @@ static __always_inline void switch_in(struct task_struct* next, __u64 now) {
   __u64 start = s->out_ns;
   s->out_ns = 0;
   __u32 i = s->out_slot;
-  if (i >= GP_STACK_SLOTS) return;
+  if (i > GP_STACKLESS_SLOT) return;
   struct stack_slot* slot = &s->slots[i];
   if (slot->run_count != 0 && slot->run_reason == s->out_reason &&
       start - slot->run_end_ns <= merge_gap_ns && now - slot->run_start_ns <= merge_span_ns) {
@@ -330,7 +345,7 @@ int BPF_PROG(on_exit, struct task_struct* p) {
   if (!followed(p->tgid)) return 0;
   struct thread_state* s = bpf_task_storage_get(&threads, p, 0, 0);
   if (!s) return 0;
-  for (__u32 i = 0; i < GP_STACK_SLOTS; i++) send_run(p, &s->slots[i]);
+  for (__u32 i = 0; i <= GP_STACKLESS_SLOT; i++) send_run(p, &s->slots[i]);
   return 0;
 }
 
@@ -350,12 +365,11 @@ int BPF_PROG(on_exec, struct task_struct* p) {
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
   if (follow_all) return 0;
-  __u32 parent_tgid = parent->tgid;
   __u32 child_tgid = child->tgid;
-  if (child_tgid == parent_tgid || !bpf_map_lookup_elem(&targets, &parent_tgid)) return 0;
-  __u8 one = 1;
-  if (bpf_map_update_elem(&targets, &child_tgid, &one, BPF_ANY) == 0) {
-    count(GP_COUNT_PROCESSES_FOLLOWED);
+  if (child_tgid == parent->tgid || !followed(parent->tgid) || child_tgid >= GP_PID_LIMIT) {
+    return 0;
   }
+  __sync_fetch_and_or(&followed_pids[pid_word(child_tgid)], 1ull << (child_tgid % 64));
+  count(GP_COUNT_PROCESSES_FOLLOWED);
   return 0;
 }

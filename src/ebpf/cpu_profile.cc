@@ -229,12 +229,13 @@ Result<std::unique_ptr<CpuProfile>> CpuProfile::Start(const CpuProfileOptions& o
 }
 
 Status CpuProfile::Follow(uint32_t pid) {
-  const uint8_t one = 1;
-  if (bpf_map__update_elem(state_->skeleton->maps.targets, &pid, sizeof(pid), &one, sizeof(one),
-                           BPF_ANY) != 0) {
-    return Error(StatusCode::kInternal,
-                 "cannot follow pid " + std::to_string(pid) + ": " + std::strerror(errno));
+  constexpr uint32_t kLimit = sizeof(state_->skeleton->bss->followed_pids) * 8;
+  if (pid == 0 || pid >= kLimit) {
+    return Error(StatusCode::kInvalidArgument, "cannot follow pid " + std::to_string(pid));
   }
+  // The programs read the same memory (the .bss map, mmapped); forks set bits concurrently.
+  __atomic_fetch_or(&state_->skeleton->bss->followed_pids[pid / 64], uint64_t{1} << (pid % 64),
+                    __ATOMIC_RELAXED);
   return Status::Ok();
 }
 

@@ -94,13 +94,14 @@ enum gp_counter {
   GP_COUNT_KERNEL_STACK_FAILED = 2,
   GP_COUNT_USER_STACK_FAILED = 3,
   GP_COUNT_USER_STACK_TRUNCATED = 4,
-  GP_COUNT_STACK_WALKS = 5,         /* off-CPU switch-outs whose stacks were walked */
-  GP_COUNT_REUSE_CHECKS = 6,        /* reuses walked anyway, to check the fingerprint */
-  GP_COUNT_REUSE_MISMATCHES = 7,    /* ... and found other stacks than the reused ones */
-  GP_COUNT_THREAD_STATE_FAILED = 8, /* switch-outs not timed: no per-thread state */
-  GP_COUNT_PROCESSES_FOLLOWED = 9,  /* children added to the filter at fork */
-  GP_COUNT_STACKS_SENT = 10,        /* distinct off-CPU stacks sent */
-  GP_COUNTERS = 11,
+  GP_COUNT_STACK_WALKS = 5,           /* off-CPU switch-outs whose stacks were walked */
+  GP_COUNT_REUSE_CHECKS = 6,          /* reuses walked anyway, to check the fingerprint */
+  GP_COUNT_REUSE_MISMATCHES = 7,      /* ... and found other stacks than the reused ones */
+  GP_COUNT_THREAD_STATE_FAILED = 8,   /* switch-outs not timed: no per-thread state */
+  GP_COUNT_PROCESSES_FOLLOWED = 9,    /* children added to the filter at fork */
+  GP_COUNT_STACKS_SENT = 10,          /* distinct off-CPU stacks sent */
+  GP_COUNT_PREEMPTIONS_UNWALKED = 11, /* involuntary switch-outs timed without stacks */
+  GP_COUNTERS = 12,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */

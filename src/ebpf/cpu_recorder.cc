@@ -92,8 +92,9 @@ struct CpuRecorder::State {
   CpuRecorderOptions options;
   std::unique_ptr<TraceWriter> writer;
   std::map<std::string, ElfLayout> elf_cache;
-  // Read at the first kernel frame, once the profiler's programs are loaded: they are in
-  // kallsyms then, and their frames (the top of stacks taken in tracepoints) are left out.
+  // Read once the profiler's programs are loaded (LoadKernelSymbols, else at the first
+  // kernel frame): they are in kallsyms then, and their own frames (the top of stacks taken
+  // in tracepoints) are left out.
   std::optional<KernelSymbols> kernel_symbols;
   MissedFrames missed{[this](uint32_t pid, uint64_t pc) {
     auto it = processes.find(pid);
@@ -252,6 +253,10 @@ void CpuRecorder::OnStacks(const gp_stacks_event& e) {
   State& s = *state_;
   State::Process& p = s.See(e.header.pid, e.header.tid, e.header.time_ns);
   s.bpf_stacks[e.stack_id] = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns);
+}
+
+void CpuRecorder::LoadKernelSymbols() {
+  state_->kernel_symbols = KernelSymbols::Load();
 }
 
 void CpuRecorder::OnExec(const gp_event_header& e) {

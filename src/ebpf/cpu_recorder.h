@@ -46,6 +46,10 @@ class CpuRecorder final : public CpuEventSink {
   void OnOffCpu(const gp_off_cpu_event& event) override;
   void OnExec(const gp_event_header& event) override;
 
+  // Reads /proc/kallsyms (a fifth of a second): call it once the profiler's programs are
+  // loaded and before the recorded command runs; else the first kernel frame does.
+  void LoadKernelSymbols();
+
   // Names the kernel frames, adds the processes that have no GPU trace in `output_dir`
   // and the counters (filed under process `stats_pid`), and closes the file.
   Status Finish(const CpuProfileCounters& counters, const std::string& output_dir,
