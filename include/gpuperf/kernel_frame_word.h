@@ -9,7 +9,8 @@
 //   bit 62       1: a kernel PC
 //   bits 0..55   the low 56 bits of the address
 //
-// User-space PCs are below 2^56, so they never have bit 62 set. `gpuperf record` names
+// User-space PCs are below 2^56, so they never have bit 62 set, and stack markers
+// (gpuperf/stack_marker.h) have top bits 0001. `gpuperf record` names
 // kernel frames itself (from /proc/kallsyms, module "[kernel]"); the symbolizer leaves
 // them alone.
 #pragma once

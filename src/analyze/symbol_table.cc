@@ -9,6 +9,7 @@
 #include "analyze/python_stacks.h"
 #include "gpuperf/kernel_frame_word.h"
 #include "gpuperf/python_frame_word.h"
+#include "gpuperf/stack_marker.h"
 
 namespace gpuperf {
 
@@ -79,6 +80,7 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
         frame.line = f.line;
         frame.module = Str(f.module);
         frame.inlined = i != frames.size() - 1;
+        frame.pc = pc;
         out.push_back(frame);
       }
       return;
@@ -104,6 +106,7 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
   }
   Frame frame;
   frame.function = label->second;
+  frame.pc = pc;
   if (IsKernelFrameWord(pc)) {
     frame.module = "[kernel]";
   } else if (const ModuleRange* module = FindModule(pid, pc)) {
@@ -172,6 +175,13 @@ void SymbolTable::ResolveMixedStack(const StackRecord& stack, std::vector<Frame>
 }
 
 void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid) {
+  if (stack.pcs.size() == 1 && stack.pcs[0] == kLaunchNotSampledWord) {
+    Frame label;
+    label.function = kLaunchNotSampledLabel;
+    label.kind = FrameKind::kLabel;
+    out.push_back(label);
+    return;
+  }
   if (tid != 0) {
     auto thread = autograd_threads_.find(uint64_t{stack.pid} << 32 | tid);
     if (thread != autograd_threads_.end() && thread->second) {

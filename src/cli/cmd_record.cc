@@ -12,11 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/record_defaults.h"
 #include "cli/command.h"
+#include "cli/other_profilers.h"
 #include "cli/record_cpu.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
@@ -176,7 +178,7 @@ int RecordSystemOnly(const RecordOptions& options) {
   return kExitOk;
 }
 
-int RunRecord(const RecordOptions& options) {
+int RunRecord(RecordOptions& options) {
   if (options.system && !WantsCpuRecording(options)) {
     return ReportError(
         Error(StatusCode::kInvalidArgument, "--system samples CPUs: add --cpu and/or --off-cpu"));
@@ -197,6 +199,8 @@ int RunRecord(const RecordOptions& options) {
   if (!ValidateActivities(options.activities, &activities_error)) {
     return ReportError(Error(StatusCode::kInvalidArgument, activities_error));
   }
+  Status flight = ResolveFlightOptions(options);
+  if (!flight.ok()) return ReportError(flight);
   // The shell's exit codes: 127 not found, 126 found but not executable.
   switch (LookUpCommand(options.command[0])) {
     case CommandLookup::kFound:
@@ -215,11 +219,15 @@ int RunRecord(const RecordOptions& options) {
   auto dir = PrepareOutputDir(options);
   if (!dir.ok()) return ReportError(dir.status());
 
-  if (const char* existing = std::getenv("CUDA_INJECTION64_PATH"); existing && *existing) {
-    std::fprintf(stderr, "gpuperf: replacing CUDA_INJECTION64_PATH=%s (one injection at a time)\n",
-                 existing);
+  // Another CUDA profiler in this run: the one started first keeps the process (docs/recording.md).
+  const std::optional<OtherProfiler> other = FindOtherProfiler(
+      options.command, *library, [](const char* name) { return std::getenv(name); });
+  std::vector<std::pair<std::string, std::string>> env;
+  if (other) {
+    std::fprintf(stderr, "%s\n", StepAsideLine(*other, options.command).c_str());
+  } else {
+    env = RecordEnvironment(options, *library, *dir);
   }
-  std::vector<std::pair<std::string, std::string>> env = RecordEnvironment(options, *library, *dir);
   std::unique_ptr<CpuRecording> cpu = CpuRecording::Start(options, *dir);
   // With the CPU profiler, the child waits until it is followed before it execs.
   int gate[2] = {-1, -1};
@@ -260,6 +268,11 @@ int RunRecord(const RecordOptions& options) {
   sigaction(SIGINT, &forward, nullptr);
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGHUP, &forward, nullptr);
+  // The flight signal sent to gpuperf reaches the command too: it asks for a dump.
+  const FlightSettings& flight_settings = options.flight_settings;
+  if (flight_settings.window_ms && flight_settings.signal > 0) {
+    sigaction(flight_settings.signal, &forward, nullptr);
+  }
 
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -271,6 +284,11 @@ int RunRecord(const RecordOptions& options) {
 
   const bool cpu_written = cpu != nullptr && cpu->Finish(static_cast<uint32_t>(child));
   const std::string cpu_file = cpu_written ? cpu->file_name() : std::string();
+  if (other && !cpu_written) {
+    std::error_code ec;
+    if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
+    return exit_code;
+  }
   if (!HasTraceFiles(*dir, cpu_file) && cpu_written) {
     std::fprintf(stderr, "gpuperf: %s never initialized CUDA: CPU samples only\n",
                  options.command[0].c_str());
@@ -294,7 +312,13 @@ int RunRecord(const RecordOptions& options) {
                    symbolized.message().c_str());
     }
   }
-  if (!options.quiet) {
+  if (!options.quiet && flight_settings.window_ms) {
+    bool finished = false;
+    std::fputs(DescribeFlightRecording(*dir, static_cast<uint32_t>(child), &finished).c_str(),
+               stderr);
+    std::fputs(DescribeSignalEnding(status, options.command[0], finished, flush_period_ms).c_str(),
+               stderr);
+  } else if (!options.quiet) {
     auto totals = SummarizeRecording(*dir);
     if (totals.ok()) {
       std::fputs(FormatRecordSummary(*totals, *dir).c_str(), stderr);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "export/report_cpu.h"
+#include "export/report_insights.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
@@ -274,6 +275,13 @@ Json Overhead(const ReportModel& m) {
     j["memory_peak_bytes"] = o.memory_peak_bytes;
     j["memory_budget_grown"] = o.memory_budget_grown;
   }
+  if (o.table_stacks || o.table_fallback_no_table || o.table_fallback_rule) {  // tables walked
+    j["stacks_unwound"] = o.stacks_unwound;
+    j["table_stacks"] = o.table_stacks;
+    j["table_fallback_no_table"] = o.table_fallback_no_table;
+    j["table_fallback_rule"] = o.table_fallback_rule;
+    j["unwind_verified"] = o.unwind_verified;
+  }
   if (o.python_codes || o.python_no_thread_state) {  // only where a Python program ran
     j["python_codes"] = o.python_codes;
     j["python_no_thread_state"] = o.python_no_thread_state;
@@ -294,6 +302,7 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   // What was lost is always part of the document: nothing lost silently.
   j["data_loss"] = Loss(model);
   j["read_warnings"] = model.read_warnings;
+  if (model.insights_run && options.Wants("insights")) j["insights"] = InsightsJson(model);
   if (options.Wants("kernels")) j["kernels"] = Kernels(model);
   if (options.Wants("runtime_api")) j["runtime_api"] = Apis(model.runtime_api);
   if (options.Wants("driver_api")) j["driver_api"] = Apis(model.driver_api);

@@ -150,8 +150,9 @@ class ReportContext {
   // The innermost options().stack_frames frames of a stack launched by thread `tid`,
   // "function (file:line)" (Python frames merged in: SymbolTable::ResolveStack).
   std::vector<std::string> StackFrames(StackId id, uint32_t tid);
-  // Every frame of a stack, outermost first; valid until the next call.
-  const std::vector<Frame>& AllFrames(StackId id, uint32_t tid);
+  // Every frame of that stack, outermost first (empty for an unknown stack); the views
+  // stay valid as long as the context.
+  void ResolveStack(StackId id, uint32_t tid, std::vector<Frame>& out);
   const std::vector<std::string>& strings() const { return strings_; }
   std::string ThreadName(uint32_t pid, uint32_t tid) const;
   // The link of an API call (its stack, thread, enter time), when the trace has one. The
@@ -191,7 +192,6 @@ class ReportContext {
   std::vector<std::string> strings_;
   std::vector<StackRecord> stacks_;
   SymbolTable symbols_;
-  std::vector<Frame> frames_;                            // AllFrames
   std::unordered_map<uint64_t, StringId> thread_names_;  // (pid << 32 | tid)
   Correlator correlator_;  // the links of API calls: FindLink, LinkApiCalls
   PerProcess<ProcessInfo> processes_;
@@ -217,10 +217,14 @@ class ReportSection {
   virtual void OnOverheads(std::span<const OverheadRecord> records) {}
   virtual void OnCpuSamples(std::span<const CpuSampleRecord> records) {}
   virtual void OnOffCpu(std::span<const OffCpuRecord> records) {}
+  // Every launch link of the selected processes (unfiltered by time: a link is where a
+  // record's stack is found, whenever the record falls).
+  virtual void OnLaunchLinks(std::span<const LaunchLinkRecord> records) {}
   // After the whole trace, in the order the sections are listed in report_builder.cc.
   virtual void Finish(ReportModel& model) = 0;
 };
 
+// A factory may return nullptr: the section is not wanted by these options.
 using SectionFactory = std::unique_ptr<ReportSection> (*)(ReportContext& context);
 
 std::unique_ptr<ReportSection> MakeProcessesSection(ReportContext& context);
@@ -234,5 +238,7 @@ std::unique_ptr<ReportSection> MakeNvtxSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeOverheadSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeCpuSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
+// analyze/insights/insights_section.cc; only with ReportOptions::insights.
+std::unique_ptr<ReportSection> MakeInsightsSection(ReportContext& context);
 
 }  // namespace gpuperf::report

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/insights/insight.h"
 #include "analyze/occupancy.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
@@ -38,6 +39,8 @@ struct ReportOptions {
   uint32_t max_gaps = 50;                 // longest gaps kept per device
   uint32_t max_leaks = 50;                // largest leaks kept
   uint32_t stack_frames = 5;              // frames shown per stack (innermost first)
+  // Run the insight rules (analyze/insights/rules.h): findings ranked by time at stake.
+  bool insights = false;
   // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
 };
@@ -176,15 +179,20 @@ struct OverheadSummary {
   uint64_t callback_ns = 0;  // gpuperf's API callbacks, on the application's threads
   uint64_t unwind_ns = 0;    // part of callback_ns
   uint64_t unique_stacks = 0;
-  uint64_t fp_stacks_verified = 0;      // distinct frame-pointer stacks libunwind confirmed
-  uint64_t fp_stacks_rejected = 0;      // ... and refused (those launches used libunwind)
-  uint64_t translate_ns = 0;            // background threads: CUPTI buffers to records
-  uint64_t compress_ns = 0;             // background threads: records to compressed chunks
-  uint64_t memory_peak_bytes = 0;       // the largest process's recorder peak (0: not recorded)
-  uint64_t memory_budget_grown = 0;     // times budgets doubled past the soft budget
-  uint64_t python_codes = 0;            // Python code objects on launch stacks (0: no Python)
-  uint64_t python_no_thread_state = 0;  // launches from threads without Python frames
-  uint64_t wall_ns = 0;                 // sum of the processes' recorded wall time
+  uint64_t fp_stacks_verified = 0;       // distinct frame-pointer stacks libunwind confirmed
+  uint64_t fp_stacks_rejected = 0;       // ... and refused (those launches unwound otherwise)
+  uint64_t stacks_unwound = 0;           // launch stacks taken
+  uint64_t table_stacks = 0;             // ... of which from .eh_frame tables
+  uint64_t table_fallback_no_table = 0;  // table walks that fell back: no table (yet) for a frame
+  uint64_t table_fallback_rule = 0;      // ... a rule the tables do not hold
+  uint64_t unwind_verified = 0;          // stacks checked by libunwind (verify mode)
+  uint64_t translate_ns = 0;             // background threads: CUPTI buffers to records
+  uint64_t compress_ns = 0;              // background threads: records to compressed chunks
+  uint64_t memory_peak_bytes = 0;        // the largest process's recorder peak (0: not recorded)
+  uint64_t memory_budget_grown = 0;      // times budgets doubled past the soft budget
+  uint64_t python_codes = 0;             // Python code objects on launch stacks (0: no Python)
+  uint64_t python_no_thread_state = 0;   // launches from threads without Python frames
+  uint64_t wall_ns = 0;                  // sum of the processes' recorded wall time
   uint64_t in_app_ns() const { return cupti_ns + callback_ns; }
 };
 
@@ -293,6 +301,8 @@ struct ReportModel {
   CpuReport cpu;
   OverheadSummary overhead;
   uint64_t gap_threshold_ns = 0;
+  bool insights_run = false;      // ReportOptions::insights was set
+  std::vector<Insight> insights;  // most time at stake first
 };
 
 // Streams the trace at `path` (file or directory) once, or twice when a time-range or

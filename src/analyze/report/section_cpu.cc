@@ -49,8 +49,10 @@ class CpuSection final : public ReportSection {
     std::map<std::tuple<uint32_t, uint32_t, std::string, std::vector<std::string>>, CpuBlockRow>
         blocked;
     std::set<std::string> seen;
+    std::vector<Frame> frames;
     for (const CpuTimeEntry& e : collector_.Finish()) {
-      const std::vector<Frame>& frames = context_.AllFrames(e.stack, e.tid);
+      frames.clear();
+      context_.ResolveStack(e.stack, e.tid, frames);
       bool gpu_wait = e.gpu_wait;
       seen.clear();
       std::vector<std::string> user;  // innermost first, from the caller of libc on
