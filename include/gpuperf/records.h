@@ -313,6 +313,40 @@ struct PythonCodeRecord {
   std::string line_table;       // raw co_linetable bytes
 };
 
+// Why a thread was off CPU: its scheduler state when it switched out.
+enum class OffCpuReason : uint8_t {
+  kOther = 0,
+  kSleep = 1,            // interruptible sleep: waits on a lock, a condition, I/O, a timer
+  kUninterruptible = 2,  // uninterruptible: disk I/O, page faults, some kernel locks
+  kPreempted = 3,        // runnable but descheduled: waited for a CPU
+};
+
+// A timer sample of a running thread (`gpuperf record --cpu`): its stack, kernel frames
+// first (gpuperf/kernel_frame_word.h), then user frames, innermost first, stands for
+// weight_ns of CPU time.
+struct CpuSampleRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t timestamp_ns = 0;
+  StackId stack_id = 0;  // 0 when no stack could be taken
+  uint32_t cpu = 0;
+  uint64_t weight_ns = 0;
+};
+
+// Time a thread spent off CPU (`gpuperf record --off-cpu`): `count` intervals between
+// start_ns and end_ns at the same stack (taken where it switched out) for the same
+// reason, blocked_ns in all (the on-CPU time between them not included).
+struct OffCpuRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t blocked_ns = 0;
+  uint32_t count = 0;
+  StackId stack_id = 0;  // 0 when no stack could be taken
+  OffCpuReason reason = OffCpuReason::kOther;
+};
+
 // Every fixed-size record type: X(TypeName, snake_name, plural, chunk type number); the
 // plural names the vectors of them (Trace::kernels, Trace::memories).
 // Chunk type numbers are part of the file format: never reuse or renumber one.
@@ -333,6 +367,8 @@ struct PythonCodeRecord {
   X(ExternalCorrelation, external_correlation, external_correlations, 14) \
   X(Clock, clock, clocks, 15)                                             \
   X(Stat, stat, stats, 16)                                                \
-  X(Module, module, modules, 17)
+  X(Module, module, modules, 17)                                          \
+  X(CpuSample, cpu_sample, cpu_samples, 18)                               \
+  X(OffCpu, off_cpu, off_cpus, 19)
 
 }  // namespace gpuperf

@@ -101,6 +101,24 @@ enum class StatSeverity : uint8_t {
   X(python_intern_failed, 56, kDataLoss, "Python frames without a name (code table full or busy)") \
   X(python_unreadable_names, 57, kWarning,                                                         \
     "Python code objects whose name or file could not be read")                                    \
+  /* 60-69: CPU samples and off-CPU time (gpuperf record --cpu/--off-cpu, docs/cpu-profiling.md)   \
+   */                                                                                              \
+  X(cpu_samples, 60, kInfo, "on-CPU samples recorded")                                             \
+  X(off_cpu_intervals, 61, kInfo, "off-CPU intervals recorded")                                    \
+  X(cpu_events_lost, 62, kDataLoss,                                                                \
+    "CPU samples and off-CPU intervals lost: the eBPF ring buffer was full")                       \
+  X(cpu_stacks_truncated, 63, kWarning,                                                            \
+    "CPU stacks cut at 127 user frames (outermost frames lost)")                                   \
+  X(cpu_stacks_failed, 64, kWarning, "CPU stacks whose kernel or user part could not be read")     \
+  X(off_cpu_untimed, 65, kDataLoss,                                                                \
+    "context switches not timed (no per-thread state in the kernel)")                              \
+  X(off_cpu_stack_reuse_wrong, 66, kWarning,                                                       \
+    "off-CPU stack reuses found wrong when checked (1 in 256 is checked)")                         \
+  X(cpu_processes_followed, 67, kInfo, "child processes the CPU profiler followed at fork")        \
+  X(cpu_unmapped_pcs, 68, kWarning,                                                                \
+    "user PCs of CPU samples in no mapped file (JIT code, or the process exited first)")           \
+  X(off_cpu_stack_walks, 69, kInfo,                                                                \
+    "off-CPU stacks walked (the rest reused a thread's last ones)")                                \
   /* 70-74: the live page that gpuperf top and serve read (src/live, docs/live.md) */              \
   X(live_page_unavailable, 70, kWarning,                                                           \
     "no live page: gpuperf top and serve cannot see this process (see the log)")                   \

@@ -1,5 +1,6 @@
-// gpuperf flamegraph: CPU call stacks weighted by the GPU time they launched, as our
-// interactive SVG or as folded stacks.
+// gpuperf flamegraph: CPU call stacks weighted by the GPU time they launched (and, for
+// recordings with --cpu/--off-cpu, by on-CPU and off-CPU time), as our interactive SVG or
+// as folded stacks.
 #include <unistd.h>
 
 #include <cstdio>
@@ -74,7 +75,11 @@ std::string JoinSummary(const char* what, const JoinCounts& c) {
 
 int RunFlamegraph(const FlamegraphArgs& args) {
   FlameGraphOptions options;
-  options.weight = args.weight == "count" ? FlameWeight::kCount : FlameWeight::kGpuTime;
+  options.weight = args.weight == "count"    ? FlameWeight::kCount
+                   : args.weight == "cpu"    ? FlameWeight::kCpuTime
+                   : args.weight == "offcpu" ? FlameWeight::kOffCpuTime
+                   : args.weight == "all"    ? FlameWeight::kAll
+                                             : FlameWeight::kGpuTime;
   options.demangle = !args.no_demangle;
   options.full_names = args.full_names;
   options.split = args.split == "device"   ? FlameSplit::kDevice
@@ -103,6 +108,13 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   PrintReadWarnings(report);
   if (!graph.ok()) return ReportError(ExplainNotATrace(graph.status(), args.trace));
   // Folded text stays clean for other tools: its loss goes to stderr; the SVG draws it.
+  const bool cpu_weight =
+      options.weight == FlameWeight::kCpuTime || options.weight == FlameWeight::kOffCpuTime;
+  if (cpu_weight && !graph->summary.has_cpu()) {
+    return ReportError(
+        Error(StatusCode::kInvalidArgument,
+              args.trace + " has no CPU samples: record with --cpu and/or --off-cpu"));
+  }
   const DataLossSummary loss = SummarizeDataLoss(report, graph->recording_loss);
   if (loss.any()) std::fprintf(stderr, "gpuperf: warning: %s\n", loss.line.c_str());
   svg.data_loss = loss.line;
@@ -124,19 +136,30 @@ int RunFlamegraph(const FlamegraphArgs& args) {
             FormatCount(copies.total + sets.total) + " joined";
   }
   line += "; " + FormatDuration(s.gpu_ns) + " GPU time";
+  if (s.has_cpu()) {
+    line +=
+        ", " + FormatDuration(s.cpu_ns) + " on CPU, " + FormatDuration(s.offcpu_ns) + " off CPU";
+  }
   if (s.filtered_out > 0) line += ", " + FormatCount(s.filtered_out) + " filtered out";
   line += " -> " + (*file)->name();
   if (!to_stdout && FormatOfName(args.output) != (folded ? kFolded : kSvg)) {
     line += folded ? " (folded stacks)" : " (SVG)";  // the name does not say it
   }
   std::fprintf(stderr, "%s\n", line.c_str());
+  if (s.has_cpu() &&
+      (options.weight == FlameWeight::kGpuTime || options.weight == FlameWeight::kCount)) {
+    std::fprintf(
+        stderr,
+        "gpuperf: this recording has CPU samples: --weight cpu, offcpu or all draws them\n");
+  }
   return kExitOk;
 }
 
 void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "flamegraph",
-      "CPU call stacks weighted by the GPU time they launched (interactive SVG or folded)");
+      "CPU call stacks weighted by the GPU time they launched, and by CPU time with\n"
+      "record --cpu/--off-cpu (interactive SVG or folded)");
   auto args = std::make_shared<FlamegraphArgs>();
   cmd->add_option("trace", args->trace, "Trace file (.gpt) or directory of trace files")
       ->required();
@@ -147,9 +170,12 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format,
                   "svg or folded (default: from the output name, else svg)")
       ->check(CLI::IsMember({"svg", "folded"}));
-  cmd->add_option("--weight", args->weight, "Frame width: GPU time in ns, or activity count")
-      ->check(CLI::IsMember({"time", "count"}))
-      ->default_str("time");
+  cmd->add_option("--weight", args->weight,
+                  "Frame width: gpu (GPU time, also 'time'), count (GPU activities), and for\n"
+                  "recordings with --cpu/--off-cpu: cpu (on-CPU time), offcpu (blocked time),\n"
+                  "all (the three kinds of time, each under its own leaf)")
+      ->check(CLI::IsMember({"time", "gpu", "count", "cpu", "offcpu", "all"}))
+      ->default_str("gpu");
   cmd->add_flag("--no-demangle", args->no_demangle, "Show kernel names as recorded (mangled)");
   cmd->add_flag("--full-names", args->full_names,
                 "Keep argument and template lists in function and kernel names");

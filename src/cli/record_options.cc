@@ -68,6 +68,17 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                  "Path of libgpuperf_inject.so (default: next to the gpuperf binary)");
   cmd.add_option("--save-buffers", o.save_buffers_dir,
                  "Also save raw CUPTI buffers in this directory (for gpuperf's own tests)");
+  cmd.add_flag("--cpu", o.cpu,
+               "Also sample where the CPU runs (user and kernel stacks, eBPF; needs root or\n"
+               "CAP_BPF+CAP_PERFMON), for `flamegraph --weight cpu|all` and the report's CPU part");
+  cmd.add_option("--freq", o.cpu_frequency_hz, "--cpu samples per second of CPU time (default 99)")
+      ->check(CLI::Range(1, 10000));
+  cmd.add_flag("--off-cpu", o.off_cpu,
+               "Also time where threads block (sleeps, locks, I/O, waits for the GPU), with\n"
+               "their stacks (eBPF, as --cpu)");
+  cmd.add_flag("--system", o.system,
+               "--cpu/--off-cpu: every process on the machine, not only the command's (root);\n"
+               "without a command, for --duration seconds");
   cmd.add_option("command", o.command, "The command to record, after --")->expected(-1);
 }
 

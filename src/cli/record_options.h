@@ -30,6 +30,11 @@ struct RecordOptions {
   uint32_t stack_depth = 0;
   std::string inject_lib;
   std::string save_buffers_dir;
+  // CPU time beside GPU time (eBPF, docs/cpu-profiling.md)
+  bool cpu = false;
+  bool off_cpu = false;
+  bool system = false;
+  uint32_t cpu_frequency_hz = 99;
   // --flight and --sample-launches as typed, then as checked (ResolveFlightOptions).
   std::string flight;
   uint32_t flight_memory_mb = 0;

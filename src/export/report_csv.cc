@@ -79,7 +79,8 @@ void ApiTable(CsvWriter& w, const char* section, const std::vector<ApiRow>& rows
 }  // namespace
 
 Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::ostream& out) {
-  CsvWriter w(out, o.sections.size() != 1);
+  // The CPU section is three tables: they keep their headings.
+  CsvWriter w(out, o.sections.size() != 1 || o.sections[0] == "cpu");
   if (o.Wants("summary")) {
     const ReportSummary& s = m.summary;
     w.Begin("summary", {"metric", "value"});
@@ -204,6 +205,22 @@ Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::
       w.Row({n.domain, n.name, N(n.time.count), N(n.time.total_ns), N(n.time.avg_ns()),
              N(n.time.min_ns), N(n.time.max_ns), N(n.unterminated), N(n.kernels),
              N(n.gpu_time_ns)});
+    }
+  }
+  if (o.Wants("cpu") && !m.cpu.empty()) {
+    w.Begin("cpu_threads", {"pid", "tid", "name", "on_cpu_ns", "off_cpu_ns", "gpu_wait_ns",
+                            "preempted_ns", "top_function"});
+    for (const CpuThreadRow& t : m.cpu.threads) {
+      w.Row({N(t.pid), N(t.tid), t.name, N(t.on_cpu_ns), N(t.off_cpu_ns), N(t.gpu_wait_ns),
+             N(t.preempted_ns), t.top_function});
+    }
+    w.Begin("cpu_functions", {"function", "self_ns", "on_cpu_ns", "off_cpu_ns"});
+    for (const CpuFunctionRow& f : m.cpu.functions) {
+      w.Row({f.function, N(f.self_ns), N(f.on_cpu_ns), N(f.off_cpu_ns)});
+    }
+    w.Begin("cpu_blocked", {"pid", "tid", "reason", "off_cpu_ns", "intervals", "stack"});
+    for (const CpuBlockRow& b : m.cpu.blocked) {
+      w.Row({N(b.pid), N(b.tid), b.reason, N(b.off_cpu_ns), N(b.intervals), Join(b.stack, ";")});
     }
   }
   if (o.Wants("overhead")) {

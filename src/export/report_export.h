@@ -17,7 +17,7 @@ namespace gpuperf {
 // when the report ran its insight rules (--insights; choosing the section runs them).
 inline constexpr std::string_view kReportSections[] = {
     "summary", "loss", "insights", "kernels",     "runtime_api", "driver_api", "memcpy",
-    "memset",  "sync", "memory",   "utilization", "nvtx",        "overhead"};
+    "memset",  "sync", "memory",   "utilization", "nvtx",        "cpu",        "overhead"};
 
 struct ReportRenderOptions {
   std::vector<std::string> sections;  // empty: all

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "export/report_cpu.h"
 #include "export/report_insights.h"
 #include "format/enum_names.h"
 
@@ -311,6 +312,7 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   if (options.Wants("memory")) j["memory"] = Memory(model);
   if (options.Wants("utilization")) j["utilization"] = Utilization(model);
   if (options.Wants("nvtx")) j["nvtx"] = Nvtx(model);
+  if (options.Wants("cpu") && !model.cpu.empty()) j["cpu"] = CpuReportToJson(model.cpu);
   if (options.Wants("overhead")) j["overhead"] = Overhead(model);
   return j;
 }

@@ -130,4 +130,18 @@ std::string_view EnumName(OverheadKind value) {
   return "unknown";
 }
 
+std::string_view EnumName(OffCpuReason value) {
+  switch (value) {
+    case OffCpuReason::kSleep:
+      return "sleep";
+    case OffCpuReason::kUninterruptible:
+      return "uninterruptible";
+    case OffCpuReason::kPreempted:
+      return "preempted";
+    case OffCpuReason::kOther:
+      break;
+  }
+  return "other";
+}
+
 }  // namespace gpuperf

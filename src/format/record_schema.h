@@ -128,6 +128,15 @@ GP_DEFINE_SCHEMA(StatRecord, GP_STAT_FIELDS)
   F(pid, kPlain)            \
   F(path, kString) F(build_id, kString) F(load_bias, kPlain) F(start, kPlain) F(end, kAfter)
 GP_DEFINE_SCHEMA(ModuleRecord, GP_MODULE_FIELDS)
+#define GP_CPU_SAMPLE_FIELDS(F) \
+  F(pid, kPlain) F(tid, kPlain) F(timestamp_ns, kDelta) F(stack_id, kStack) F(cpu, kPlain) \
+  F(weight_ns, kPlain)
+GP_DEFINE_SCHEMA(CpuSampleRecord, GP_CPU_SAMPLE_FIELDS)
+
+#define GP_OFF_CPU_FIELDS(F) \
+  F(pid, kPlain) F(tid, kPlain) F(start_ns, kDelta) F(end_ns, kAfter) F(blocked_ns, kPlain) \
+  F(count, kPlain) F(stack_id, kStack) F(reason, kPlain)
+GP_DEFINE_SCHEMA(OffCpuRecord, GP_OFF_CPU_FIELDS)
 // clang-format on
 
 // Field values travel through the codec as uint64; signed fields zigzag so that small
