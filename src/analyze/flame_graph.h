@@ -42,7 +42,9 @@ enum class FlameFrameKind : uint8_t {
   kKernel,
   kMemcpy,
   kMemset,
-  kPython,  // a Python function: "qualname (file.py:87)"
+  kPython,      // a Python function: "qualname (file.py:87)"
+  kSourceLine,  // --pc-frames: "[line] file.cu:51", a kernel's share of PC samples
+  kStall,       // --pc-frames: "[stall] long_scoreboard" above its line
 };
 
 struct FlameFrame {

@@ -17,6 +17,7 @@
 
 #include "base/record_defaults.h"
 #include "cli/command.h"
+#include "cli/pc_lines.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
@@ -141,7 +142,9 @@ Result<std::string> PrepareOutputDir(const RecordOptions& options) {
   return fs::absolute(dir).lexically_normal().string();
 }
 
-int RunRecord(const RecordOptions& options) {
+}  // namespace
+
+int RunRecord(const RecordOptions& options, std::string* recorded_dir) {
   if (options.command.empty()) {
     return ReportError(Error(StatusCode::kInvalidArgument,
                              "nothing to record: give a command after --, e.g. "
@@ -218,11 +221,19 @@ int RunRecord(const RecordOptions& options) {
     if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
     return exit_code;
   }
+  if (recorded_dir != nullptr) *recorded_dir = *dir;
   if (!options.no_symbolize) {
     Status symbolized = SymbolizeRecording(*dir, options.quiet);
     if (!symbolized.ok()) {
       std::fprintf(stderr, "gpuperf: warning: symbolization failed: %s\n",
                    symbolized.message().c_str());
+    }
+  }
+  if (options.pc_sampling) {
+    Status lines = ResolvePcSampleLines(*dir, options.quiet);
+    if (!lines.ok()) {
+      std::fprintf(stderr, "gpuperf: warning: PC samples not mapped to lines: %s\n",
+                   lines.message().c_str());
     }
   }
   if (!options.quiet) {
@@ -239,6 +250,8 @@ int RunRecord(const RecordOptions& options) {
   }
   return exit_code;
 }
+
+namespace {
 
 void RegisterRecord(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RecordOptions>();

@@ -51,6 +51,14 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                  "Path of libgpuperf_inject.so (default: next to the gpuperf binary)");
   cmd.add_option("--save-buffers", o.save_buffers_dir,
                  "Also save raw CUPTI buffers in this directory (for gpuperf's own tests)");
+  cmd.add_flag("--pc-sampling", o.pc_sampling,
+               "Sample the GPU's program counters with their stall reasons; `report`, `source` "
+               "and `flamegraph --pc-frames` then show the hot source lines of each kernel "
+               "(kernels built with nvcc -lineinfo)");
+  cmd.add_option("--pc-period", o.pc_period,
+                 "PC sampling period: one sample per SM every 2^N cycles (5..31; default: "
+                 "CUPTI's choice)")
+      ->check(CLI::Range(5, 31));
   cmd.add_option("command", o.command, "The command to record, after --")->expected(-1);
 }
 
@@ -93,6 +101,18 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   if (o.quiet) env.emplace_back("GPUPERF_LOG", "quiet");
   if (o.verbose) env.emplace_back("GPUPERF_LOG", "verbose");
   if (!o.save_buffers_dir.empty()) env.emplace_back("GPUPERF_SAVE_BUFFERS", o.save_buffers_dir);
+  if (!o.metric_set.empty()) {
+    env.emplace_back("GPUPERF_METRICS", o.metric_set);
+    env.emplace_back("GPUPERF_METRICS_KERNEL", o.metric_kernel);
+    env.emplace_back("GPUPERF_METRICS_RANGES",
+                     o.metric_ranges.empty() ? "kernel" : o.metric_ranges);
+    // NVTX ranges reach CUPTI's callbacks only through NVTX's injection hook.
+    if (o.metric_ranges == "nvtx" && !nvtx) env.emplace_back("NVTX_INJECTION64_PATH", library);
+  }
+  if (o.pc_sampling) {
+    env.emplace_back("GPUPERF_PC_SAMPLING", "1");
+    if (o.pc_period) env.emplace_back("GPUPERF_PC_PERIOD", std::to_string(o.pc_period));
+  }
   return env;
 }
 

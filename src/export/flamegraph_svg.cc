@@ -142,6 +142,10 @@ std::string FrameColour(const FlameFrame& frame) {
       return HslHex(210, 0.06, 0.76 + 0.06 * b);
     case FlameFrameKind::kPython:  // yellow, past the CPU frames' amber
       return HslHex(54 + 10 * a, 0.85, 0.62 + 0.06 * b);
+    case FlameFrameKind::kSourceLine:  // pale green, the kernels' family
+      return HslHex(96 + 20 * a, 0.45, 0.70 + 0.06 * b);
+    case FlameFrameKind::kStall:  // rose: where warps wait
+      return HslHex(338 + 14 * a, 0.60, 0.72 + 0.06 * b);
   }
   return "#cccccc";
 }
@@ -164,6 +168,10 @@ char KindClass(FlameFrameKind kind) {
       return 's';
     case FlameFrameKind::kPython:
       return 'p';
+    case FlameFrameKind::kSourceLine:
+      return 'l';
+    case FlameFrameKind::kStall:
+      return 't';
   }
   return 'x';
 }
@@ -490,16 +498,26 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
         {"memset", FlameFrameKind::kMemset, "memset"},
         {"context", FlameFrameKind::kContext, "[unknown launch]"},
         {"Python frame", FlameFrameKind::kPython, "main"},
+        {"source line", FlameFrameKind::kSourceLine, "[line] a.cu:1"},
+        {"stall reason", FlameFrameKind::kStall, "[stall] long_scoreboard"},
     };
     // The Python entry only where there are Python frames: other graphs stay as they were.
     const bool python =
         std::any_of(graph_.frames.begin(), graph_.frames.end(),
                     [](const FlameFrame& f) { return f.kind == FlameFrameKind::kPython; });
+    // Line and stall entries only where --pc-frames drew them.
+    const bool pc_frames =
+        std::any_of(graph_.frames.begin(), graph_.frames.end(),
+                    [](const FlameFrame& f) { return f.kind == FlameFrameKind::kStall; });
     const int y = height - kFooter + 20;
     out_ += "<g class=\"legend\">";
     int x = kPad;
     for (const Entry& e : entries) {
       if (e.kind == FlameFrameKind::kPython && !python) continue;
+      if ((e.kind == FlameFrameKind::kSourceLine || e.kind == FlameFrameKind::kStall) &&
+          !pc_frames) {
+        continue;
+      }
       out_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y - 10) +
               "\" width=\"12\" height=\"12\" rx=\"2\" fill=\"" +
               FrameColour(FlameFrame{e.sample, e.kind}) + "\"/><text x=\"" +

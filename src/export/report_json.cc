@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "export/report_hardware.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
@@ -303,6 +304,7 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   if (options.Wants("utilization")) j["utilization"] = Utilization(model);
   if (options.Wants("nvtx")) j["nvtx"] = Nvtx(model);
   if (options.Wants("overhead")) j["overhead"] = Overhead(model);
+  if (options.Wants("hardware")) PutHardwareJson(model, j);
   return j;
 }
 

@@ -130,4 +130,18 @@ std::string_view EnumName(OverheadKind value) {
   return "unknown";
 }
 
+std::string_view EnumName(MetricRangeKind value) {
+  switch (value) {
+    case MetricRangeKind::kKernel:
+      return "kernel";
+    case MetricRangeKind::kNvtx:
+      return "nvtx";
+    case MetricRangeKind::kWindow:
+      return "window";
+    case MetricRangeKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 }  // namespace gpuperf

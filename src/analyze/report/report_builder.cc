@@ -15,7 +15,7 @@ namespace {
 constexpr SectionFactory kSections[] = {
     MakeProcessesSection, MakeKernelsSection, MakeApiSection,         MakeCopiesSection,
     MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
-    MakeOverheadSection,  MakeLossSection,
+    MakeOverheadSection,  MakeLossSection,    MakeHardwareSection,
 };
 
 // The records of `records` that `keep` accepts: the chunk itself when it accepts all
@@ -242,6 +242,24 @@ class ReportBuilder final : public RecordSink {
     for (auto& s : sections_) s->OnOverheads(kept);
   }
 
+  void OnMetricRange(std::span<const MetricRangeRecord> records) override {
+    auto kept =
+        Kept(records, metric_ranges_, [&](const MetricRangeRecord& r) { return PidOk(r.pid); });
+    for (auto& s : sections_) s->OnMetricRanges(kept);
+  }
+  void OnMetricValue(std::span<const MetricValueRecord> records) override {
+    auto kept =
+        Kept(records, metric_values_, [&](const MetricValueRecord& v) { return PidOk(v.pid); });
+    for (auto& s : sections_) s->OnMetricValues(kept);
+  }
+  void OnPcSample(const PcSampleRecord& sample) override {
+    if (!PidOk(sample.pid)) return;
+    for (auto& s : sections_) s->OnPcSample(sample);
+  }
+  void OnSassLine(const SassLineRecord& line) override {
+    for (auto& s : sections_) s->OnSassLine(line);
+  }
+
   ReportModel Finish(const ReadReport& read_report) {
     context_.read_report_ = read_report;
     if (context_.origin_ == kNoTime) context_.origin_ = 0;
@@ -342,6 +360,8 @@ class ReportBuilder final : public RecordSink {
   std::vector<NvtxRecord> nvtx_;
   std::vector<OverheadRecord> overheads_;
   std::vector<LaunchLinkRecord> links_;
+  std::vector<MetricRangeRecord> metric_ranges_;
+  std::vector<MetricValueRecord> metric_values_;
 };
 
 namespace {

@@ -209,6 +209,10 @@ class ReportSection {
   virtual void OnMemory(std::span<const MemoryRecord> records) {}
   virtual void OnNvtxRanges(std::span<const NvtxRecord> records) {}
   virtual void OnOverheads(std::span<const OverheadRecord> records) {}
+  virtual void OnMetricRanges(std::span<const MetricRangeRecord> records) {}
+  virtual void OnMetricValues(std::span<const MetricValueRecord> records) {}
+  virtual void OnPcSample(const PcSampleRecord& sample) {}
+  virtual void OnSassLine(const SassLineRecord& line) {}
   // After the whole trace, in the order the sections are listed in report_builder.cc.
   virtual void Finish(ReportModel& model) = 0;
 };
@@ -225,5 +229,6 @@ std::unique_ptr<ReportSection> MakeUtilizationSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeNvtxSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeOverheadSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
+std::unique_ptr<ReportSection> MakeHardwareSection(ReportContext& context);
 
 }  // namespace gpuperf::report

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyze/occupancy.h"
+#include "analyze/report/hardware_model.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
@@ -248,6 +249,8 @@ struct ReportModel {
   std::vector<UtilizationRow> utilization;
   std::vector<NvtxRow> nvtx;
   OverheadSummary overhead;
+  std::vector<HardwareRow> hardware;     // `gpuperf metrics`: kernels, then ranges
+  std::vector<PcKernelRow> pc_sampling;  // `record --pc-sampling`: hot lines per kernel
   uint64_t gap_threshold_ns = 0;
 };
 
