@@ -3,8 +3,9 @@
 //   fma      eight independent FMA chains per thread, no memory traffic (compute bound)
 //   latency  one warp per SM chasing pointers through 256 MiB (latency bound, low occupancy)
 //   hotloop  a dependent loop on lines marked "hot loop" (where PC samples must land)
-// Each kernel runs --repeat times (default 3); with --nvtx each phase is an NVTX range named
-// after its kernel. The program times each phase with CUDA events and prints, besides the
+// Each kernel runs once to warm up, then --repeat times (default 3); with --nvtx those timed
+// launches are an NVTX range named after the kernel (setup and warm-up stay outside, so a
+// range's metrics are the kernel's). The program times each phase with CUDA events and prints, besides the
 // summary line, "hw_bound: kernel=... ms=... bytes=... gbps=..." per phase, and the device's
 // peak DRAM bandwidth from its attributes, so a check can compare gpuperf's numbers with the
 // program's own.
@@ -67,17 +68,23 @@ void Report(const Phase& p) {
               p.ms > 0 ? p.bytes / (p.ms * 1e6) : 0.0);
 }
 
-// Times `repeat` launches of `launch` with events; the per-launch average.
+bool g_nvtx = false;
+
+// Times `repeat` launches of `launch` with events (after one to warm up, which also loads the
+// module); the per-launch average. With --nvtx the timed launches are the range `name`.
 template <class Launch>
-float TimeLaunches(int repeat, Launch launch) {
+float TimeLaunches(const char* name, int repeat, Launch launch) {
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  launch();  // warm-up, also loads the module
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (g_nvtx) nvtxRangePushA(name);
   CUDA_CHECK(cudaEventRecord(start));
   for (int r = 0; r < repeat; ++r) launch();
   CUDA_CHECK(cudaEventRecord(stop));
   CUDA_CHECK(cudaEventSynchronize(stop));
+  if (g_nvtx) nvtxRangePop();
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
   CUDA_CHECK(cudaEventDestroy(start));
@@ -91,14 +98,13 @@ int main(int argc, char** argv) {
   const char* usage = "[--kernel copy|fma|latency|hotloop|all] [--repeat N] [--nvtx]";
   std::string which = "all";
   int repeat = 3;
-  bool nvtx = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
       which = argv[++i];
     } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
       repeat = static_cast<int>(examples::ParsePositive(argv[++i], "--repeat"));
     } else if (std::strcmp(argv[i], "--nvtx") == 0) {
-      nvtx = true;
+      g_nvtx = true;
     } else {
       examples::DieUsage(argv[0], usage);
     }
@@ -122,13 +128,11 @@ int main(int argc, char** argv) {
 
   auto run = [&](const char* name, auto body) {
     if (which != "all" && which != name) return;
-    if (nvtx) nvtxRangePushA(name);
     Phase phase = body();
-    if (nvtx) nvtxRangePop();
     phase.kernel = name;
     Report(phase);
     summary.kernels += repeat + 1;
-    summary.nvtx_ranges += nvtx ? 1 : 0;
+    summary.nvtx_ranges += g_nvtx ? 1 : 0;
   };
 
   run("copy", [&] {
@@ -139,7 +143,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemset(in, 1, n * sizeof(float4)));
     summary.memset_bytes += static_cast<long long>(n * sizeof(float4));
     Phase p;
-    p.ms = TimeLaunches(repeat, [&] {
+    p.ms = TimeLaunches("copy", repeat, [&] {
       copy_kernel<<<sms * 8, 256>>>(in, out, n);
       CUDA_CHECK_LAUNCH();
     });
@@ -152,7 +156,7 @@ int main(int argc, char** argv) {
     float* out = nullptr;
     CUDA_CHECK(cudaMalloc(&out, 1024 * sizeof(float)));
     Phase p;
-    p.ms = TimeLaunches(repeat, [&] {
+    p.ms = TimeLaunches("fma", repeat, [&] {
       fma_kernel<<<sms * 16, 256>>>(out, 4096);
       CUDA_CHECK_LAUNCH();
     });
@@ -171,7 +175,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemcpy(d_next, next.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
     summary.memcpy_bytes += static_cast<long long>(n * sizeof(unsigned));
     Phase p;
-    p.ms = TimeLaunches(repeat, [&] {
+    p.ms = TimeLaunches("latency", repeat, [&] {
       latency_kernel<<<sms, 32>>>(d_next, out, 2048);
       CUDA_CHECK_LAUNCH();
     });
@@ -187,7 +191,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemset(in, 0, n * sizeof(float)));
     summary.memset_bytes += n * sizeof(float);
     Phase p;
-    p.ms = TimeLaunches(repeat, [&] {
+    p.ms = TimeLaunches("hotloop", repeat, [&] {
       hot_loop_kernel<<<n / 256, 256>>>(out, in, n, 200000);
       CUDA_CHECK_LAUNCH();
     });

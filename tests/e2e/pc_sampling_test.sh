@@ -58,7 +58,7 @@ assert k["samples"] == 1000 and loop == 950 and k["has_lines"], (k["samples"], l
 PY
 
 # gpuperf source: the source lines (found by name in --source-dir) with their samples.
-"$GPUPERF" source "$dir/lines" hot_loop --source-dir "$SRC/examples" > "$dir/source.txt" 2>&1 ||
+"$GPUPERF" source "$dir/lines" hot_loop --source-dir "$SRC/tests/data/metrics" > "$dir/source.txt" 2>&1 ||
   fail "source: $(tail -2 "$dir/source.txt")"
 grep -qE "^ +700 +70.0% +51 +y = y \* x \+ 0.5f;" "$dir/source.txt" ||
   fail "annotated line 51 missing: $(grep ' 51 ' "$dir/source.txt")"

@@ -71,6 +71,13 @@ bool RangeSession::Setup(Recorder& recorder, const std::string& metric_set) {
   if (r != CUPTI_SUCCESS) return Fail(&recorder, "cuptiGetDeviceId", r);
   cuptiGetContextId(context_, &context_id_);
 
+  static const CUptiResult initialized = [] {
+    auto init =
+        CuptiParams<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    return cuptiProfilerInitialize(&init);
+  }();
+  if (initialized != CUPTI_SUCCESS) return Fail(&recorder, "cuptiProfilerInitialize", initialized);
+
   auto supported = CuptiParams<CUpti_Profiler_DeviceSupported_Params>(
       CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   supported.cuDevice = static_cast<CUdevice>(device_id_);
@@ -84,13 +91,6 @@ bool RangeSession::Setup(Recorder& recorder, const std::string& metric_set) {
     LogOnceFor(&g_failure_logged, "%s", line.c_str());
     return false;
   }
-  static const CUptiResult initialized = [] {
-    auto init =
-        CuptiParams<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-    return cuptiProfilerInitialize(&init);
-  }();
-  if (initialized != CUPTI_SUCCESS) return Fail(&recorder, "cuptiProfilerInitialize", initialized);
-
   auto chip =
       CuptiParams<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = device_id_;
