@@ -42,7 +42,7 @@ metrics_check() {
   grep '^hw_bound:' "$m/plain.out" | sed 's/^/   /' | tee -a "$log"
 
   # 2. Per kernel.
-  timed metrics "$gp" metrics -o "$w/kernel" --force -- "$hw" --repeat 3 ||
+  timed metrics "$gp" metrics -v -o "$w/kernel" --force -- "$hw" --repeat 3 ||
     problems+=("gpuperf metrics exit $?")
   cat "$m/metrics.out" >> "$log"
   grep -E '^gpuperf' "$m/metrics.err" | sed 's/^/   /' >> "$log"
@@ -61,7 +61,7 @@ metrics_check() {
   fi
 
   # 4. Per NVTX range, and per time window.
-  timed ranges "$gp" metrics --ranges nvtx -o "$w/nvtx" --force -- "$hw" --nvtx --repeat 3 ||
+  timed ranges "$gp" metrics -v --ranges nvtx -o "$w/nvtx" --force -- "$hw" --nvtx --repeat 3 ||
     problems+=("metrics --ranges nvtx exit $?")
   cat "$m/ranges.out" >> "$log"
   "$gp" report "$w/nvtx" --sections hardware --json -o "$m/nvtx.json" 2>> "$m/ranges.err"
@@ -73,7 +73,7 @@ metrics_check() {
   timed record "$gp" record -o "$w/record" --force -- "$hw" --kernel hotloop --repeat 3 ||
     problems+=("record exit $?")
   timed plain_hotloop "$hw" --kernel hotloop --repeat 3
-  timed pcsampling "$gp" record --pc-sampling -o "$w/pc" --force -- "$hw" --kernel hotloop --repeat 3 ||
+  timed pcsampling "$gp" record -v --pc-sampling -o "$w/pc" --force -- "$hw" --kernel hotloop --repeat 3 ||
     problems+=("record --pc-sampling exit $?")
   grep -E '^gpuperf|^  ' "$m/pcsampling.err" | sed 's/^/   /' >> "$log"
   "$gp" report "$w/pc" --sections hardware --json -o "$m/pc.json" 2>> "$m/pcsampling.err"
