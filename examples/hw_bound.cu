@@ -5,10 +5,10 @@
 //   hotloop  a dependent loop on lines marked "hot loop" (where PC samples must land)
 // Each kernel runs once to warm up, then --repeat times (default 3); with --nvtx those timed
 // launches are an NVTX range named after the kernel (setup and warm-up stay outside, so a
-// range's metrics are the kernel's). The program times each phase with CUDA events and prints, besides the
-// summary line, "hw_bound: kernel=... ms=... bytes=... gbps=..." per phase, and the device's
-// peak DRAM bandwidth from its attributes, so a check can compare gpuperf's numbers with the
-// program's own.
+// range's metrics are the kernel's). The program times each phase with CUDA events and prints,
+// besides the summary line, "hw_bound: kernel=... ms=... bytes=... gbps=..." per phase, and the
+// device's peak DRAM bandwidth from its attributes, so a check can compare gpuperf's numbers with
+// the program's own.
 //
 // usage: hw_bound [--kernel copy|fma|latency|hotloop|all] [--repeat N] [--nvtx]
 #include <nvtx3/nvToolsExt.h>
