@@ -108,11 +108,18 @@ void KernelLaunchEnter(const CUpti_CallbackData* data) {
     session->mutex().unlock();
     return;
   }
-  if (session->full()) FlushSession(*session);
+  // A launch from another thread: the profiler is started again on that thread, as it must run
+  // on the thread that launches (Kineto's range profiler found so); each run of ranges then
+  // belongs to one thread.
+  const uint32_t tid = ThreadId();
+  if (session->full() || (session->started() && session->start_tid != tid)) {
+    FlushSession(*session);
+  }
   if (!session->Start()) {
     session->mutex().unlock();
     return;
   }
+  session->start_tid = tid;
   PendingRange range;
   range.kind = MetricRangeKind::kKernel;
   range.name = g_recorder->names.Intern(data->symbolName);

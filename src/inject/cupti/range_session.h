@@ -62,6 +62,8 @@ class RangeSession {
   bool full() const { return ranges_.size() >= options_.max_ranges; }
   uint32_t device_id() const { return device_id_; }
 
+  // The thread that started the profiler (range_profiler.cc restarts it on another's launch).
+  uint32_t start_tid = 0;
   // User ranges of one thread at a time (the range stack is the context's).
   uint32_t owner_tid = 0;
   uint32_t depth = 0;
