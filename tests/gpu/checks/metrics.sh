@@ -180,6 +180,30 @@ def ratio(a, b): return f"{times[a]/times[b]:.2f}x" if a in times and b in times
 print(f"     wall seconds: {times}")
 print(f"     overhead: metrics per kernel {ratio('metrics','plain')}, per NVTX range {ratio('ranges','plain')}, "
       f"record {ratio('record','plain_hotloop')}, record --pc-sampling {ratio('pcsampling','plain_hotloop')} (hot loop)")
+# A table for docs/hardware-metrics.md ("Accuracy and overhead").
+with open(f"{m}/overhead.md", "w") as md:
+    md.write("| run of hw_bound | wall s | vs the plain run |\n|---|---|---|\n")
+    for name, base, what in (("plain", "plain", "all kernels, no profiler"),
+                             ("metrics", "plain", "gpuperf metrics (per kernel, basic)"),
+                             ("ranges", "plain", "gpuperf metrics --ranges nvtx"),
+                             ("plain_hotloop", "plain_hotloop", "hot loop only, no profiler"),
+                             ("record", "plain_hotloop", "gpuperf record"),
+                             ("pcsampling", "plain_hotloop", "gpuperf record --pc-sampling")):
+        if name in times:
+            md.write(f"| {what} | {times[name]:.2f} | {ratio(name, base)} |\n")
+    # Per kernel, as the program timed it (CUDA events around its launches).
+    def kernel_ms(name):
+        try: text = open(f"{m}/{name}.out").read()
+        except FileNotFoundError: return {}
+        return {k: float(ms) for k, ms in re.findall(r"kernel=(\w+) ms=([\d.]+)", text)}
+    base_ms, hot_ms = kernel_ms("plain"), kernel_ms("plain_hotloop")
+    md.write("\n| kernel (ms per launch, program's events) | plain | metrics per kernel | metrics per NVTX range | record | record --pc-sampling |\n|---|---|---|---|---|---|\n")
+    for k in ("copy", "fma", "latency", "hotloop"):
+        cells = [base_ms.get(k) if k != "hotloop" else hot_ms.get(k),
+                 kernel_ms("metrics").get(k), kernel_ms("ranges").get(k),
+                 kernel_ms("record").get(k), kernel_ms("pcsampling").get(k)]
+        md.write(f"| {k} | " + " | ".join("-" if c is None else f"{c:.3f}" for c in cells) + " |\n")
+print(open(f"{m}/overhead.md").read())
 print(f"verdict: {len(fails)} failed")
 PY
   local verdict; verdict=$(grep -c '^FAIL' "$log")
