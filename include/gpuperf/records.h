@@ -347,6 +347,75 @@ struct OffCpuRecord {
   OffCpuReason reason = OffCpuReason::kOther;
 };
 
+// ---- Hardware metrics: `gpuperf metrics` (docs/hardware-metrics.md) ----
+
+// What a metric range covers.
+enum class MetricRangeKind : uint8_t { kUnknown = 0, kKernel = 1, kNvtx = 2, kWindow = 3 };
+
+// One range CUPTI's range profiler measured: one kernel launch (kernel replay: the kernel ran
+// alone, once per pass, so `serialized` is set and its times are not those of a normal run), or
+// one NVTX range or time window (one pass, kernels kept concurrent).
+struct MetricRangeRecord {
+  uint32_t pid = 0;
+  uint32_t range_id = 0;  // 1-based, per process; MetricValueRecord names it
+  MetricRangeKind kind = MetricRangeKind::kUnknown;
+  StringId name = 0;        // the kernel (mangled) or the range's name
+  StringId metric_set = 0;  // "basic", "memory", ...
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t correlation_id = 0;  // kernels: the launch's (links its launch stack); else 0
+  uint64_t start_ns = 0;        // CPU clock: launch enter, range push
+  uint64_t end_ns = 0;          // launch exit (replay included), range pop
+  uint32_t passes = 0;          // hardware passes the metric set needed
+  uint8_t serialized = 0;       // kernels ran one at a time (replay): times are not comparable
+};
+
+// One metric of one range, as CUPTI evaluated it (units: the metric's own, e.g. percent,
+// byte/second, nanosecond).
+struct MetricValueRecord {
+  uint32_t pid = 0;
+  uint32_t range_id = 0;
+  StringId metric = 0;  // CUPTI's metric name, e.g. "dram__bytes.sum.per_second"
+  double value = 0;
+};
+
+// ---- PC sampling: `gpuperf record --pc-sampling` (variable length: chunk type 35) ----
+
+struct PcStallCount {
+  StringId reason = 0;  // CUPTI's stall reason name, e.g. "smsp__pcsamp_warps_issue_stalled_..."
+  uint64_t samples = 0;
+};
+
+// The samples of one instruction since the previous record of it (readers add them up).
+struct PcSampleRecord {
+  uint32_t pid = 0;
+  uint64_t cubin_crc = 0;       // CUPTI's CRC of the module's cubin (CubinRecord names its file)
+  StringId function = 0;        // mangled
+  uint64_t pc_offset = 0;       // from the start of the function
+  uint32_t correlation_id = 0;  // 0 in continuous mode (kernels not serialized)
+  std::vector<PcStallCount> stalls;
+};
+
+// A module the process loaded, saved as <trace dir>/<file> (named by its CRC).
+struct CubinRecord {
+  uint32_t pid = 0;
+  uint64_t crc = 0;
+  uint64_t bytes = 0;
+  StringId file = 0;  // relative to the trace's directory, e.g. "cubins/1a2b3c4d5e6f7a8b.cubin"
+};
+
+// Where an instruction of a sampled function comes from, written by `record` after the run from
+// the saved cubin: its DWARF line table (kernels built with -lineinfo) and, where nvdisasm was
+// found, the instruction's SASS text. line 0: no line information.
+struct SassLineRecord {
+  uint64_t cubin_crc = 0;
+  StringId function = 0;
+  uint64_t pc_offset = 0;
+  StringId file = 0;  // directory and name as the compiler recorded them
+  uint32_t line = 0;
+  StringId instruction = 0;  // "FFMA R4, R2, R3, R4" (0: not disassembled)
+};
+
 // Every fixed-size record type: X(TypeName, snake_name, plural, chunk type number); the
 // plural names the vectors of them (Trace::kernels, Trace::memories).
 // Chunk type numbers are part of the file format: never reuse or renumber one.
@@ -369,6 +438,8 @@ struct OffCpuRecord {
   X(Stat, stat, stats, 16)                                                \
   X(Module, module, modules, 17)                                          \
   X(CpuSample, cpu_sample, cpu_samples, 18)                               \
-  X(OffCpu, off_cpu, off_cpus, 19)
+  X(OffCpu, off_cpu, off_cpus, 19)                                        \
+  X(MetricRange, metric_range, metric_ranges, 20)                         \
+  X(MetricValue, metric_value, metric_values, 21)
 
 }  // namespace gpuperf

@@ -126,7 +126,25 @@ enum class StatSeverity : uint8_t {
   X(live_update_ns, 72, kInfo,                                                                     \
     "CPU time the writer thread spent folding records into the live page (ns)")                    \
   X(live_records_left_out, 73, kInfo,                                                              \
-    "records of devices past the live page's 16 (in the trace, not on the page)")
+    "records of devices past the live page's 16 (in the trace, not on the page)")                  \
+  /* 75-84: hardware metrics and PC sampling (src/inject/cupti, docs/hardware-metrics.md) */       \
+  X(metric_ranges, 75, kInfo,                                                                      \
+    "ranges (kernels, NVTX ranges, windows) the range profiler measured")                          \
+  X(metric_ranges_lost, 76, kDataLoss,                                                             \
+    "measured ranges whose values were lost (CUPTI dropped them or could not evaluate them)")      \
+  X(metric_names_unmatched, 77, kWarning,                                                          \
+    "kernel ranges whose kernel could not be named (launches and ranges did not pair up)")         \
+  X(hardware_unavailable, 78, kWarning,                                                            \
+    "contexts where counters or PC sampling could not be used (the log line says how to fix it)")  \
+  X(profiler_ns, 79, kInfo,                                                                        \
+    "time the range profiler and PC sampling took on the application's threads (ns)")              \
+  X(pc_samples, 80, kInfo, "PC samples collected")                                                 \
+  X(pc_samples_dropped, 81, kDataLoss, "PC samples the hardware dropped (its buffer was full)")    \
+  X(pc_samples_unattributed, 82, kInfo,                                                            \
+    "PC samples CUPTI does not attribute to an instruction (kernels of the driver and libraries)") \
+  X(cubins_saved, 83, kInfo, "cubins saved beside the trace for line mapping")                     \
+  X(cubins_not_saved, 84, kWarning,                                                                \
+    "cubins not saved (disk error, or over the size cap): their samples stay at SASS offsets")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -61,6 +61,9 @@ enum class FlameFrameKind : uint8_t {
   kOnCpu,       // the "[cpu]" leaf: on-CPU time
   kOffCpu,      // the "[off-cpu]" leaf: blocked time
   kGpuWait,     // "[wait: GPU sync]", "[spin: GPU sync]": inside a call that waits for the GPU
+  // PC samples (analyze/pc_frames.h):
+  kSourceLine,  // --pc-frames: "[line] file.cu:51", a kernel's share of PC samples
+  kStall,       // --pc-frames: "[stall] long_scoreboard" above its line
 };
 
 struct FlameFrame {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "analyze/flame_graph.h"
+#include "analyze/flame_pc_frames.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
@@ -31,6 +32,7 @@ struct FlamegraphArgs {
   std::string kernel;
   bool inverted = false;
   bool python_internals = false;
+  bool pc_frames = false;
   std::string title;
   double min_width_percent = 0.05;
 };
@@ -115,6 +117,16 @@ int RunFlamegraph(const FlamegraphArgs& args) {
         Error(StatusCode::kInvalidArgument,
               args.trace + " has no CPU samples: record with --cpu and/or --off-cpu"));
   }
+  if (args.pc_frames) {
+    auto profile = LoadPcProfile(args.trace, options.pid);
+    if (!profile.ok()) return ReportError(profile.status());
+    if (profile->functions.empty()) {
+      return ReportError(Error(StatusCode::kInvalidArgument,
+                               "--pc-frames: the trace has no PC samples (record with "
+                               "`gpuperf record --pc-sampling`)"));
+    }
+    AddPcFrames(*graph, *profile, options);
+  }
   const DataLossSummary loss = SummarizeDataLoss(report, graph->recording_loss);
   if (loss.any()) std::fprintf(stderr, "gpuperf: warning: %s\n", loss.line.c_str());
   svg.data_loss = loss.line;
@@ -191,6 +203,9 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   cmd->add_flag("--python-internals", args->python_internals,
                 "Keep the Python interpreter's own frames (_PyEval_EvalFrameDefault, ...)\n"
                 "in stacks with Python frames");
+  cmd->add_flag("--pc-frames", args->pc_frames,
+                "Above each kernel, its source lines and stall reasons, as wide as their share "
+                "of its PC samples (traces of `record --pc-sampling`)");
   cmd->add_option("--title", args->title, "SVG title");
   cmd->add_option("--min-width", args->min_width_percent,
                   "SVG: do not draw frames narrower than this % of the total")

@@ -19,6 +19,7 @@
 #include "base/record_defaults.h"
 #include "cli/command.h"
 #include "cli/other_profilers.h"
+#include "cli/pc_lines.h"
 #include "cli/record_cpu.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
@@ -178,7 +179,9 @@ int RecordSystemOnly(const RecordOptions& options) {
   return kExitOk;
 }
 
-int RunRecord(RecordOptions& options) {
+}  // namespace
+
+int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   if (options.system && !WantsCpuRecording(options)) {
     return ReportError(
         Error(StatusCode::kInvalidArgument, "--system samples CPUs: add --cpu and/or --off-cpu"));
@@ -305,11 +308,19 @@ int RunRecord(RecordOptions& options) {
     if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
     return exit_code;
   }
+  if (recorded_dir != nullptr) *recorded_dir = *dir;
   if (!options.no_symbolize) {
     Status symbolized = SymbolizeRecording(*dir, options.quiet);
     if (!symbolized.ok()) {
       std::fprintf(stderr, "gpuperf: warning: symbolization failed: %s\n",
                    symbolized.message().c_str());
+    }
+  }
+  if (options.pc_sampling) {
+    Status lines = ResolvePcSampleLines(*dir, options.quiet);
+    if (!lines.ok()) {
+      std::fprintf(stderr, "gpuperf: warning: PC samples not mapped to lines: %s\n",
+                   lines.message().c_str());
     }
   }
   if (!options.quiet && flight_settings.window_ms) {
@@ -332,6 +343,8 @@ int RunRecord(RecordOptions& options) {
   }
   return exit_code;
 }
+
+namespace {
 
 void RegisterRecord(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RecordOptions>();

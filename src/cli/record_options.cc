@@ -79,6 +79,14 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_flag("--system", o.system,
                "--cpu/--off-cpu: every process on the machine, not only the command's (root);\n"
                "without a command, for --duration seconds");
+  cmd.add_flag("--pc-sampling", o.pc_sampling,
+               "Sample the GPU's program counters with their stall reasons; `report`, `source` "
+               "and `flamegraph --pc-frames` then show the hot source lines of each kernel "
+               "(kernels built with nvcc -lineinfo)");
+  cmd.add_option("--pc-period", o.pc_period,
+                 "PC sampling period: one sample per SM every 2^N cycles (5..31; default: "
+                 "CUPTI's choice)")
+      ->check(CLI::Range(5, 31));
   cmd.add_option("command", o.command, "The command to record, after --")->expected(-1);
 }
 
@@ -106,6 +114,11 @@ Status ResolveFlightOptions(RecordOptions& o) {
     GP_ASSIGN_OR_RETURN(f.signal, ParseFlightSignal(o.flight_signal));
   }
   f.on_error = !o.no_flight_on_error;
+  if (f.window_ms && o.pc_sampling) {
+    return Error(StatusCode::kInvalidArgument,
+                 "--pc-sampling does not go with --flight: PC samples are totals of the whole "
+                 "run, not records of a window (record them without --flight)");
+  }
   if (!o.sample_launches.empty()) {
     if (o.no_stacks) {
       return Error(StatusCode::kInvalidArgument,
@@ -154,6 +167,18 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   }
   if (f.sample_launches_per_s) {
     env.emplace_back("GPUPERF_SAMPLE_LAUNCHES", std::to_string(f.sample_launches_per_s));
+  }
+  if (!o.metric_set.empty()) {
+    env.emplace_back("GPUPERF_METRICS", o.metric_set);
+    env.emplace_back("GPUPERF_METRICS_KERNEL", o.metric_kernel);
+    env.emplace_back("GPUPERF_METRICS_RANGES",
+                     o.metric_ranges.empty() ? "kernel" : o.metric_ranges);
+    // NVTX ranges reach CUPTI's callbacks only through NVTX's injection hook.
+    if (o.metric_ranges == "nvtx" && !nvtx) env.emplace_back("NVTX_INJECTION64_PATH", library);
+  }
+  if (o.pc_sampling) {
+    env.emplace_back("GPUPERF_PC_SAMPLING", "1");
+    if (o.pc_period) env.emplace_back("GPUPERF_PC_PERIOD", std::to_string(o.pc_period));
   }
   return env;
 }

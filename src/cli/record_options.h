@@ -42,7 +42,19 @@ struct RecordOptions {
   bool no_flight_on_error = false;
   std::string sample_launches;
   FlightSettings flight_settings;
+  // Hardware profilers (docs/hardware-metrics.md): set by `gpuperf metrics`, and by
+  // `record --pc-sampling`.
+  std::string metric_set;     // empty: no range profiler
+  std::string metric_kernel;  // regex: only these kernels (per-kernel mode)
+  std::string metric_ranges;  // "kernel", "nvtx" or "window:MS"
+  bool pc_sampling = false;
+  uint32_t pc_period = 0;  // 2^N cycles; 0: CUPTI's default
 };
+
+// Runs the command under the injection library and finishes the recording (symbols, PC
+// sample lines, the summary). Returns the command's exit status (or ours on our failure);
+// `recorded_dir` receives the directory of the traces (empty when none was written).
+int RunRecord(RecordOptions& options, std::string* recorded_dir = nullptr);
 
 void AddRecordOptions(CLI::App& cmd, RecordOptions& options);
 

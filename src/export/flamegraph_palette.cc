@@ -86,6 +86,10 @@ std::string FrameColour(const FlameFrame& frame) {
       return "#3f7fd9";
     case FlameFrameKind::kGpuWait:  // pink: the CPU waits for the GPU
       return HslHex(334, 0.70, 0.70);
+    case FlameFrameKind::kSourceLine:  // pale green, the kernels' family
+      return HslHex(96 + 20 * a, 0.45, 0.70 + 0.06 * b);
+    case FlameFrameKind::kStall:  // orchid: where warps wait (apart from the CPU's pink wait)
+      return HslHex(300 + 14 * a, 0.50, 0.74 + 0.05 * b);
   }
   return "#cccccc";
 }
@@ -116,6 +120,10 @@ char KindClass(FlameFrameKind kind) {
       return 'o';
     case FlameFrameKind::kGpuWait:
       return 'w';
+    case FlameFrameKind::kSourceLine:
+      return 'l';
+    case FlameFrameKind::kStall:
+      return 't';
   }
   return 'x';
 }

@@ -462,27 +462,26 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
         {"on-CPU", FlameFrameKind::kOnCpu, "[cpu]"},
         {"off-CPU", FlameFrameKind::kOffCpu, "[off-cpu]"},
         {"GPU wait", FlameFrameKind::kGpuWait, "[wait: GPU sync]"},
+        {"source line", FlameFrameKind::kSourceLine, "[line] a.cu:1"},
+        {"stall reason", FlameFrameKind::kStall, "[stall] long_scoreboard"},
     };
-    // The Python and CPU entries only where there are such frames: other graphs stay as
-    // they were.
-    const bool python =
-        std::any_of(graph_.frames.begin(), graph_.frames.end(),
-                    [](const FlameFrame& f) { return f.kind == FlameFrameKind::kPython; });
-    auto is_cpu_kind = [](FlameFrameKind kind) {
-      return kind == FlameFrameKind::kKernelCode || kind == FlameFrameKind::kOnCpu ||
-             kind == FlameFrameKind::kOffCpu || kind == FlameFrameKind::kGpuWait;
+    auto has_kind = [this](FlameFrameKind kind) {
+      return std::any_of(graph_.frames.begin(), graph_.frames.end(),
+                         [kind](const FlameFrame& f) { return f.kind == kind; });
+    };
+    auto optional_kind = [](FlameFrameKind kind) {
+      return kind == FlameFrameKind::kPython || kind == FlameFrameKind::kKernelCode ||
+             kind == FlameFrameKind::kOnCpu || kind == FlameFrameKind::kOffCpu ||
+             kind == FlameFrameKind::kGpuWait || kind == FlameFrameKind::kSourceLine ||
+             kind == FlameFrameKind::kStall;
     };
     const int y = height - kFooter + 20;
     out_ += "<g class=\"legend\">";
     int x = kPad;
     for (const Entry& e : entries) {
-      if (e.kind == FlameFrameKind::kPython && !python) continue;
-      if (is_cpu_kind(e.kind) && !cpu_) continue;
-      // With CPU samples the legend is long: only the kinds the graph has.
-      if (cpu_ && std::none_of(graph_.frames.begin(), graph_.frames.end(),
-                               [&e](const FlameFrame& f) { return f.kind == e.kind; })) {
-        continue;
-      }
+      // Python, CPU-sample and PC-sample kinds only where the graph has them; with CPU
+      // samples the legend is long, so only the kinds the graph has at all.
+      if ((optional_kind(e.kind) || cpu_) && !has_kind(e.kind)) continue;
       out_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y - 10) +
               "\" width=\"12\" height=\"12\" rx=\"2\" fill=\"" +
               FrameColour(FlameFrame{e.sample, e.kind}) + "\"/><text x=\"" +

@@ -235,6 +235,29 @@ Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::
     w.Row({"gpuperf_compress", "", N(s.compress_ns)});
     w.Row({"wall", "", N(s.wall_ns)});
   }
+  // Only traces with hardware data have these tables.
+  if (o.Wants("hardware") && !m.hardware.empty()) {
+    w.Begin("hardware", {"kind", "name", "short_name", "ranges", "passes", "serialized", "bound",
+                         "metric", "value"});
+    for (const HardwareRow& r : m.hardware) {
+      for (const MetricValue& v : r.metrics) {
+        w.Row({std::string(EnumName(r.kind)), r.name, r.display_name, N(r.ranges), N(r.passes),
+               r.serialized ? "1" : "0", r.verdict.bound, v.metric, F(v.value)});
+      }
+    }
+  }
+  if (o.Wants("hardware") && !m.pc_sampling.empty()) {
+    w.Begin("pc_lines", {"kernel", "short_name", "kernel_samples", "file", "line", "pc_offset",
+                         "samples", "stalls"});
+    for (const PcKernelRow& k : m.pc_sampling) {
+      for (const HotLineRow& l : k.lines) {
+        std::vector<std::string> stalls;
+        for (const auto& [name, n] : l.stalls) stalls.push_back(name + "=" + N(n));
+        w.Row({k.name, k.display_name, N(k.samples), l.file, N(l.line), N(l.pc_offset),
+               N(l.samples), Join(stalls, ";")});
+      }
+    }
+  }
   if (!out) return Error(StatusCode::kIoError, "cannot write the report");
   return Status::Ok();
 }

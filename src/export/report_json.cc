@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "export/report_cpu.h"
+#include "export/report_hardware.h"
 #include "export/report_insights.h"
 #include "format/enum_names.h"
 
@@ -314,6 +315,7 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   if (options.Wants("nvtx")) j["nvtx"] = Nvtx(model);
   if (options.Wants("cpu") && !model.cpu.empty()) j["cpu"] = CpuReportToJson(model.cpu);
   if (options.Wants("overhead")) j["overhead"] = Overhead(model);
+  if (options.Wants("hardware")) PutHardwareJson(model, j);
   return j;
 }
 

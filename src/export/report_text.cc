@@ -7,6 +7,7 @@
 #include "base/units.h"
 #include "export/report_cpu.h"
 #include "export/report_export.h"
+#include "export/report_hardware.h"
 #include "export/report_insights.h"
 #include "export/text_table.h"
 #include "format/enum_names.h"
@@ -379,6 +380,7 @@ Status ExportReportText(const ReportModel& model, const ReportRenderOptions& opt
   if (options.Wants("nvtx")) Nvtx(model, out);
   if (options.Wants("cpu") && !model.cpu.empty()) WriteCpuReportText(model.cpu, out);
   if (options.Wants("overhead")) Overhead(model, out);
+  if (options.Wants("hardware")) WriteHardwareText(model, out);
   if (!out) return Error(StatusCode::kIoError, "cannot write the report");
   return Status::Ok();
 }

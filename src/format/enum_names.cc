@@ -144,4 +144,18 @@ std::string_view EnumName(OffCpuReason value) {
   return "other";
 }
 
+std::string_view EnumName(MetricRangeKind value) {
+  switch (value) {
+    case MetricRangeKind::kKernel:
+      return "kernel";
+    case MetricRangeKind::kNvtx:
+      return "nvtx";
+    case MetricRangeKind::kWindow:
+      return "window";
+    case MetricRangeKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 }  // namespace gpuperf

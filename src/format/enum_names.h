@@ -15,5 +15,6 @@ std::string_view EnumName(MemoryOp value);
 std::string_view EnumName(NvtxKind value);
 std::string_view EnumName(OverheadKind value);
 std::string_view EnumName(OffCpuReason value);
+std::string_view EnumName(MetricRangeKind value);
 
 }  // namespace gpuperf

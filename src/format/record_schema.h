@@ -3,6 +3,7 @@
 // field is added in exactly one place (and the format version bumped).
 #pragma once
 
+#include <bit>
 #include <type_traits>
 
 #include "gpuperf/records.h"
@@ -137,13 +138,26 @@ GP_DEFINE_SCHEMA(CpuSampleRecord, GP_CPU_SAMPLE_FIELDS)
   F(pid, kPlain) F(tid, kPlain) F(start_ns, kDelta) F(end_ns, kAfter) F(blocked_ns, kPlain) \
   F(count, kPlain) F(stack_id, kStack) F(reason, kPlain)
 GP_DEFINE_SCHEMA(OffCpuRecord, GP_OFF_CPU_FIELDS)
+
+#define GP_METRIC_RANGE_FIELDS(F)                                                           \
+  F(pid, kPlain)                                                                            \
+  F(range_id, kDelta) F(kind, kPlain) F(name, kString) F(metric_set, kString)               \
+      F(device_id, kPlain) F(context_id, kPlain) F(correlation_id, kDelta) F(start_ns, kDelta) \
+          F(end_ns, kAfter) F(passes, kPlain) F(serialized, kPlain)
+GP_DEFINE_SCHEMA(MetricRangeRecord, GP_METRIC_RANGE_FIELDS)
+
+#define GP_METRIC_VALUE_FIELDS(F) \
+  F(pid, kPlain) F(range_id, kDelta) F(metric, kString) F(value, kPlain)
+GP_DEFINE_SCHEMA(MetricValueRecord, GP_METRIC_VALUE_FIELDS)
 // clang-format on
 
 // Field values travel through the codec as uint64; signed fields zigzag so that small
-// negative numbers (error codes) stay small.
+// negative numbers (error codes) stay small; doubles travel as their bits.
 template <class T>
 uint64_t FieldToU64(T value) {
-  if constexpr (std::is_enum_v<T>) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::bit_cast<uint64_t>(static_cast<double>(value));  // exact, never rounded
+  } else if constexpr (std::is_enum_v<T>) {
     return static_cast<uint64_t>(value);
   } else if constexpr (std::is_signed_v<T>) {
     return (static_cast<uint64_t>(static_cast<int64_t>(value)) << 1) ^
@@ -155,7 +169,9 @@ uint64_t FieldToU64(T value) {
 
 template <class T>
 T FieldFromU64(uint64_t value) {
-  if constexpr (std::is_enum_v<T>) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(std::bit_cast<double>(value));
+  } else if constexpr (std::is_enum_v<T>) {
     return static_cast<T>(value);
   } else if constexpr (std::is_signed_v<T>) {
     return static_cast<T>(static_cast<int64_t>(value >> 1) ^ -static_cast<int64_t>(value & 1));

@@ -15,7 +15,7 @@ namespace {
 constexpr SectionFactory kSections[] = {
     MakeProcessesSection, MakeKernelsSection, MakeApiSection,         MakeCopiesSection,
     MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
-    MakeOverheadSection,  MakeCpuSection,     MakeLossSection,
+    MakeOverheadSection,  MakeCpuSection,     MakeLossSection,        MakeHardwareSection,
     MakeInsightsSection,  // last: its rules read what the other sections found
 };
 
@@ -270,6 +270,24 @@ class ReportBuilder final : public RecordSink {
     for (auto& s : sections_) s->OnOffCpu(kept);
   }
 
+  void OnMetricRange(std::span<const MetricRangeRecord> records) override {
+    auto kept =
+        Kept(records, metric_ranges_, [&](const MetricRangeRecord& r) { return PidOk(r.pid); });
+    for (auto& s : sections_) s->OnMetricRanges(kept);
+  }
+  void OnMetricValue(std::span<const MetricValueRecord> records) override {
+    auto kept =
+        Kept(records, metric_values_, [&](const MetricValueRecord& v) { return PidOk(v.pid); });
+    for (auto& s : sections_) s->OnMetricValues(kept);
+  }
+  void OnPcSample(const PcSampleRecord& sample) override {
+    if (!PidOk(sample.pid)) return;
+    for (auto& s : sections_) s->OnPcSample(sample);
+  }
+  void OnSassLine(const SassLineRecord& line) override {
+    for (auto& s : sections_) s->OnSassLine(line);
+  }
+
   ReportModel Finish(const ReadReport& read_report) {
     context_.read_report_ = read_report;
     if (context_.origin_ == kNoTime) context_.origin_ = 0;
@@ -373,6 +391,8 @@ class ReportBuilder final : public RecordSink {
   std::vector<OffCpuRecord> off_cpus_;
   std::vector<LaunchLinkRecord> links_;
   std::vector<LaunchLinkRecord> kept_links_;
+  std::vector<MetricRangeRecord> metric_ranges_;
+  std::vector<MetricValueRecord> metric_values_;
 };
 
 namespace {

@@ -220,6 +220,10 @@ class ReportSection {
   // Every launch link of the selected processes (unfiltered by time: a link is where a
   // record's stack is found, whenever the record falls).
   virtual void OnLaunchLinks(std::span<const LaunchLinkRecord> records) {}
+  virtual void OnMetricRanges(std::span<const MetricRangeRecord> records) {}
+  virtual void OnMetricValues(std::span<const MetricValueRecord> records) {}
+  virtual void OnPcSample(const PcSampleRecord& sample) {}
+  virtual void OnSassLine(const SassLineRecord& line) {}
   // After the whole trace, in the order the sections are listed in report_builder.cc.
   virtual void Finish(ReportModel& model) = 0;
 };
@@ -240,5 +244,6 @@ std::unique_ptr<ReportSection> MakeCpuSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
 // analyze/insights/insights_section.cc; only with ReportOptions::insights.
 std::unique_ptr<ReportSection> MakeInsightsSection(ReportContext& context);
+std::unique_ptr<ReportSection> MakeHardwareSection(ReportContext& context);
 
 }  // namespace gpuperf::report

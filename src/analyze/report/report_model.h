@@ -15,6 +15,7 @@
 
 #include "analyze/insights/insight.h"
 #include "analyze/occupancy.h"
+#include "analyze/report/hardware_model.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
@@ -300,6 +301,8 @@ struct ReportModel {
   std::vector<NvtxRow> nvtx;
   CpuReport cpu;
   OverheadSummary overhead;
+  std::vector<HardwareRow> hardware;     // `gpuperf metrics`: kernels, then ranges
+  std::vector<PcKernelRow> pc_sampling;  // `record --pc-sampling`: hot lines per kernel
   uint64_t gap_threshold_ns = 0;
   bool insights_run = false;      // ReportOptions::insights was set
   std::vector<Insight> insights;  // most time at stake first
