@@ -47,6 +47,11 @@ std::string ShortName(std::string_view name) {
     }
   }
   std::string_view head = name.substr(0, cut);
+  // A call operator without its arguments, as DWARF names a lambda's inlined body
+  // ("operator()"): the cut took the operator's own parentheses.
+  if (head.ends_with("operator") && name.substr(cut).starts_with("()")) {
+    head = name.substr(0, cut + 2);
+  }
   // Drop template arguments at any level, keep the qualified name.
   std::string out;
   depth = 0;

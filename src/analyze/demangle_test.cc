@@ -26,6 +26,11 @@ TEST(Demangle, ShortNames) {
                       "std::array<char*, 1ul>)"),
             "at::native::vectorized_elementwise_kernel");
   EXPECT_EQ(ShortName("flash_fwd_kernel"), "flash_fwd_kernel");
+  // Lambdas: DWARF names an inlined body "operator()"; the call operator keeps its "()".
+  EXPECT_EQ(ShortName("operator()"), "operator()");
+  EXPECT_EQ(ShortName("operator()<main(int, char**)::<lambda()> >"), "operator()");
+  EXPECT_EQ(ShortName("main::{lambda()#1}::operator()() const"), "main::{lambda()#1}::operator()");
+  EXPECT_EQ(ShortName("Matrix::operator()(int, int)"), "Matrix::operator()");
   EXPECT_EQ(ShortName("void at::native::(anonymous namespace)::softmax_warp_forward<float, 10>("
                       "float*, int)"),
             "at::native::(anonymous namespace)::softmax_warp_forward");

@@ -35,6 +35,17 @@ BoundVerdict JudgeBound(const HardwareRow& row) {
     memory_label = "DRAM";
   }
   if (!sm || !memory) return {"", "SM and memory throughput were not both measured"};
+  // A range (NVTX, window) holds the gaps between its kernels, which dilute every rate: on
+  // the H100, hw_bound's copy range read DRAM 50% of peak with the SMs busy 54% of it, while
+  // the same kernel alone read 85%. So a range's DRAM rate is judged over the time the SMs
+  // were busy, and the reason says how much of the range that was. (Its issue-slot rate is
+  // CUPTI's ...pct_of_peak_sustained_active: already over the active cycles.)
+  std::string busy_note;
+  const std::optional<double> busy = row.Get("sm_busy_pct");
+  if (sm_label != "SM" && busy && *busy > 0 && *busy < kRangeBusyScalePct) {
+    memory = std::min(100.0, *memory * 100 / *busy);
+    busy_note = "; SMs busy " + Pct(*busy) + " of the range, rates over that time";
+  }
   const std::optional<double> tensor = row.Get("tensor_pct");
   const std::optional<double> dram = row.Get("dram_pct");
   const std::optional<double> bandwidth = row.Get("dram_bw");
@@ -48,16 +59,17 @@ BoundVerdict JudgeBound(const HardwareRow& row) {
     if (const std::optional<double> occupancy = row.Get("occupancy")) {
       reason += "; achieved occupancy " + Pct(*occupancy);
     }
-    return {"latency", reason + ": warps wait (memory latency, dependencies, or too few warps)"};
+    return {"latency",
+            reason + ": warps wait (memory latency, dependencies, or too few warps)" + busy_note};
   }
   if (*memory >= *sm) {
     return {"memory", memory_label + " " + Pct(*memory) + " of peak vs " + sm_label + " " +
-                          Pct(*sm) + dram_note};
+                          Pct(*sm) + dram_note + busy_note};
   }
   std::string reason =
       sm_label + " " + Pct(*sm) + " of peak vs " + memory_label + " " + Pct(*memory);
   if (tensor && *tensor > 0) reason += "; tensor pipe " + Pct(*tensor);
-  return {"compute", reason};
+  return {"compute", reason + busy_note};
 }
 
 }  // namespace gpuperf

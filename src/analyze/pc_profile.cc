@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/stall_names.h"
 #include "gpuperf/trace_reader.h"
 
 namespace gpuperf {
@@ -21,6 +22,10 @@ void PcProfileCollector::AddSample(std::string_view function, uint64_t cubin_crc
   PcSite& site = sites_[Key{std::string(function), cubin_crc, pc_offset}];
   site.cubin_crc = cubin_crc;
   site.pc_offset = pc_offset;
+  if (IsNotIssuedStall(stall)) {
+    site.not_issued += samples;
+    return;
+  }
   site.samples += samples;
   site.stalls[ShortStallName(stall)] += samples;
 }
@@ -45,6 +50,7 @@ PcProfile PcProfileCollector::Finish() {
     PcFunction& f = functions[std::get<0>(key)];
     f.name = std::get<0>(key);
     f.samples += site.samples;
+    f.not_issued += site.not_issued;
     for (const auto& [stall, n] : site.stalls) f.stalls[stall] += n;
     f.has_lines |= site.line != 0;
     f.sites.push_back(std::move(site));
@@ -77,6 +83,7 @@ std::vector<PcLineRow> PcFunction::Lines() const {
     }
     row.pc_offset = std::min(row.pc_offset, site.pc_offset);
     row.samples += site.samples;
+    row.not_issued += site.not_issued;
     for (const auto& [stall, n] : site.stalls) row.stalls[stall] += n;
   }
   std::vector<PcLineRow> out;

@@ -31,7 +31,8 @@ struct PcSite {
   uint32_t line = 0;
   std::string instruction;  // SASS text where nvdisasm was found at record time
   uint64_t samples = 0;
-  StallCounts stalls;
+  uint64_t not_issued = 0;  // of `samples`: no instruction issued (base/stall_names.h)
+  StallCounts stalls;       // without the "_not_issued" reasons
 };
 
 // Samples of one source line (or, without line information, of one instruction).
@@ -40,12 +41,14 @@ struct PcLineRow {
   uint32_t line = 0;
   uint64_t pc_offset = 0;  // the line's first sampled instruction
   uint64_t samples = 0;
+  uint64_t not_issued = 0;
   StallCounts stalls;
 };
 
 struct PcFunction {
   std::string name;  // mangled
   uint64_t samples = 0;
+  uint64_t not_issued = 0;
   StallCounts stalls;
   std::vector<PcSite> sites;  // by (cubin, offset); instructions without samples too
   bool has_lines = false;     // some instruction has a source line

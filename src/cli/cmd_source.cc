@@ -177,7 +177,12 @@ int RunSource(const SourceArgs& a) {
   for (const PcFunction* f : chosen) {
     out << Demangle(f->name) << "\n  " << FormatCount(f->samples) << " PC samples ("
         << FormatPercent(profile->samples ? double(f->samples) / profile->samples : 0)
-        << " of the trace's); stalls: " << TopStalls(f->stalls, f->samples) << '\n';
+        << " of the trace's); stalls: " << TopStalls(f->stalls, f->samples);
+    if (f->not_issued > 0) {
+      out << "; nothing issued in "
+          << FormatPercent(f->samples ? double(f->not_issued) / f->samples : 0);
+    }
+    out << '\n';
     if (!f->has_lines) out << "  " << NoLineInfoLine(ShortName(Demangle(f->name))) << '\n';
     if (f->has_lines && !a.sass) {
       Annotated(*f, a, out);

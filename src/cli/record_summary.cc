@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "base/stall_names.h"
 #include "base/units.h"
 #include "gpuperf/stack_marker.h"
 #include "gpuperf/stats.h"
@@ -53,8 +54,14 @@ class TotalsSink final : public RecordSink {
   void OnMetricRange(std::span<const MetricRangeRecord> records) override {
     totals_.metric_ranges += records.size();
   }
+  // A trace's strings come before the records that name them.
+  void OnString(StringId id, std::string_view text) override {
+    if (IsNotIssuedStall(text)) not_issued_stalls_.insert(id);
+  }
   void OnPcSample(const PcSampleRecord& sample) override {
-    for (const PcStallCount& stall : sample.stalls) totals_.pc_samples += stall.samples;
+    for (const PcStallCount& stall : sample.stalls) {
+      if (!not_issued_stalls_.contains(stall.reason)) totals_.pc_samples += stall.samples;
+    }
   }
   void OnStat(std::span<const StatRecord> records) override {
     for (const auto& r : records) stats_[r.pid].Fold(r.stat, r.value);
@@ -80,6 +87,7 @@ class TotalsSink final : public RecordSink {
   std::map<std::pair<uint32_t, uint64_t>, bool> images_;  // (pid, start) -> finished
   std::map<uint32_t, StatCounters> stats_;                // by pid
   std::set<StackId> not_sampled_stacks_;  // "[launch not sampled]" (--sample-launches)
+  std::set<StringId> not_issued_stalls_;  // subsets of other reasons (base/stall_names.h)
 };
 
 }  // namespace

@@ -75,6 +75,7 @@ void PutHardwareJson(const ReportModel& m, Json& doc) {
       kernels.push_back({{"name", k.name},
                          {"display_name", k.display_name},
                          {"samples", k.samples},
+                         {"not_issued", k.not_issued},
                          {"has_lines", k.has_lines},
                          {"stalls", Stalls(k.stalls)},
                          {"lines", std::move(lines)}});
@@ -119,6 +120,7 @@ void ReadHardwareJson(const Json& doc, ReportModel& m) {
       k.name = Text(j, "name");
       k.display_name = Text(j, "display_name");
       k.samples = Number<uint64_t>(j, "samples");
+      k.not_issued = Number<uint64_t>(j, "not_issued");
       k.has_lines =
           j.contains("has_lines") && j["has_lines"].is_boolean() && j["has_lines"].get<bool>();
       k.stalls = ReadStalls(j.contains("stalls") ? j["stalls"] : Json());

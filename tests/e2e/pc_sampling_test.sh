@@ -20,7 +20,9 @@ kernel=_Z15hot_loop_kernelPfPKfii
 offset_of() { readelf --debug-dump=decodedline "$cubin" | awk -v l="$1" '$1 == "hw_bound.cu" && $2 == l {print $3; exit}'; }
 in51=$(offset_of 51) in52=$(offset_of 52) out46=$(offset_of 46)
 [[ -n $in51 && -n $in52 && -n $out46 ]] || fail "fixture lines not found by readelf"
-samples=("$in51:2:600" "$in51:9:100" "$in52:5:250" "$out46:9:50")  # 2 long_scoreboard, 5 math_pipe_throttle, 9 selected
+# 2 long_scoreboard, 5 math_pipe_throttle, 9 selected; 11 long_scoreboard_not_issued, a subset
+# of 2's samples that no total may count again.
+samples=("$in51:2:600" "$in51:9:100" "$in52:5:250" "$out46:9:50" "$in51:11:400")
 
 record() {  # record NAME CUBIN ENV...
   local name=$1 file=$2; shift 2
@@ -55,11 +57,15 @@ import json, sys
 k = json.load(open(sys.argv[1]))["pc_sampling"][0]
 loop = sum(l["samples"] for l in k["lines"] if 50 <= l["line"] <= 53)
 assert k["samples"] == 1000 and loop == 950 and k["has_lines"], (k["samples"], loop)
+assert k["not_issued"] == 400, k["not_issued"]
+assert not any(s.endswith("_not_issued") for s in k["stalls"]), k["stalls"]
 PY
 
 # gpuperf source: the source lines (found by name in --source-dir) with their samples.
 "$GPUPERF" source "$dir/lines" hot_loop --source-dir "$SRC/tests/data/metrics" > "$dir/source.txt" 2>&1 ||
   fail "source: $(tail -2 "$dir/source.txt")"
+grep -q "nothing issued in 40.0%" "$dir/source.txt" ||
+  fail "source does not give the not-issued share: $(head -2 "$dir/source.txt")"
 grep -qE "^ +700 +70.0% +51 +y = y \* x \+ 0.5f;" "$dir/source.txt" ||
   fail "annotated line 51 missing: $(grep ' 51 ' "$dir/source.txt")"
 "$GPUPERF" source "$dir/lines" --sass > "$dir/sass.txt" 2>&1 || fail "source --sass"

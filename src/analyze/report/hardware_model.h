@@ -57,7 +57,8 @@ struct PcKernelRow {
   std::string name;
   std::string display_name;
   uint64_t samples = 0;
-  double fraction = 0;  // of all samples
+  uint64_t not_issued = 0;  // of `samples`: the warp's scheduler issued nothing
+  double fraction = 0;      // of all samples
   bool has_lines = false;
   StallList stalls;
   std::vector<HotLineRow> lines;  // the hottest first

@@ -129,6 +129,29 @@ TEST_F(HardwareReportTest, BoundNeedsBothThroughputs) {
   EXPECT_EQ(JudgeBound(row).bound, "memory");  // a tie: memory is the harder limit to move
 }
 
+// The H100's copy range (hw_bound --nvtx): DRAM 50.5% of the range, SMs busy 54.1% of it.
+TEST_F(HardwareReportTest, RangesAreJudgedOverTheirBusyTime) {
+  const char* const kIssue = "smsp__issue_active.avg.pct_of_peak_sustained_active";
+  const char* const kDram = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed";
+  const char* const kBusy = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+  HardwareRow row;
+  row.metrics = {{kIssue, 3.9}, {kDram, 50.5}};
+  EXPECT_EQ(JudgeBound(row).bound, "latency");  // no busy time measured: the plain rates
+  row.metrics.push_back({kBusy, 54.1});
+  const BoundVerdict copy = JudgeBound(row);
+  EXPECT_EQ(copy.bound, "memory");
+  EXPECT_NE(copy.reason.find("DRAM 93% of peak vs SM issue slots 4%"), std::string::npos)
+      << copy.reason;
+  EXPECT_NE(copy.reason.find("SMs busy 54% of the range"), std::string::npos) << copy.reason;
+  // The latency range: SMs busy nearly all of it, so its rates stand as they are.
+  row.metrics = {{kIssue, 0.2}, {kDram, 13.1}, {kBusy, 94.9}};
+  EXPECT_EQ(JudgeBound(row).bound, "latency");
+  EXPECT_EQ(JudgeBound(row).reason.find("SMs busy"), std::string::npos);
+  // Per kernel (SM throughput measured) the busy time never rescales.
+  row.metrics = {{kSm, 30}, {kMem, 40}, {kBusy, 50}};
+  EXPECT_EQ(JudgeBound(row).bound, "latency");
+}
+
 TEST_F(HardwareReportTest, HotLinesOfPcSamples) {
   Standard();
   const ReportModel m = Build();

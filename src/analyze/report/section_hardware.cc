@@ -125,6 +125,7 @@ class HardwareSection final : public ReportSection {
       row.name = f.name;
       row.display_name = ShortName(Demangle(f.name));
       row.samples = f.samples;
+      row.not_issued = f.not_issued;
       row.fraction = profile.samples ? static_cast<double>(f.samples) / profile.samples : 0;
       row.has_lines = f.has_lines;
       row.stalls = SortedStalls(f.stalls);

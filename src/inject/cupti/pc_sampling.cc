@@ -8,9 +8,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "base/hardware_advice.h"
+#include "base/stall_names.h"
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/cubin_saver.h"
 #include "inject/cupti/cupti_call.h"
@@ -31,6 +33,8 @@ struct SampleBuffer {
   std::vector<CUpti_PCSamplingPCData> pcs;
   std::vector<CUpti_PCSamplingStallReason> stalls;
   size_t stall_count = 0;
+  // Indexes of the "_not_issued" reasons (base/stall_names.h): not counted twice.
+  std::unordered_set<uint32_t> subset_indexes;
 
   void Allocate(size_t stall_reasons) {
     stall_count = stall_reasons;
@@ -91,7 +95,9 @@ void Consume(SampleBuffer& buffer) {
       const CUpti_PCSamplingStallReason& stall = pc.stallReason[s];
       g_table.Add(pc.cubinCrc, function, pc.pcOffset, pc.correlationId,
                   stall.pcSamplingStallReasonIndex, stall.samples);
-      samples += stall.samples;
+      if (!buffer.subset_indexes.contains(stall.pcSamplingStallReasonIndex)) {
+        samples += stall.samples;
+      }
     }
   }
   if (samples) CountStat(StatId::pc_samples, samples);
@@ -164,6 +170,10 @@ bool Enable(PcContext& pc) {
   for (size_t i = 0; i < count; ++i) {
     names[i].back() = '\0';
     g_table.SetStallName(pc.stall_indexes[i], names[i].data());
+    if (IsNotIssuedStall(names[i].data())) {
+      pc.configured.subset_indexes.insert(pc.stall_indexes[i]);
+      pc.collected.subset_indexes.insert(pc.stall_indexes[i]);
+    }
   }
   pc.configured.Allocate(count);
   pc.collected.Allocate(count);

@@ -19,10 +19,12 @@
 namespace fake_cupti {
 namespace {
 
-const uint32_t kStallIndexes[] = {2, 5, 9};
+// As on the H100: a reason and its "_not_issued" subset (11 is part of 2's samples).
+const uint32_t kStallIndexes[] = {2, 5, 9, 11};
 const char* const kStallNames[] = {"smsp__pcsamp_warps_issue_stalled_long_scoreboard",
                                    "smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
-                                   "smsp__pcsamp_warps_issue_stalled_selected"};
+                                   "smsp__pcsamp_warps_issue_stalled_selected",
+                                   "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued"};
 
 struct PcState {
   bool enabled = false;

@@ -148,7 +148,14 @@ if table:
         if ours is None: continue
         compared += 1
         percent = name.endswith("pct") or "pct_of_peak" in name
-        close = abs(ours - theirs) <= 0.05 * abs(theirs) or (percent and abs(ours - theirs) <= 2.0)
+        # Points of slack: 2 for utilizations; 5 for cache hit rates, which depend on the cache
+        # state each replay pass starts from, and ncu flushes caches before its passes by
+        # default (the H100 run: a pointer chase's L2 hit rate 7.6% here, 10.2% under ncu).
+        slack = 5.0 if "hit_rate" in name else 2.0
+        # Rates near zero (fma's DRAM traffic, a few MB/s) agree within 0.1% of the peak.
+        floor = peak * 1e9 * 0.001 if name.endswith("per_second") and peak else 0
+        close = (abs(ours - theirs) <= 0.05 * abs(theirs) or abs(ours - theirs) <= floor or
+                 (percent and abs(ours - theirs) <= slack))
         say(close, f"ncu {word} {name}: gpuperf {ours:.4g} vs ncu {theirs:.4g}")
     say(compared > 0, f"{compared} metrics compared with ncu")
 else:
