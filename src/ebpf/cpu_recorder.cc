@@ -261,6 +261,7 @@ void CpuRecorder::LoadKernelSymbols() {
 
 void CpuRecorder::OnExec(const gp_event_header& e) {
   State& s = *state_;
+  s.missed.ForgetProcess(e.pid);
   auto it = s.processes.find(e.pid);
   if (it == s.processes.end()) return;  // read when first seen
   State::Process& p = it->second;

@@ -37,10 +37,21 @@ bool MissedFrames::IsReturnAddress(uint32_t pid, uint64_t address) {
     fd = memory_.emplace(pid, open(path.c_str(), O_RDONLY | O_CLOEXEC)).first;
   }
   uint8_t before[7];
-  it->second = fd->second >= 0 &&
-               pread(fd->second, before, sizeof(before), static_cast<off_t>(address - 7)) == 7 &&
-               EndsWithCall(before);
+  if (fd->second < 0 ||
+      pread(fd->second, before, sizeof(before), static_cast<off_t>(address - 7)) != 7) {
+    known_.erase(it);  // unreadable now (the process exits or execs): not remembered
+    return false;
+  }
+  it->second = EndsWithCall(before);
   return it->second;
+}
+
+void MissedFrames::ForgetProcess(uint32_t pid) {
+  if (auto fd = memory_.find(pid); fd != memory_.end()) {
+    if (fd->second >= 0) close(fd->second);
+    memory_.erase(fd);
+  }
+  known_.erase(known_.lower_bound({pid, 0}), known_.lower_bound({pid + 1, 0}));
 }
 
 std::vector<uint64_t> MissedFrames::Complete(uint32_t pid, std::span<const uint64_t> user_pcs,

@@ -33,6 +33,12 @@ class MissedFrames {
                                  std::span<const uint64_t> top);
   static constexpr size_t kMaxInserted = 4;
 
+  // Forgets what was learned of a process's memory: call when it execs. An open
+  // /proc/PID/mem keeps reading the memory of the image it was opened on, so a process first
+  // seen between fork and exec (record's child waits there) would otherwise have every
+  // missed frame of its new image refused.
+  void ForgetProcess(uint32_t pid);
+
  private:
   bool IsReturnAddress(uint32_t pid, uint64_t address);
 

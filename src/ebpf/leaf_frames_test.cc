@@ -1,7 +1,11 @@
 #include "ebpf/leaf_frames.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <string>
 
 #include <vector>
 
@@ -71,6 +75,44 @@ TEST(LeafFrames, PutsBackTheCallersTheWalkMissed) {
   const std::vector<uint64_t> junk = {0, 1, 0x7ffd00001000, 0xffffffffffffffff};
   EXPECT_EQ(missed.Complete(pid, walked, junk), walked);
   EXPECT_TRUE(missed.Complete(pid, {}, top).empty());
+}
+
+// A process first seen between fork and exec: what was read of its old image must not
+// decide frames of the new one, and its memory must be opened again.
+TEST(LeafFrames, AProcessThatExecsIsReadAgain) {
+  const uint64_t into_first = FirstCaller();  // the same address in a forked child
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    raise(SIGSTOP);
+    execl("/bin/sleep", "sleep", "5", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, WUNTRACED), child);
+  ASSERT_TRUE(WIFSTOPPED(status));
+  const uint32_t pid = static_cast<uint32_t>(child);
+  MissedFrames missed([](uint32_t, uint64_t) { return true; });
+  const std::vector<uint64_t> walked = {1, 2};
+  const std::vector<uint64_t> top = {into_first};
+  // Before exec the child's memory is this program's: the return address is one.
+  EXPECT_EQ(missed.Complete(pid, walked, top), (std::vector<uint64_t>{1, into_first, 2}));
+
+  kill(child, SIGCONT);
+  const std::string exe = "/proc/" + std::to_string(child) + "/exe";
+  char target[256] = {};
+  for (int i = 0; i < 500; ++i) {
+    const ssize_t n = readlink(exe.c_str(), target, sizeof(target) - 1);
+    if (n > 0 && std::string(target, n).find("sleep") != std::string::npos) break;
+    usleep(2000);
+  }
+  ASSERT_NE(std::string(target).find("sleep"), std::string::npos) << "the child did not exec";
+  missed.ForgetProcess(pid);
+  // After exec: the address is read in the new image (where it is no return address, or
+  // not mapped at all), not taken from what the old one said.
+  EXPECT_EQ(missed.Complete(pid, walked, top), walked);
+  kill(child, SIGKILL);
+  waitpid(child, &status, 0);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 # The decode-like overhead budget of issue 12 (sourced by tests/gpu/run.sh): a GPT-2-shaped
 # transformers model with random weights decodes greedily with its KV cache, in separate
 # processes round-robin over no profiler / gpuperf (Python stacks) / torch.profiler /
-# torch.profiler(with_stack=True), 3 rounds (bench/python/decode_overhead.py; about 2 to 3
-# minutes). PASS when gpuperf's median step time is <= 1.10x the no-profiler one and its
+# torch.profiler(with_stack=True), GPUPERF_DECODE_ROUNDS rounds (default 3;
+# bench/python/decode_overhead.py; about 50 s a round). PASS when gpuperf's median step time is <= 1.10x the no-profiler one and its
 # added time <= 25% of with_stack's. gpuperf's last trace is then read back: every kernel
 # joined, the model's forward functions with file:line, no interpreter frames.
 # Writes $out/decode/: decode.txt (the table), decode.json, rows.jsonl, top_stacks.txt,
@@ -10,13 +10,14 @@
 decode_check() {
   local dir=$out/decode trace=$work/rec/decode
   mkdir -p "$dir"
-  echo "== decode: decode-like overhead, 3 rounds" | tee -a "$results"
+  local rounds=${GPUPERF_DECODE_ROUNDS:-3}
+  echo "== decode: decode-like overhead, $rounds rounds" | tee -a "$results"
   if ! python3 -c 'import torch, transformers, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
       2>/dev/null; then
     note decode FAIL "no torch with CUDA, or no transformers"
     return
   fi
-  timeout 480 python3 "$src/bench/python/decode_overhead.py" run --rounds 3 --gpuperf "$gp" \
+  timeout 480 python3 "$src/bench/python/decode_overhead.py" run --rounds "$rounds" --gpuperf "$gp" \
     --out "$dir" --keep-trace "$trace" > "$dir/run.txt" 2> "$dir/run.err"
   local rc=$? problems=()
   sed 's/^/   /' "$dir/run.txt" | tee -a "$results"
