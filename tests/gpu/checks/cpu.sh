@@ -16,7 +16,8 @@ cpu_record() {
   local name=$1; shift 2
   local dir=$work/cpu/$name
   mkdir -p "$out/cpu"
-  timeout 300 "$gp" record -o "$dir" --force --cpu --off-cpu -- "$@" \
+  # 999 Hz: mock_transformer spins only ~10 ms in its syncs, one sample or none at 99 Hz.
+  timeout 300 "$gp" record -o "$dir" --force --cpu --off-cpu --freq 999 -- "$@" \
     > "$work/cpu-$name.out" 2> "$work/cpu-$name.err"
   local rc=$?
   echo "== cpu $name: exit $rc; $(grep -h '^gpuperf: CPU:' "$work/cpu-$name.err")" | tee -a "$results"
