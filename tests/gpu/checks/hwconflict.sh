@@ -13,7 +13,7 @@ hwconflict_check() {
   chmod 777 "$w"
   local hw=$ex/hw_bound
   [[ -x $hw ]] || { note hwconflict FAIL "examples/hw_bound not built"; return; }
-  grep -h RestrictProfiling /proc/driver/nvidia/params > "$d/driver_params.txt" 2>&1
+  grep -hE 'RmProfilingAdminOnly|RestrictProfiling' /proc/driver/nvidia/params > "$d/driver_params.txt" 2>&1
 
   # 1. As nobody (the tools and the example must be readable by it).
   chmod -R a+rX "$bin" "$ex" 2>/dev/null
