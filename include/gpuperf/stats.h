@@ -80,7 +80,17 @@ enum class StatSeverity : uint8_t {
     "Python frames left out: their code was not a code object")                                    \
   X(python_intern_failed, 56, kDataLoss, "Python frames without a name (code table full or busy)") \
   X(python_unreadable_names, 57, kWarning,                                                         \
-    "Python code objects whose name or file could not be read")
+    "Python code objects whose name or file could not be read")                                    \
+  /* 85-94: ranks and GPU power (src/inject/power, docs/energy.md) */                              \
+  X(power_samples, 85, kInfo, "GPU power readings taken through NVML")                             \
+  X(power_unavailable, 86, kInfo,                                                                  \
+    "NVML could not be used (no libnvidia-ml.so.1, or it failed): no power readings")              \
+  X(power_read_failed, 87, kWarning, "NVML power readings that failed")                            \
+  X(power_read_ns, 88, kInfo, "time the power sampler spent in NVML (ns)")                         \
+  X(power_device_unmatched, 89, kWarning,                                                          \
+    "GPUs in use that NVML could not be matched to (no power readings for them)")                  \
+  X(power_matched_by_index, 90, kInfo,                                                             \
+    "GPUs matched to NVML by index, not by UUID (libcuda did not say their UUID)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

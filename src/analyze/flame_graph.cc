@@ -1,6 +1,7 @@
 #include "analyze/flame_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <regex>
@@ -10,6 +11,8 @@
 #include <utility>
 
 #include "analyze/demangle.h"
+#include "analyze/energy/energy.h"
+#include "analyze/ranks/rank_scan.h"
 #include "analyze/symbol_table.h"
 #include "format/enum_names.h"
 
@@ -48,6 +51,8 @@ struct LaunchKeyHash {
 struct Weight {
   uint64_t ns = 0;
   uint64_t count = 0;
+  uint32_t tag = 0;   // dense id of the key, for energy attribution
+  double joules = 0;  // FlameWeight::kEnergy
 };
 
 // Open addressing with linear probing: the aggregation's only hot lookup, ~3x faster
@@ -78,6 +83,12 @@ class LaunchMap {
   template <class Fn>
   void ForEach(Fn fn) const {
     for (const Slot& slot : slots_) {
+      if (slot.used) fn(slot.key, slot.weight);
+    }
+  }
+  template <class Fn>
+  void ForEachMutable(Fn fn) {
+    for (Slot& slot : slots_) {
       if (slot.used) fn(slot.key, slot.weight);
     }
   }
@@ -126,9 +137,22 @@ class LaunchAggregator {
     if (last_ == nullptr || !(key == last_key_)) {
       last_key_ = key;
       last_ = &launches_[key];
+      if (last_->count == 0) last_->tag = tags_++;  // a new key
     }
     last_->ns += a.duration_ns();
     ++last_->count;
+    if (options_.weight == FlameWeight::kEnergy && a.kind == GpuActivityKind::kKernel) {
+      energy_spans_.push_back({a.pid, a.device_id, a.start_ns, a.end_ns, last_->tag});
+    }
+  }
+
+  // FlameWeight::kEnergy: shares the readings' energy among the kernels added.
+  EnergyAttribution AttributeEnergy(std::span<const PowerSampleRecord> samples) {
+    EnergyAttribution energy = gpuperf::AttributeEnergy(samples, std::move(energy_spans_), tags_);
+    launches_.ForEachMutable([&energy](const LaunchKey&, Weight& weight) {
+      weight.joules = energy.joules_by_tag[weight.tag];
+    });
+    return energy;
   }
 
   const LaunchMap& launches() const { return launches_; }
@@ -140,7 +164,24 @@ class LaunchAggregator {
   LaunchKey last_key_;
   Weight* last_ = nullptr;
   uint64_t filtered_out_ = 0;
+  uint32_t tags_ = 0;
+  std::vector<EnergySpan> energy_spans_;
 };
+
+// --weight energy needs the recording's power readings; the summary says how often.
+Status AddEnergy(LaunchAggregator& aggregator, std::span<const PowerSampleRecord> samples,
+                 FlameSummary& summary) {
+  if (samples.empty()) {
+    return Error(StatusCode::kInvalidArgument,
+                 "this trace has no GPU power readings (recorded without NVML, or with "
+                 "--power-hz 0): --weight energy needs them (docs/energy.md)");
+  }
+  const EnergyAttribution energy = aggregator.AttributeEnergy(samples);
+  for (const EnergyDevice& d : energy.devices) {
+    summary.power_rate_hz = std::max(summary.power_rate_hz, d.rate_hz);
+  }
+  return Status::Ok();
+}
 
 // What the trace says about names; views into a loaded Trace or a streaming sink.
 struct NameSources {
@@ -149,6 +190,7 @@ struct NameSources {
   SymbolTable& symbols;
   std::span<const ProcessRecord> processes;
   std::span<const ThreadRecord> threads;
+  std::span<const RankRecord> ranks;
 
   std::string_view Str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
@@ -252,6 +294,20 @@ class GraphResolver {
     return "[pid " + std::to_string(pid) + "]";
   }
 
+  // "[rank 1 (node3, GPU 1)]": the process's rank, host and the GPUs it ran work on.
+  std::string RankLabel(uint32_t pid, const std::set<uint32_t>& devices) const {
+    ProcessIdentity identity;
+    identity.pid = pid;
+    for (const RankRecord& r : names_.ranks) {
+      if (r.pid == pid) identity.rank = r.rank;
+    }
+    for (const ProcessRecord& p : names_.processes) {
+      if (p.pid == pid) identity.hostname = std::string(names_.Str(p.hostname));
+    }
+    identity.devices.assign(devices.begin(), devices.end());
+    return "[" + identity.Label() + "]";
+  }
+
   std::string ThreadLabel(const LaunchKey& key) const {
     if (key.join == LaunchJoin::kNoLink) return "[thread unknown]";
     for (const ThreadRecord& t : names_.threads) {
@@ -312,6 +368,7 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
   std::vector<uint32_t> kept_gpu_frames;
   std::set<uint32_t> pids;
   std::set<uint32_t> devices;
+  std::map<uint32_t, std::set<uint32_t>> devices_of_pid;
   for (const auto& [key, weight] : launches) {
     std::string bare;
     const uint32_t gpu_frame = resolver.GpuFrame(key, &bare);
@@ -325,6 +382,7 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
     kept_gpu_frames.push_back(gpu_frame);
     pids.insert(key.pid);
     devices.insert(key.device);
+    devices_of_pid[key.pid].insert(key.device);
   }
   summary.processes = static_cast<uint32_t>(pids.size());
   summary.devices = static_cast<uint32_t>(devices.size());
@@ -335,11 +393,15 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
     const LaunchKey& key = kept[i].first;
     const Weight& weight = kept[i].second;
     path.clear();
-    if (pids.size() > 1) {
+    if (options.split == FlameSplit::kRank) {
+      path.push_back(resolver.Intern(resolver.RankLabel(key.pid, devices_of_pid[key.pid]),
+                                     FlameFrameKind::kContext));
+    } else if (pids.size() > 1) {
       path.push_back(resolver.Intern(resolver.ProcessLabel(key.pid), FlameFrameKind::kContext));
     }
     switch (options.split) {
       case FlameSplit::kNone:
+      case FlameSplit::kRank:
         break;
       case FlameSplit::kDevice:
         path.push_back(
@@ -387,8 +449,11 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
     FlameStack& stack = graph.stacks[it->second];
     stack.gpu_ns += weight.ns;
     stack.count += weight.count;
+    const auto energy_uj = static_cast<uint64_t>(std::llround(weight.joules * 1e6));
+    stack.energy_uj += energy_uj;
 
     summary.gpu_ns += weight.ns;
+    summary.energy_uj += energy_uj;
     switch (key.kind) {
       case GpuActivityKind::kKernel:
         summary.kernels += weight.count;
@@ -450,6 +515,12 @@ class FlameSink final : public RecordSink {
   void OnThread(std::span<const ThreadRecord> records) override {
     threads.insert(threads.end(), records.begin(), records.end());
   }
+  void OnRank(std::span<const RankRecord> records) override {
+    ranks.insert(ranks.end(), records.begin(), records.end());
+  }
+  void OnPowerSample(std::span<const PowerSampleRecord> records) override {
+    power_samples.insert(power_samples.end(), records.begin(), records.end());
+  }
   void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
     correlator_.AddLinks(records);
   }
@@ -464,6 +535,8 @@ class FlameSink final : public RecordSink {
   std::vector<ModuleRecord> modules;
   std::vector<ProcessRecord> processes;
   std::vector<ThreadRecord> threads;
+  std::vector<RankRecord> ranks;
+  std::vector<PowerSampleRecord> power_samples;
   RecordingLossCollector loss;
 
  private:
@@ -478,11 +551,17 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
   LaunchAggregator aggregator(options);
   Correlator correlator([&aggregator](const GpuActivity& a) { aggregator.Add(a); });
   CorrelateTrace(trace, correlator);
+  FlameSummary energy_summary;
+  if (options.weight == FlameWeight::kEnergy) {
+    GP_RETURN_IF_ERROR(AddEnergy(aggregator, trace.power_samples, energy_summary));
+  }
 
   SymbolTable symbols(trace.strings, {.python_internals = options.python_internals});
   symbols.AddAll(trace.modules, trace.symbols, trace.python_codes, trace.threads);
-  NameSources names{trace.strings, trace.stacks, symbols, trace.processes, trace.threads};
+  NameSources names{trace.strings,   trace.stacks,  symbols,
+                    trace.processes, trace.threads, trace.ranks};
   FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  graph.summary.power_rate_hz = energy_summary.power_rate_hz;
   RecordingLossCollector loss;
   loss.AddProcesses(trace.processes);
   loss.AddStats(trace.stats);
@@ -500,12 +579,17 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
   FlameSink sink(correlator);
   GP_RETURN_IF_ERROR(ReadTrace(path, sink, report));
   correlator.Finish();
+  FlameSummary energy_summary;
+  if (options.weight == FlameWeight::kEnergy) {
+    GP_RETURN_IF_ERROR(AddEnergy(aggregator, sink.power_samples, energy_summary));
+  }
 
   // Built after reading: the string table no longer moves.
   SymbolTable symbols(sink.strings, {.python_internals = options.python_internals});
   symbols.AddAll(sink.modules, sink.symbols, sink.python_codes, sink.threads);
-  NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads};
+  NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads, sink.ranks};
   FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  graph.summary.power_rate_hz = energy_summary.power_rate_hz;
   graph.recording_loss = sink.loss.Rows();
   return graph;
 }

@@ -19,8 +19,11 @@
 
 namespace gpuperf {
 
-enum class FlameWeight : uint8_t { kGpuTime, kCount };
-enum class FlameSplit : uint8_t { kNone, kDevice, kStream, kThread };
+// kEnergy: GPU energy in microjoules, an estimate from the recording's power readings
+// (analyze/energy/energy.h).
+enum class FlameWeight : uint8_t { kGpuTime, kCount, kEnergy };
+// kRank: one root per process, named by its rank ("[rank 1 (node3, GPU 1)]").
+enum class FlameSplit : uint8_t { kNone, kDevice, kStream, kThread, kRank };
 
 struct FlameGraphOptions {
   FlameWeight weight = FlameWeight::kGpuTime;
@@ -55,8 +58,11 @@ struct FlameStack {
   std::vector<uint32_t> frames;  // indexes into FlameGraph::frames, root first
   uint64_t gpu_ns = 0;
   uint64_t count = 0;
+  uint64_t energy_uj = 0;  // with FlameWeight::kEnergy only
 
-  uint64_t weight(FlameWeight w) const { return w == FlameWeight::kCount ? count : gpu_ns; }
+  uint64_t weight(FlameWeight w) const {
+    return w == FlameWeight::kCount ? count : w == FlameWeight::kEnergy ? energy_uj : gpu_ns;
+  }
 };
 
 struct FlameSummary {
@@ -70,6 +76,8 @@ struct FlameSummary {
   uint32_t devices = 0;
   uint64_t filtered_out = 0;     // activities left out by --pid / --kernel
   CorrelationStats correlation;  // the join over the whole trace, before filtering
+  uint64_t energy_uj = 0;        // FlameWeight::kEnergy: the kernels' estimated energy
+  double power_rate_hz = 0;      // ... from power readings this often
 
   uint64_t activities() const { return kernels + memcpys + memsets; }
 };

@@ -272,7 +272,9 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
 }
 
 std::string DefaultTitle(const FlameGraphOptions& options) {
-  std::string what = options.weight == FlameWeight::kCount ? "GPU activities" : "GPU time";
+  std::string what = options.weight == FlameWeight::kCount    ? "GPU activities"
+                     : options.weight == FlameWeight::kEnergy ? "GPU energy (estimate)"
+                                                              : "GPU time";
   if (options.inverted) return what + " by kernel, then the CPU call stacks that launched it";
   return what + " by launching CPU call stack";
 }
@@ -296,9 +298,12 @@ std::string Totals(const FlameSummary& s) {
 
 std::string Notes(const FlameGraphOptions& options, const FlameGraphSvgOptions& svg,
                   const FlameSummary& s, uint64_t pruned) {
-  std::string out = options.weight == FlameWeight::kCount
-                        ? "Width: number of GPU activities"
-                        : "Width: GPU time, summed over activities (concurrent kernels add up)";
+  std::string out =
+      options.weight == FlameWeight::kCount ? "Width: number of GPU activities"
+      : options.weight == FlameWeight::kEnergy
+          ? "Width: kernel energy, estimated from NVML power readings shared among the "
+            "kernels running at each moment"
+          : "Width: GPU time, summed over activities (concurrent kernels add up)";
   if (pruned > 0) {
     char threshold[32];
     std::snprintf(threshold, sizeof(threshold), "%g%%", svg.min_width_fraction * 100);
@@ -369,7 +374,10 @@ class SvgWriter {
                   "{\"width\":%d,\"height\":%d,\"pad\":%d,\"top\":%d,\"row\":%d,\"rows\":%d,"
                   "\"inverted\":%s,\"weight\":\"%s\",\"textPad\":%g,\"charWidth\":%g}",
                   kWidth, height, kPad, kTop, kRow, rows_, graph_.inverted ? "true" : "false",
-                  options_.weight == FlameWeight::kCount ? "count" : "time", kTextPad, kCharWidth);
+                  options_.weight == FlameWeight::kCount    ? "count"
+                  : options_.weight == FlameWeight::kEnergy ? "energy"
+                                                            : "time",
+                  kTextPad, kCharWidth);
     out_ += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" +
             std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +

@@ -15,8 +15,8 @@ namespace gpuperf {
 // Section names, in report order. "loss" (what the recording lost) is always shown in
 // text output when anything was lost, whatever sections are chosen.
 inline constexpr std::string_view kReportSections[] = {
-    "summary", "loss", "kernels", "runtime_api", "driver_api", "memcpy",
-    "memset",  "sync", "memory",  "utilization", "nvtx",       "overhead"};
+    "summary", "loss",   "kernels",     "runtime_api", "driver_api", "memcpy", "memset",
+    "sync",    "memory", "utilization", "nvtx",        "overhead",   "ranks",  "energy"};
 
 struct ReportRenderOptions {
   std::vector<std::string> sections;  // empty: all

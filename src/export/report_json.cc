@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "export/report_ranks.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
@@ -303,6 +304,9 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   if (options.Wants("utilization")) j["utilization"] = Utilization(model);
   if (options.Wants("nvtx")) j["nvtx"] = Nvtx(model);
   if (options.Wants("overhead")) j["overhead"] = Overhead(model);
+  // Present only where there is something to say, so reports of one process keep their form.
+  if (options.Wants("ranks") && !model.ranks.empty()) j["ranks"] = RanksToJson(model.ranks);
+  if (options.Wants("energy") && !model.energy.empty()) j["energy"] = EnergyToJson(model.energy);
   return j;
 }
 

@@ -6,6 +6,7 @@
 
 #include "base/units.h"
 #include "export/report_export.h"
+#include "export/report_ranks.h"
 #include "export/text_table.h"
 #include "format/enum_names.h"
 
@@ -363,6 +364,8 @@ Status ExportReportText(const ReportModel& model, const ReportRenderOptions& opt
   if (options.Wants("utilization")) Utilization(model, out);
   if (options.Wants("nvtx")) Nvtx(model, out);
   if (options.Wants("overhead")) Overhead(model, out);
+  if (options.Wants("ranks")) WriteRanksText(model, out);
+  if (options.Wants("energy")) WriteEnergyText(model, options, out);
   if (!out) return Error(StatusCode::kIoError, "cannot write the report");
   return Status::Ok();
 }

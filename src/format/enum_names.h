@@ -14,5 +14,6 @@ std::string_view EnumName(SyncKind value);
 std::string_view EnumName(MemoryOp value);
 std::string_view EnumName(NvtxKind value);
 std::string_view EnumName(OverheadKind value);
+std::string_view EnumName(PowerSource value);
 
 }  // namespace gpuperf

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "analyze/energy/energy_model.h"
 #include "analyze/occupancy.h"
+#include "analyze/ranks/ranks_model.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
@@ -248,6 +250,8 @@ struct ReportModel {
   std::vector<UtilizationRow> utilization;
   std::vector<NvtxRow> nvtx;
   OverheadSummary overhead;
+  RanksModel ranks;    // empty unless several ranks or NCCL kernels
+  EnergyModel energy;  // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
 };
 
