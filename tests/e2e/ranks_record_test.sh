@@ -22,6 +22,8 @@ LD_LIBRARY_PATH=$nvml GPUPERF_POWER_HZ=100 FAKE_APP_NO_STATS=1 \
   "$GPUPERF" record -o "$dir/job" --inject-lib "$lib" -- bash -c "$launcher" > "$dir/rec.out" 2> "$dir/rec.err" \
   || fail "record failed: $(tail -3 "$dir/rec.err")"
 [[ $(ls "$dir/job"/*.gpt | wc -l) -eq 2 ]] || fail "want one trace per rank: $(ls "$dir/job")"
+grep -q '^  ranks     0, 1 of 2$' "$dir/rec.err" || fail "record's summary lacks the ranks: $(cat "$dir/rec.err")"
+grep -Eq '^  power     [0-9,]+ GPU power readings \(NVML\)$' "$dir/rec.err" || fail "no power line in the summary"
 "$GPUPERF" dump "$dir/job" > "$dir/dump.txt" 2>/dev/null
 for r in 0 1; do
   grep -Eq "^rank pid=[0-9]+ rank=$r local_rank=$r world_size=2 local_world_size=2 node_rank=-1 launcher=\"torchrun\" job_id=\"ci-job\" master=\"127.0.0.1:29500\" boot_id=\"[0-9a-f-]{36}\"" \

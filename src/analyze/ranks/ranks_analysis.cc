@@ -75,7 +75,7 @@ void RanksAnalysis::AddKernels(std::span<const KernelRecord> kernels) {
       key = {k.pid, k.device_id};
       busy = &busy_[key];
     }
-    ++kernels_[k.pid];
+    ++busy->kernels;
     if (const uint32_t comm = CommId(k.name)) {
       busy->comm.Add(k.start_ns, k.end_ns);
       comm_[k.pid].push_back({comm, k.stream_id, k.device_id, k.start_ns, k.end_ns});
@@ -88,11 +88,13 @@ void RanksAnalysis::AddKernels(std::span<const KernelRecord> kernels) {
 RanksModel RanksAnalysis::Finish() {
   RanksModel model;
   const bool any_comm = !comm_.empty();
+  std::map<uint32_t, uint64_t> kernels;  // per process
+  for (const auto& [key, busy] : busy_) kernels[key.first] += busy.kernels;
   // Worth a section: a distributed job, or one process driving NCCL over several GPUs.
   if (!scan_.any_rank() && !any_comm) return model;
   std::map<uint32_t, size_t> row_of_pid;
   for (const ProcessIdentity* p : scan_.InRankOrder()) {
-    if (!p->is_rank() && kernels_.count(p->pid) == 0) continue;  // e.g. torchrun's agent
+    if (!p->is_rank() && kernels.count(p->pid) == 0) continue;  // e.g. torchrun's agent
     RankRow row;
     row.pid = p->pid;
     row.rank = p->rank;
@@ -103,7 +105,7 @@ RanksModel RanksAnalysis::Finish() {
     row_of_pid[p->pid] = model.ranks.size();
     model.ranks.push_back(std::move(row));
   }
-  for (const auto& [pid, count] : kernels_) {  // a process whose identity was lost
+  for (const auto& [pid, count] : kernels) {  // a process whose identity was lost
     if (row_of_pid.count(pid) != 0) continue;
     RankRow row;
     row.pid = pid;
@@ -120,7 +122,7 @@ RanksModel RanksAnalysis::Finish() {
     row.overlap_ns += Intersection(busy.compute.intervals(), busy.comm.intervals());
   }
   for (RankRow& row : model.ranks) {
-    row.kernels = kernels_.count(row.pid) ? kernels_[row.pid] : 0;
+    row.kernels = kernels.count(row.pid) ? kernels[row.pid] : 0;
     row.comm_kernels = comm_.count(row.pid) ? comm_[row.pid].size() : 0;
     ProcessIdentity label_source;
     label_source.pid = row.pid;

@@ -41,6 +41,7 @@ class RanksAnalysis {
   struct Busy {
     IntervalUnion compute;
     IntervalUnion comm;
+    uint64_t kernels = 0;
   };
   // The communication kernel name id of a kernel name (0: not communication).
   uint32_t CommId(StringId name);
@@ -52,7 +53,6 @@ class RanksAnalysis {
   std::vector<std::string> comm_names_{std::string()};
   std::map<std::pair<uint32_t, uint32_t>, Busy> busy_;  // (pid, device)
   std::map<uint32_t, std::vector<CommKernel>> comm_;
-  std::map<uint32_t, uint64_t> kernels_;
 };
 
 // The clock alignment of FILE or DIR: nothing to read when its processes share one clock;

@@ -91,14 +91,28 @@ void PowerSampler::Run() {
   sigset_t all;  // the app's signals are not ours
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  std::unique_lock<std::mutex> lock(mutex_);
+  // NVML is loaded once a GPU is in use: a process that never makes a context on one (a
+  // launcher asking how many GPUs there are) never pays for it.
+  while (!stop_ && g_devices_in_use.load(std::memory_order_relaxed) == 0) {
+    wake_.wait_for(lock, std::chrono::nanoseconds(period_ns_), [this] { return stop_; });
+  }
+  const bool wanted = g_devices_in_use.load(std::memory_order_relaxed) != 0;
+  lock.unlock();
   std::string why;
-  const bool loaded = nvml_.Load(&why);
-  if (!loaded) {
+  const bool loaded = wanted && nvml_.Load(&why);
+  if (wanted && !loaded) {
     CountStat(StatId::power_unavailable);
     LogVerbose("no GPU power readings: %s", why.c_str());
   }
+  lock.lock();
   uint64_t next = MonotonicNs();
-  std::unique_lock<std::mutex> lock(mutex_);
+  if (loaded && !stop_) {  // the first reading at once, where the GPU's use starts
+    lock.unlock();
+    AddNewDevices();
+    ReadAll(next, false);
+    lock.lock();
+  }
   while (loaded && !stop_) {
     next += period_ns_;
     const uint64_t now = MonotonicNs();
