@@ -4,30 +4,14 @@
 
 #include <cstring>
 
+#include "inject/power/nvml_field_value.h"
+
 namespace gpuperf::inject {
 namespace {
 
-// nvml.h's nvmlFieldValue_t and the values we use from it.
-struct FieldValue {
-  unsigned field_id;
-  unsigned scope_id;
-  long long timestamp_us;
-  long long latency_us;
-  int value_type;  // nvmlValueType_t
-  int result;      // nvmlReturn_t of this field
-  union {
-    double d;
-    unsigned ui;
-    unsigned long ul;
-    unsigned long long ull;
-    long long sll;
-    int si;
-  } value;
-};
-static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
-
-constexpr unsigned kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT, mW
-constexpr int kSuccess = 0;
+using nvml::FieldValue;
+using nvml::kFieldPowerInstant;
+using nvml::kSuccess;
 
 template <class Fn>
 Fn Symbol(void* library, const char* name) {

@@ -14,32 +14,19 @@
 #include <cstring>
 #include <ctime>
 
+#include "inject/power/nvml_field_value.h"
+
 namespace {
 
-constexpr int kSuccess = 0;
+using gpuperf::nvml::kFieldPowerInstant;
+using gpuperf::nvml::kSuccess;
 constexpr int kInvalidArgument = 2;
 constexpr int kNotSupported = 3;
 constexpr int kUninitialized = 1;
 constexpr int kNotFound = 6;
-constexpr unsigned kFieldPowerInstant = 186;
 constexpr int kMaxDevices = 16;
 
-struct FieldValue {  // nvmlFieldValue_t
-  unsigned field_id;
-  unsigned scope_id;
-  long long timestamp_us;
-  long long latency_us;
-  int value_type;
-  int result;
-  union {
-    double d;
-    unsigned ui;
-    unsigned long ul;
-    unsigned long long ull;
-    long long sll;
-    int si;
-  } value;
-};
+using gpuperf::nvml::FieldValue;
 
 struct Device {
   int index;
