@@ -1,16 +1,23 @@
-// What reading the Python frames of a launch costs (budget: 100 ns for 50 frames):
-//   Synthetic/<version>: WalkPyFramesOf over 50 frames laid out as each CPython version
-//     lays them out (tests/python/fake_python.h), entry frames every 5;
-//   Chase: following 50 plain "previous" pointers, the floor any frame walk stands on
+// What reading the Python frames of a launch costs (budget: 100 ns for 50 frames), at 20
+// and 50 frames:
+//   Chase/N: following N plain "previous" pointers, the floor any frame walk stands on
 //     (one dependent load per frame);
-//   SyntheticWithIntern/<version>: the same plus finding the 50 (known) code objects' ids;
-//   Real/Walk, Real/WalkAndIntern: WalkPythonFrames (and InternPythonFrames) on the real
-//     interpreter this benchmark embeds (when built with libpython), called with the GIL
-//     released from a 50-frame-deep Python recursion, as the launch callback would be.
+//   Synthetic/<version>/N: WalkPyFramesOf over N frames laid out as each CPython version
+//     lays them out (tests/python/fake_python.h), entry frames every 5;
+//   SyntheticWithIntern/<version>/N: the same plus the code ids of the N (known) code
+//     objects, through a thread cache as the launch callback does;
+//   Real/Walk/N, Real/WalkAndIntern/N: WalkPythonFrames (and InternPythonFrames) on the
+//     real interpreter this benchmark embeds (when built with libpython), called with the
+//     GIL released from an N-frame-deep Python recursion, as the launch callback would be.
+// Each runs 9 times for 0.1 s unless told otherwise (--benchmark_repetitions,
+// --benchmark_min_time); the table printed last has the medians of their CPU times, walk
+// and walk + intern side by side.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "inject/python/python_code_table.h"
@@ -29,13 +36,14 @@ using testing::FakeCodeSpec;
 using testing::FakePython;
 using testing::FakeVersion;
 
-constexpr int kFrames = 50;
+constexpr int kDepths[] = {20, 50};
 
-std::unique_ptr<FakePython> FiftyFrames(FakeVersion version) {
+std::unique_ptr<FakePython> FramesOf(FakeVersion version, int depth) {
   auto fake = std::make_unique<FakePython>(version);
-  for (int i = 0; i < kFrames; ++i) {
+  for (int i = 0; i < depth; ++i) {
     FakeCodeSpec spec;
     spec.first_line = 10 * i + 1;
+    spec.code_version = uint32_t(i + 1);
     fake->PushFrame(fake->NewCode(spec), uint32_t(i), i % 5 == 0);
   }
   return fake;
@@ -48,7 +56,7 @@ void Chase(benchmark::State& state) {
   };
   std::vector<std::unique_ptr<Node>> nodes;
   Node* top = nullptr;
-  for (int i = 0; i < kFrames; ++i) {
+  for (int i = 0; i < state.range(0); ++i) {
     nodes.push_back(std::make_unique<Node>());
     nodes.back()->previous = top;
     top = nodes.back().get();
@@ -59,36 +67,37 @@ void Chase(benchmark::State& state) {
     benchmark::DoNotOptimize(n);
   }
 }
-BENCHMARK(Chase);
+BENCHMARK(Chase)->Arg(20)->Arg(50);
 
-void Synthetic(benchmark::State& state, FakeVersion version) {
-  auto fake = FiftyFrames(version);
-  PyFrameSample samples[kMaxPythonFrames];
-  int frames = 0;
-  for (auto _ : state) {
-    frames = WalkPyFramesOf(fake->view(), fake->thread_state(), samples, kMaxPythonFrames).frames;
-    benchmark::DoNotOptimize(samples);
-  }
-  state.counters["frames"] = frames;
-}
-
-void SyntheticWithIntern(benchmark::State& state, FakeVersion version) {
-  auto fake = FiftyFrames(version);
+void WalkSynthetic(benchmark::State& state, FakeVersion version, bool intern) {
+  auto fake = FramesOf(version, int(state.range(0)));
   PyCodeTable table;
+  auto cache = std::make_unique<PyCodeCache>();
   PyFrameSample samples[kMaxPythonFrames];
   uint32_t ids[kMaxPythonFrames];
   int frames = 0;
   for (auto _ : state) {
     frames = WalkPyFramesOf(fake->view(), fake->thread_state(), samples, kMaxPythonFrames).frames;
-    table.InternAll(fake->view(), samples, frames, ids);
+    if (intern) table.InternAll(fake->view(), samples, frames, ids, *cache);
+    benchmark::DoNotOptimize(samples);
     benchmark::DoNotOptimize(ids);
   }
   state.counters["frames"] = frames;
+  // Looks that missed the thread cache, per iteration: 0 once warm.
+  if (intern) state.counters["misses"] = double(table.cache_misses()) / double(state.iterations());
 }
 
-#define GP_SYNTHETIC(version, name)                         \
-  BENCHMARK_CAPTURE(Synthetic, name, FakeVersion::version); \
-  BENCHMARK_CAPTURE(SyntheticWithIntern, name, FakeVersion::version);
+void Synthetic(benchmark::State& state, FakeVersion version) {
+  WalkSynthetic(state, version, false);
+}
+
+void SyntheticWithIntern(benchmark::State& state, FakeVersion version) {
+  WalkSynthetic(state, version, true);
+}
+
+#define GP_SYNTHETIC(version, name)                                           \
+  BENCHMARK_CAPTURE(Synthetic, name, FakeVersion::version)->Arg(20)->Arg(50); \
+  BENCHMARK_CAPTURE(SyntheticWithIntern, name, FakeVersion::version)->Arg(20)->Arg(50);
 GP_SYNTHETIC(k310, py310)
 GP_SYNTHETIC(k311, py311)
 GP_SYNTHETIC(k312, py312)
@@ -96,8 +105,64 @@ GP_SYNTHETIC(k313, py313)
 GP_SYNTHETIC(k314, py314)
 #undef GP_SYNTHETIC
 
+// Prints what the console reporter prints, and keeps each benchmark's median CPU time for
+// the table printed last.
+class MedianReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.error_occurred) continue;
+      // A single run stands for its own median.
+      if (run.aggregate_name == "median" || (run.repetitions <= 1 && run.aggregate_name.empty())) {
+        medians_[run.run_name.function_name + "/" + run.run_name.args] = run.GetAdjustedCPUTime();
+      }
+    }
+  }
+
+  // One row per layout and depth: walk, walk + intern, and their difference.
+  void PrintTable() const {
+    std::fflush(stdout);  // after what the reporter printed
+    GetOutputStream().flush();
+    std::printf(
+        "\nPython frames per launch, median CPU ns (walk: WalkPyFramesOf or "
+        "WalkPythonFrames; intern: the code ids after it):\n");
+    std::printf("  %-12s %6s %8s %12s %8s\n", "layout", "frames", "walk", "walk+intern", "intern");
+    for (const auto& [name, walk] : medians_) {
+      const size_t slash = name.rfind('/');
+      const std::string frames = name.substr(slash + 1), family = name.substr(0, slash);
+      std::string layout, with_intern;
+      if (family.rfind("Synthetic/", 0) == 0) {
+        layout = family.substr(10);
+        with_intern = "SyntheticWithIntern/" + layout + "/" + frames;
+      } else if (family == "Real/Walk") {
+        const uint32_t version = PythonFramesVersion();
+        layout =
+            "real " + std::to_string(version >> 24) + "." + std::to_string((version >> 16) & 0xff);
+        with_intern = "Real/WalkAndIntern/" + frames;
+      } else if (family == "Chase") {
+        layout = "chase floor";
+      } else {
+        continue;
+      }
+      auto both = medians_.find(with_intern);
+      if (both == medians_.end()) {
+        std::printf("  %-12s %6s %8.1f\n", layout.c_str(), frames.c_str(), walk);
+      } else {
+        std::printf("  %-12s %6s %8.1f %12.1f %8.1f\n", layout.c_str(), frames.c_str(), walk,
+                    both->second, both->second - walk);
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, double> medians_;
+};
+
+MedianReporter* g_reporter = nullptr;
+
 #ifdef GPUPERF_BENCH_EMBED_PYTHON
-// Runs inside Python, at the bottom of a recursion (see main); the GIL is released.
+// Runs inside Python, at the bottom of a recursion (see RunReal); the GIL is released.
 void Real(benchmark::State& state, bool intern) {
   if (GetPythonFramesState() != PythonFramesState::kReady) {
     state.SkipWithError("no embedded interpreter");
@@ -113,12 +178,11 @@ void Real(benchmark::State& state, bool intern) {
     benchmark::DoNotOptimize(ids);
   }
   state.counters["frames"] = frames;
+  if (frames != state.range(0)) state.SkipWithError("the recursion is not as deep as named");
 }
-BENCHMARK_CAPTURE(Real, Walk, false);
-BENCHMARK_CAPTURE(Real, WalkAndIntern, true);
 
 PyObject* RunBenchmarks(PyObject*, PyObject*) {
-  Py_BEGIN_ALLOW_THREADS benchmark::RunSpecifiedBenchmarks();
+  Py_BEGIN_ALLOW_THREADS benchmark::RunSpecifiedBenchmarks(g_reporter);
   Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
@@ -130,32 +194,70 @@ PyObject* InitModule() {
   return PyModule_Create(&kModule);
 }
 
-// The module frame plus 49 calls of descend(): 50 Python frames under the benchmarks.
-const char kDriver[] =
-    "import _bench\n"
-    "def descend(n):\n"
-    "    return _bench.run() if n == 0 else descend(n - 1)\n"
-    "descend(48)\n";
+// The module frame plus depth - 1 calls of descend(): `depth` Python frames under the
+// benchmarks, which are the only ones registered then.
+bool RunReal(int depth) {
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::RegisterBenchmark("Real/Walk", Real, false)->Arg(depth);
+  benchmark::RegisterBenchmark("Real/WalkAndIntern", Real, true)->Arg(depth);
+  const std::string driver =
+      "import _bench\n"
+      "def descend(n):\n"
+      "    return _bench.run() if n == 0 else descend(n - 1)\n"
+      "descend(" +
+      std::to_string(depth - 2) + ")\n";
+  return PyRun_SimpleString(driver.c_str()) == 0;
+}
 #endif
+
+// Repeated runs and medians, 0.1 s each, unless the command line says otherwise.
+std::vector<char*> WithDefaults(int argc, char** argv) {
+  static char kRepetitions[] = "--benchmark_repetitions=9";
+  static char kAggregates[] = "--benchmark_report_aggregates_only=true";
+  static char kMinTime[] = "--benchmark_min_time=0.1";
+  std::vector<char*> args(argv, argv + argc);
+  bool repetitions = false, min_time = false;
+  for (int i = 1; i < argc; ++i) {
+    repetitions |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
+    min_time |= std::string(argv[i]).rfind("--benchmark_min_time", 0) == 0;
+  }
+  if (!repetitions) {
+    args.push_back(kRepetitions);
+    args.push_back(kAggregates);
+  }
+  if (!min_time) args.push_back(kMinTime);
+  return args;
+}
 
 }  // namespace
 }  // namespace gpuperf::inject
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-#ifdef GPUPERF_BENCH_EMBED_PYTHON
   using namespace gpuperf::inject;
+  std::vector<char*> args = WithDefaults(argc, argv);
+  int count = int(args.size());
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+  MedianReporter reporter;
+  g_reporter = &reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+#ifdef GPUPERF_BENCH_EMBED_PYTHON
   PyImport_AppendInittab("_bench", InitModule);
   Py_Initialize();
   InitPythonFrames(nullptr);
-  int failed = PyRun_SimpleString(kDriver);
+  // The Real benchmarks are registered only now; a filter that cannot name them skips them
+  // (the library would say it matched nothing).
+  const std::string filter = benchmark::GetBenchmarkFilter();
+  const bool real = filter.empty() || filter == "." || filter == "all" ||
+                    filter.find("Real") != std::string::npos;
+  bool ok = true;
+  for (int depth : kDepths) ok = ok && (!real || RunReal(depth));
   Py_Finalize();
-  if (failed != 0) return 1;
+  if (!ok) return 1;
 #else
   std::fprintf(stderr, "python_walk_bench: built without libpython, synthetic frames only\n");
-  benchmark::RunSpecifiedBenchmarks();
 #endif
+  reporter.PrintTable();
   benchmark::Shutdown();
   return 0;
 }

@@ -55,6 +55,18 @@ enum class StatSeverity : uint8_t {
     "activity records that arrived after the trace was closed")                                    \
   X(forked_child_records, 29, kInfo,                                                               \
     "activity records a forked child was handed (copies of the parent's, which records them)")     \
+  /* 30-34: how launch stacks were unwound (docs/recording.md "How stacks are unwound") */         \
+  X(table_stacks, 30, kInfo, "launch stacks unwound from .eh_frame tables (without libunwind)")    \
+  X(table_fallback_no_table, 31, kInfo,                                                            \
+    "launch stacks unwound with libunwind: a frame's code had no table yet (being built, or "      \
+    "loaded since), no .eh_frame, or no FDE")                                                      \
+  X(table_fallback_rule, 32, kInfo,                                                                \
+    "launch stacks unwound with libunwind: a frame's unwind rule is one the tables do not hold, "  \
+    "or it led outside the stack")                                                                 \
+  X(unwind_verified, 33, kInfo,                                                                    \
+    "launch stacks unwound once more with libunwind to check them (GPUPERF_UNWIND_VERIFY=1)")      \
+  X(unwind_disagreements, 34, kWarning,                                                            \
+    "launch stacks whose frame-pointer or table walk differed from libunwind's (verify mode)")     \
   /* 40-: the recorder's memory, thread churn and other CUPTI clients (docs/recording.md) */       \
   X(memory_peak_bytes, 40, kInfo,                                                                  \
     "most memory the recorder held at once (CUPTI buffers and batches for the writer), bytes")     \
@@ -67,6 +79,14 @@ enum class StatSeverity : uint8_t {
     "another CUPTI client took over the activity buffers: later GPU activity is missing")          \
   X(thread_buffer_bytes, 45, kInfo,                                                                \
     "bytes of per-thread record buffers allocated at the last flush")                              \
+  /* 46-49: the flight recorder and sampled stacks (docs/flight-recorder.md) */                    \
+  X(flight_dumps, 46, kInfo, "flight-recorder dumps this process wrote (this trace is the last)")  \
+  X(flight_evicted_records, 47, kDataLoss,                                                         \
+    "records of this dump's window dropped because the flight recorder's memory was full")         \
+  X(flight_memory_peak_bytes, 48, kInfo,                                                           \
+    "most memory the flight recorder's ring held (compressed records and tables), bytes")          \
+  X(launch_stacks_unsampled, 49, kInfo,                                                            \
+    "launches whose stack --sample-launches did not take (their GPU work is still recorded)")      \
   /* 50-59: Python frames at launches (src/inject/python, docs/recording.md) */                    \
   X(python_codes, 50, kInfo, "Python code objects copied (names, file, line table)")               \
   X(python_no_thread_state, 51, kInfo,                                                             \
@@ -81,6 +101,14 @@ enum class StatSeverity : uint8_t {
   X(python_intern_failed, 56, kDataLoss, "Python frames without a name (code table full or busy)") \
   X(python_unreadable_names, 57, kWarning,                                                         \
     "Python code objects whose name or file could not be read")                                    \
+  /* 70-74: the live page that gpuperf top and serve read (src/live, docs/live.md) */              \
+  X(live_page_unavailable, 70, kWarning,                                                           \
+    "no live page: gpuperf top and serve cannot see this process (see the log)")                   \
+  X(live_updates, 71, kInfo, "live page updates")                                                  \
+  X(live_update_ns, 72, kInfo,                                                                     \
+    "time the writer thread spent folding records into the live page and publishing it (ns)")      \
+  X(live_records_left_out, 73, kInfo,                                                              \
+    "records of devices past the live page's 16 (in the trace, not on the page)")                  \
   /* 85-94: ranks and GPU power (src/inject/power, docs/energy.md) */                              \
   X(power_samples, 85, kInfo, "GPU power readings taken through NVML")                             \
   X(power_unavailable, 86, kInfo,                                                                  \

@@ -60,6 +60,11 @@ class TraceWriter {
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_ADD)
 #undef GPUPERF_WRITER_ADD
 
+  // Writes a record chunk that format::FrameChunk framed, as it is, after the definitions
+  // added so far (the flight recorder keeps its records as such chunks). The strings and
+  // stacks it names must be this file's.
+  virtual void AddChunk(std::string_view chunk) = 0;
+
   // Writes every buffered record. Safe to call often: empty buffers write nothing.
   virtual Status Flush() = 0;
   // Flushes and closes. The writer is unusable afterwards.

@@ -8,6 +8,7 @@
 #include "analyze/python_lines.h"
 #include "analyze/python_stacks.h"
 #include "gpuperf/python_frame_word.h"
+#include "gpuperf/stack_marker.h"
 
 namespace gpuperf {
 
@@ -156,6 +157,13 @@ void SymbolTable::ResolveMixedStack(const StackRecord& stack, std::vector<Frame>
 }
 
 void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid) {
+  if (stack.pcs.size() == 1 && stack.pcs[0] == kLaunchNotSampledWord) {
+    Frame label;
+    label.function = kLaunchNotSampledLabel;
+    label.kind = FrameKind::kLabel;
+    out.push_back(label);
+    return;
+  }
   if (tid != 0) {
     auto thread = autograd_threads_.find(uint64_t{stack.pid} << 32 | tid);
     if (thread != autograd_threads_.end() && thread->second) {

@@ -22,5 +22,9 @@ inline constexpr uint32_t kFirstBufferKiB = 256;
 inline constexpr uint32_t kSoftMemoryMiB = 64;
 inline constexpr uint32_t kMaxMemoryCapMiB = 1024;
 inline constexpr uint32_t kMaxMemoryPhysicalFraction = 16;
+// The flight recorder (docs/flight-recorder.md): its ring's default memory cap, and the
+// signal that asks for a dump (SIGUSR2; `record --flight-signal` changes it).
+inline constexpr uint32_t kFlightMemoryMiB = 256;
+inline constexpr int kFlightDefaultSignal = 12;
 
 }  // namespace gpuperf

@@ -12,11 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/record_defaults.h"
 #include "cli/command.h"
+#include "cli/other_profilers.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
@@ -141,7 +143,7 @@ Result<std::string> PrepareOutputDir(const RecordOptions& options) {
   return fs::absolute(dir).lexically_normal().string();
 }
 
-int RunRecord(const RecordOptions& options) {
+int RunRecord(RecordOptions& options) {
   if (options.command.empty()) {
     return ReportError(Error(StatusCode::kInvalidArgument,
                              "nothing to record: give a command after --, e.g. "
@@ -151,6 +153,8 @@ int RunRecord(const RecordOptions& options) {
   if (!ValidateActivities(options.activities, &activities_error)) {
     return ReportError(Error(StatusCode::kInvalidArgument, activities_error));
   }
+  Status flight = ResolveFlightOptions(options);
+  if (!flight.ok()) return ReportError(flight);
   // The shell's exit codes: 127 not found, 126 found but not executable.
   switch (LookUpCommand(options.command[0])) {
     case CommandLookup::kFound:
@@ -169,11 +173,15 @@ int RunRecord(const RecordOptions& options) {
   auto dir = PrepareOutputDir(options);
   if (!dir.ok()) return ReportError(dir.status());
 
-  if (const char* existing = std::getenv("CUDA_INJECTION64_PATH"); existing && *existing) {
-    std::fprintf(stderr, "gpuperf: replacing CUDA_INJECTION64_PATH=%s (one injection at a time)\n",
-                 existing);
+  // Another CUDA profiler in this run: the one started first keeps the process (docs/recording.md).
+  const std::optional<OtherProfiler> other = FindOtherProfiler(
+      options.command, *library, [](const char* name) { return std::getenv(name); });
+  std::vector<std::pair<std::string, std::string>> env;
+  if (other) {
+    std::fprintf(stderr, "%s\n", StepAsideLine(*other, options.command).c_str());
+  } else {
+    env = RecordEnvironment(options, *library, *dir);
   }
-  std::vector<std::pair<std::string, std::string>> env = RecordEnvironment(options, *library, *dir);
 
   pid_t child = fork();
   if (child < 0) {
@@ -196,6 +204,11 @@ int RunRecord(const RecordOptions& options) {
   sigaction(SIGINT, &forward, nullptr);
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGHUP, &forward, nullptr);
+  // The flight signal sent to gpuperf reaches the command too: it asks for a dump.
+  const FlightSettings& flight_settings = options.flight_settings;
+  if (flight_settings.window_ms && flight_settings.signal > 0) {
+    sigaction(flight_settings.signal, &forward, nullptr);
+  }
 
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -205,6 +218,11 @@ int RunRecord(const RecordOptions& options) {
   const uint32_t flush_period_ms =
       options.flush_period_ms ? options.flush_period_ms : kDefaultFlushPeriodMs;
 
+  if (other) {
+    std::error_code ec;
+    if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
+    return exit_code;
+  }
   if (!HasTraceFiles(*dir)) {
     if (!options.quiet) {
       std::fputs(DescribeSignalEnding(status, options.command[0], false, flush_period_ms).c_str(),
@@ -225,7 +243,13 @@ int RunRecord(const RecordOptions& options) {
                    symbolized.message().c_str());
     }
   }
-  if (!options.quiet) {
+  if (!options.quiet && flight_settings.window_ms) {
+    bool finished = false;
+    std::fputs(DescribeFlightRecording(*dir, static_cast<uint32_t>(child), &finished).c_str(),
+               stderr);
+    std::fputs(DescribeSignalEnding(status, options.command[0], finished, flush_period_ms).c_str(),
+               stderr);
+  } else if (!options.quiet) {
     auto totals = SummarizeRecording(*dir);
     if (totals.ok()) {
       std::fputs(FormatRecordSummary(*totals, *dir).c_str(), stderr);

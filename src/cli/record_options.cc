@@ -45,6 +45,23 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--duration", o.duration_s, "Stop recording after this many seconds")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--flight", o.flight,
+                 "Flight recorder: keep only the last WINDOW (e.g. 60s, 5min) in\n"
+                 "memory; write it as a trace on SIGUSR2, gpuperf dump-now PID, a CUDA\n"
+                 "error and at exit (PROG.PID.flight-N.gpt; docs/flight-recorder.md)");
+  cmd.add_option("--flight-memory", o.flight_memory_mb,
+                 "Most memory the flight recorder's window may take, MiB (default " +
+                     std::to_string(kFlightMemoryMiB) +
+                     ");\npast it the oldest records go first, counted")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--flight-signal", o.flight_signal,
+                 "Signal that asks for a dump (default USR2; or USR1, RTMIN+2, none);\n"
+                 "a handler the program installed first still gets it");
+  cmd.add_flag("--no-flight-on-error", o.no_flight_on_error,
+               "Do not dump when a CUDA call returns an error");
+  cmd.add_option("--sample-launches", o.sample_launches,
+                 "Take at most N launch stacks per second per thread (N/s); every\n"
+                 "kernel is still recorded, the others under [launch not sampled]");
   cmd.add_option("--power-hz", o.power_hz,
                  "GPU power readings per second through NVML, for energy estimates\n"
                  "(default 20; 0: none; docs/energy.md)")
@@ -66,6 +83,30 @@ bool ValidateActivities(const std::string& list, std::string* error) {
            "' (choose from kernel, memcpy, memset, runtime, driver, sync, memory, nvtx, "
            "overhead, graph, all)";
   return false;
+}
+
+Status ResolveFlightOptions(RecordOptions& o) {
+  FlightSettings& f = o.flight_settings;
+  if (!o.flight.empty()) {
+    GP_ASSIGN_OR_RETURN(f.window_ms, ParseFlightWindowMs(o.flight));
+  } else if (o.flight_memory_mb || !o.flight_signal.empty() || o.no_flight_on_error) {
+    return Error(StatusCode::kInvalidArgument,
+                 "--flight-memory, --flight-signal and --no-flight-on-error need --flight WINDOW");
+  }
+  f.memory_mb = o.flight_memory_mb;
+  f.signal = kFlightDefaultSignal;
+  if (!o.flight_signal.empty()) {
+    GP_ASSIGN_OR_RETURN(f.signal, ParseFlightSignal(o.flight_signal));
+  }
+  f.on_error = !o.no_flight_on_error;
+  if (!o.sample_launches.empty()) {
+    if (o.no_stacks) {
+      return Error(StatusCode::kInvalidArgument,
+                   "--sample-launches samples launch stacks, and --no-stacks takes none");
+    }
+    GP_ASSIGN_OR_RETURN(f.sample_launches_per_s, ParseSampleRate(o.sample_launches));
+  }
+  return Status::Ok();
 }
 
 std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordOptions& o,
@@ -98,6 +139,16 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   if (o.quiet) env.emplace_back("GPUPERF_LOG", "quiet");
   if (o.verbose) env.emplace_back("GPUPERF_LOG", "verbose");
   if (!o.save_buffers_dir.empty()) env.emplace_back("GPUPERF_SAVE_BUFFERS", o.save_buffers_dir);
+  const FlightSettings& f = o.flight_settings;
+  if (f.window_ms) {
+    env.emplace_back("GPUPERF_FLIGHT_MS", std::to_string(f.window_ms));
+    if (f.memory_mb) env.emplace_back("GPUPERF_FLIGHT_MEMORY_MB", std::to_string(f.memory_mb));
+    env.emplace_back("GPUPERF_FLIGHT_SIGNAL", std::to_string(f.signal < 0 ? 0 : f.signal));
+    if (!f.on_error) env.emplace_back("GPUPERF_FLIGHT_ON_ERROR", "off");
+  }
+  if (f.sample_launches_per_s) {
+    env.emplace_back("GPUPERF_SAMPLE_LAUNCHES", std::to_string(f.sample_launches_per_s));
+  }
   return env;
 }
 

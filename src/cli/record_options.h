@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/record_flight.h"
 #include "gpuperf/status.h"
 
 namespace gpuperf::cli {
@@ -30,12 +31,22 @@ struct RecordOptions {
   int32_t power_hz = -1;  // -1: the injection library's default
   std::string inject_lib;
   std::string save_buffers_dir;
+  // --flight and --sample-launches as typed, then as checked (ResolveFlightOptions).
+  std::string flight;
+  uint32_t flight_memory_mb = 0;
+  std::string flight_signal;
+  bool no_flight_on_error = false;
+  std::string sample_launches;
+  FlightSettings flight_settings;
 };
 
 void AddRecordOptions(CLI::App& cmd, RecordOptions& options);
 
 // Checks the --activities list; on error fills `error` with a message naming the valid ones.
 bool ValidateActivities(const std::string& list, std::string* error);
+
+// Checks --flight, --flight-* and --sample-launches and fills options.flight_settings.
+Status ResolveFlightOptions(RecordOptions& options);
 
 // The variables the child runs with.
 std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordOptions& options,

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "base/units.h"
+#include "gpuperf/stack_marker.h"
 #include "gpuperf/stats.h"
 #include "gpuperf/trace_reader.h"
 
@@ -34,9 +36,20 @@ class TotalsSink final : public RecordSink {
   void OnMemset(std::span<const MemsetRecord> records) override {
     totals_.memsets += records.size();
   }
+  void OnStack(const StackRecord& stack) override {
+    if (stack.pcs.size() == 1 && stack.pcs[0] == kLaunchNotSampledWord) {
+      not_sampled_stacks_.insert(stack.id);
+    }
+  }
   void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
     totals_.launch_links += records.size();
-    for (const auto& r : records) totals_.links_with_stack += r.stack_id != 0;
+    for (const auto& r : records) {
+      if (not_sampled_stacks_.count(r.stack_id) != 0) {
+        ++totals_.links_not_sampled;
+      } else {
+        totals_.links_with_stack += r.stack_id != 0;
+      }
+    }
   }
   void OnStat(std::span<const StatRecord> records) override {
     for (const auto& r : records) stats_[r.pid].Fold(r.stat, r.value);
@@ -72,6 +85,7 @@ class TotalsSink final : public RecordSink {
   RecordTotals& totals_;
   std::map<std::pair<uint32_t, uint64_t>, bool> images_;  // (pid, start) -> finished
   std::map<uint32_t, StatCounters> stats_;                // by pid
+  std::set<StackId> not_sampled_stacks_;  // "[launch not sampled]" (--sample-launches)
 };
 
 }  // namespace
@@ -118,7 +132,11 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
   out += "  copies    " + FormatCount(t.memcpys) + " (" + FormatBytes(t.memcpy_bytes) + "), sets " +
          FormatCount(t.memsets) + "\n";
   out += "  API calls " + FormatCount(t.api_calls) + ", launch stacks " +
-         FormatCount(t.links_with_stack) + " of " + FormatCount(t.launch_links) + "\n";
+         FormatCount(t.links_with_stack) + " of " + FormatCount(t.launch_links);
+  if (t.links_not_sampled != 0) {
+    out += " (" + FormatCount(t.links_not_sampled) + " not sampled: --sample-launches)";
+  }
+  out += "\n";
   if (!t.ranks.empty()) {
     std::string ranks;
     for (size_t i = 0; i < t.ranks.size() && i < 8; ++i) {

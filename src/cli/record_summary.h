@@ -20,7 +20,8 @@ struct RecordTotals {
   uint64_t memsets = 0;
   uint64_t launch_links = 0;
   uint64_t links_with_stack = 0;
-  uint64_t lost = 0;  // every data-loss stat, summed
+  uint64_t links_not_sampled = 0;  // linked to "[launch not sampled]" (--sample-launches)
+  uint64_t lost = 0;               // every data-loss stat, summed
   std::string lost_detail;
   uint64_t bytes_on_disk = 0;
   std::vector<int32_t> ranks;  // of processes a launcher named (torchrun, MPI, Slurm), sorted

@@ -274,6 +274,13 @@ Json Overhead(const ReportModel& m) {
     j["memory_peak_bytes"] = o.memory_peak_bytes;
     j["memory_budget_grown"] = o.memory_budget_grown;
   }
+  if (o.table_stacks || o.table_fallback_no_table || o.table_fallback_rule) {  // tables walked
+    j["stacks_unwound"] = o.stacks_unwound;
+    j["table_stacks"] = o.table_stacks;
+    j["table_fallback_no_table"] = o.table_fallback_no_table;
+    j["table_fallback_rule"] = o.table_fallback_rule;
+    j["unwind_verified"] = o.unwind_verified;
+  }
   if (o.python_codes || o.python_no_thread_state) {  // only where a Python program ran
     j["python_codes"] = o.python_codes;
     j["python_no_thread_state"] = o.python_no_thread_state;

@@ -281,6 +281,11 @@ void ReadOverhead(const Json& j, ReportModel& m) {
   o.unwind_ns = Number<uint64_t>(j, "unwind_ns");
   o.translate_ns = Number<uint64_t>(j, "translate_ns");
   o.compress_ns = Number<uint64_t>(j, "compress_ns");
+  o.stacks_unwound = Number<uint64_t>(j, "stacks_unwound");  // absent: no table walks
+  o.table_stacks = Number<uint64_t>(j, "table_stacks");
+  o.table_fallback_no_table = Number<uint64_t>(j, "table_fallback_no_table");
+  o.table_fallback_rule = Number<uint64_t>(j, "table_fallback_rule");
+  o.unwind_verified = Number<uint64_t>(j, "unwind_verified");
   o.python_codes = Number<uint64_t>(j, "python_codes");  // absent: no Python program
   o.python_no_thread_state = Number<uint64_t>(j, "python_no_thread_state");
   o.wall_ns = Number<uint64_t>(j, "wall_ns");

@@ -320,10 +320,21 @@ void Overhead(const ReportModel& m, std::ostream& out) {
   if (o.callbacks && o.unwind_ns) out << ", of which unwinding " << Dur(o.unwind_ns);
   if (o.callbacks) out << ")";
   out << '\n';
+  const uint64_t table_fallbacks = o.table_fallback_no_table + o.table_fallback_rule;
+  const bool tables = o.table_stacks || table_fallbacks;
   if (o.fp_stacks_verified || o.fp_stacks_rejected) {
     out << "  launch stacks: " << Count(o.unique_stacks) << " distinct; frame-pointer walk "
         << "confirmed by libunwind for " << Count(o.fp_stacks_verified) << ", refused for "
-        << Count(o.fp_stacks_rejected) << " (those unwound with libunwind)\n";
+        << Count(o.fp_stacks_rejected)
+        << (tables ? " (those unwound another way)\n" : " (those unwound with libunwind)\n");
+  }
+  if (tables) {
+    out << "  launch stacks from .eh_frame tables: " << Count(o.table_stacks) << " of "
+        << Count(o.stacks_unwound) << "; " << Count(table_fallbacks) << " fell back to libunwind ("
+        << Count(o.table_fallback_no_table) << " for want of a table, "
+        << Count(o.table_fallback_rule) << " at a rule the tables do not hold)";
+    if (o.unwind_verified) out << "; " << Count(o.unwind_verified) << " checked by libunwind";
+    out << '\n';
   }
   if (o.python_codes || o.python_no_thread_state) {
     out << "  Python frames: " << Count(o.python_codes) << " code objects copied; "

@@ -95,6 +95,14 @@ class FileTraceWriter final : public TraceWriter {
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_ADD_IMPL)
 #undef GPUPERF_WRITER_ADD_IMPL
 
+  void AddChunk(std::string_view chunk) override {
+    // Whatever the chunk names must be defined before it.
+    FlushDefinitions();
+    uint32_t records = 0;
+    if (chunk.size() >= format::kChunkHeaderSize) std::memcpy(&records, chunk.data() + 16, 4);
+    WriteFramed(chunk, records);
+  }
+
   Status Flush() override {
     if (fd_ < 0) return Error(StatusCode::kIoError, "trace writer is closed");
     FlushDefinitions();
@@ -161,36 +169,21 @@ class FileTraceWriter final : public TraceWriter {
   }
 
   void WriteChunk(uint16_t type, size_t record_count) {
-    const size_t bound = ZSTD_compressBound(raw_.size());
-    chunk_.resize(format::kChunkHeaderSize + bound);
-    size_t payload_size = ZSTD_compressCCtx(cctx_, chunk_.data() + format::kChunkHeaderSize, bound,
-                                            raw_.data(), raw_.size(), options_.compression_level);
-    uint16_t flags = format::kChunkFlagZstd;
-    if (ZSTD_isError(payload_size)) {
-      // Cannot happen with a valid level and bound; store uncompressed rather than lose data.
-      std::memcpy(chunk_.data() + format::kChunkHeaderSize, raw_.data(), raw_.size());
-      payload_size = raw_.size();
-      flags = 0;
-    }
-    char* header = chunk_.data();
-    PutU32(header + 0, format::kChunkMagic);
-    PutU16(header + 4, type);
-    PutU16(header + 6, flags);
-    PutU32(header + 8, static_cast<uint32_t>(payload_size));
-    PutU32(header + 12, static_cast<uint32_t>(raw_.size()));
-    PutU32(header + 16, static_cast<uint32_t>(record_count));
-    uint32_t crc = Crc32c(0, header, 20);
-    crc = Crc32c(crc, header + format::kChunkHeaderSize, payload_size);
-    PutU32(header + 20, crc);
-    const size_t total = format::kChunkHeaderSize + payload_size;
-    Status status = WriteAll(chunk_.data(), total);
+    chunk_.clear();
+    format::FrameChunk(type, static_cast<uint32_t>(record_count), raw_, cctx_,
+                       options_.compression_level, chunk_);
+    WriteFramed(chunk_, record_count);
+  }
+
+  void WriteFramed(std::string_view chunk, size_t record_count) {
+    Status status = WriteAll(chunk.data(), chunk.size());
     if (!status.ok()) {
       ++writer_stats_.write_errors;
       if (last_error_.ok()) last_error_ = status;
       return;
     }
     ++writer_stats_.chunks_written;
-    writer_stats_.bytes_written += total;
+    writer_stats_.bytes_written += chunk.size();
     writer_stats_.records_written += record_count;
   }
 
@@ -229,6 +222,34 @@ class FileTraceWriter final : public TraceWriter {
 };
 
 }  // namespace
+
+void format::FrameChunk(uint16_t type, uint32_t record_count, std::string_view raw, void* zstd_cctx,
+                        int level, std::string& out) {
+  const size_t start = out.size();
+  const size_t bound = ZSTD_compressBound(raw.size());
+  out.resize(start + format::kChunkHeaderSize + bound);
+  char* header = out.data() + start;
+  size_t payload_size =
+      ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_cctx), header + format::kChunkHeaderSize,
+                        bound, raw.data(), raw.size(), level);
+  uint16_t flags = format::kChunkFlagZstd;
+  if (ZSTD_isError(payload_size)) {
+    // Cannot happen with a valid level and bound; store uncompressed rather than lose data.
+    std::memcpy(header + format::kChunkHeaderSize, raw.data(), raw.size());
+    payload_size = raw.size();
+    flags = 0;
+  }
+  PutU32(header + 0, format::kChunkMagic);
+  PutU16(header + 4, type);
+  PutU16(header + 6, flags);
+  PutU32(header + 8, static_cast<uint32_t>(payload_size));
+  PutU32(header + 12, static_cast<uint32_t>(raw.size()));
+  PutU32(header + 16, record_count);
+  uint32_t crc = Crc32c(0, header, 20);
+  crc = Crc32c(crc, header + format::kChunkHeaderSize, payload_size);
+  PutU32(header + 20, crc);
+  out.resize(start + format::kChunkHeaderSize + payload_size);
+}
 
 std::unique_ptr<TraceWriter> format::WriterOnOpenFile(int fd, TraceWriterOptions options,
                                                       StringId first_string_id) {

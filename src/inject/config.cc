@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -50,8 +51,14 @@ Config ReadConfigFromEnvironment(std::string* error) {
     config.stacks = std::strcmp(stacks, "0") != 0;
   }
   ReadSwitch("GPUPERF_API_SOURCE", "callbacks", "cupti", &config.api_from_callbacks, error);
-  ReadSwitch("GPUPERF_UNWIND", "fp", "libunwind", &config.frame_pointer_stacks, error);
+  if (const char* unwind = std::getenv("GPUPERF_UNWIND"); unwind && *unwind) {
+    if (!ParseUnwindMode(unwind, &config.unwind) && error->empty()) {
+      *error = std::string("GPUPERF_UNWIND=") + unwind + " is not auto, table, fp or libunwind";
+    }
+  }
+  ReadSwitch("GPUPERF_UNWIND_VERIFY", "1", "0", &config.unwind_verify, error);
   ReadSwitch("GPUPERF_PYTHON", "on", "off", &config.python_stacks, error);
+  ReadSwitch("GPUPERF_LIVE", "on", "off", &config.live_page, error);
   uint64_t value = 0;
   if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;
   config.max_memory_bytes = DefaultMemoryCap(static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
@@ -80,6 +87,24 @@ Config ReadConfigFromEnvironment(std::string* error) {
   ReadUint("GPUPERF_DURATION_MS", &config.duration_ms, error);
   if (const char* dir = std::getenv("GPUPERF_SAVE_BUFFERS"); dir && *dir) {
     config.save_buffers_dir = dir;
+  }
+  ReadUint("GPUPERF_FLIGHT_MS", &config.flight_window_ms, error);
+  value = 0;
+  if (ReadUint("GPUPERF_FLIGHT_MEMORY_MB", &value, error) && value) {
+    config.flight_memory_bytes = value << 20;
+  }
+  value = static_cast<uint64_t>(config.flight_signal);
+  if (ReadUint("GPUPERF_FLIGHT_SIGNAL", &value, error)) {
+    if (value < 65) {
+      config.flight_signal = static_cast<int>(value);
+    } else if (error->empty()) {
+      *error = "GPUPERF_FLIGHT_SIGNAL=" + std::to_string(value) + " is not a signal number";
+    }
+  }
+  ReadSwitch("GPUPERF_FLIGHT_ON_ERROR", "on", "off", &config.flight_on_error, error);
+  value = 0;
+  if (ReadUint("GPUPERF_SAMPLE_LAUNCHES", &value, error)) {
+    config.sample_launches_per_s = static_cast<uint32_t>(std::min<uint64_t>(value, 1u << 30));
   }
   // Keep buffers sane: CUPTI needs room for at least a few records per buffer.
   if (config.buffer_bytes < (64u << 10)) config.buffer_bytes = 64u << 10;

@@ -7,6 +7,7 @@
 
 #include "base/activities.h"
 #include "base/record_defaults.h"
+#include "inject/stack/unwind_mode.h"
 
 namespace gpuperf::inject {
 
@@ -19,12 +20,17 @@ struct Config {
   // need anyway) rather than CUPTI's RUNTIME/DRIVER activity kinds, which add their own
   // cost per call (docs/performance.md). GPUPERF_API_SOURCE=cupti selects CUPTI's.
   bool api_from_callbacks = true;
-  // Walk frame pointers where they were checked against libunwind (stack_capture.cc).
-  // GPUPERF_UNWIND=libunwind always unwinds with libunwind.
-  bool frame_pointer_stacks = true;
+  // Which unwinders launch stacks try (stack_capture.cc): GPUPERF_UNWIND=auto (checked
+  // frame pointers, .eh_frame tables, libunwind), table, fp or libunwind.
+  UnwindMode unwind = UnwindMode::kAuto;
+  // GPUPERF_UNWIND_VERIFY=1: libunwind checks every stack another unwinder took.
+  bool unwind_verify = false;
   // Launch stacks carry the launching thread's Python frames where a CPython interpreter
   // runs (docs/recording.md "Python frames"). GPUPERF_PYTHON=off leaves them out.
   bool python_stacks = true;
+  // A live page for gpuperf top and serve (docs/live.md). GPUPERF_LIVE=off leaves it out;
+  // GPUPERF_LIVE_DIR moves it.
+  bool live_page = true;
   // CUDA 13 keeps one buffer per launching thread, so buffers are kept small, and a
   // thread's first one smaller still (docs/recording.md, "Memory").
   uint64_t buffer_bytes = uint64_t{kDefaultBufferKiB} << 10;  // one CUPTI activity buffer
@@ -41,6 +47,14 @@ struct Config {
   uint64_t delay_ms = 0;         // capture range: start recording after this long
   uint64_t duration_ms = 0;      // ... and stop after this long (0 = until exit)
   std::string save_buffers_dir;  // raw CUPTI buffers for replay fixtures (testing)
+  // Flight recorder (docs/flight-recorder.md): the last flight_window_ms of records stay in
+  // memory (at most flight_memory_bytes) and a trace is written only on a trigger; 0 = off.
+  uint64_t flight_window_ms = 0;
+  uint64_t flight_memory_bytes = uint64_t{kFlightMemoryMiB} << 20;
+  int flight_signal = kFlightDefaultSignal;  // 0: no signal trigger
+  bool flight_on_error = true;               // dump when a CUDA call returns an error
+  // --sample-launches: at most this many launch stacks per second per thread (0: all).
+  uint32_t sample_launches_per_s = 0;
 };
 
 // Parses GPUPERF_* variables. `error` receives a description of the first bad value

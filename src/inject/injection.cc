@@ -116,7 +116,9 @@ void OnSignal(int sig, siginfo_t* info, void* context) {
     // Flushing is not async-signal-safe: the writer thread does it. We wait for it a
     // bounded time (nanosleep is async-signal-safe), then let the signal go on.
     recorder->writer.RequestSignalFlush(default_action);
-    for (int i = 0; i < 3000 && !recorder->writer.SignalFlushDone(); ++i) {
+    // A flight recorder's exit dump writes its whole window: give it longer.
+    const int wait_ms = recorder->writer.flight() ? 20000 : 3000;
+    for (int i = 0; i < wait_ms && !recorder->writer.SignalFlushDone(); ++i) {
       timespec ms{0, 1000000};
       nanosleep(&ms, nullptr);
     }
@@ -224,7 +226,8 @@ void Initialize() {
   ProcessRecord process;
   process.pid = r.pid;
   process.parent_pid = static_cast<uint32_t>(getppid());
-  process.command = r.names.Intern(ReadCommandLine());
+  const std::string command = ReadCommandLine();
+  process.command = r.names.Intern(command);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   process.hostname = r.names.Intern(host);
@@ -232,12 +235,29 @@ void Initialize() {
   process.start_ns = r.start_ns;
 
   if (r.config.stacks) {
-    InitStackCapture(r.config.max_stack_depth, r.config.frame_pointer_stacks,
-                     r.config.python_stacks);
+    StackCaptureOptions stacks;
+    stacks.max_depth = r.config.max_stack_depth;
+    stacks.unwind = r.config.unwind;
+    stacks.verify = r.config.unwind_verify;
+    stacks.python = r.config.python_stacks;
+    InitStackCapture(stacks);
   }
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
   hooks.on_period = [&r](uint64_t now) { OnPeriod(r, now); };
+  if (r.config.live_page) {
+    r.live.Start({r.pid, process.parent_pid, r.start_ns, command, host}, r.names);
+    hooks.on_records = [&r](const auto& batches, const auto& api_calls) {
+      r.live.Fold(batches, api_calls);
+    };
+    hooks.on_stats = [&r](uint64_t now, bool closing) {
+      if (closing) {
+        r.live.Close(now, r.capturing.load());
+      } else {
+        r.live.Publish(now, r.capturing.load());
+      }
+    };
+  }
   Status status = r.writer.Start(path, r.config, r.pid, r.names, process, std::move(hooks));
   if (!status.ok()) {
     LogOnce("cannot record: %s", status.message().c_str());
@@ -266,8 +286,19 @@ void Initialize() {
   atexit(OnExit);
   pthread_atfork(nullptr, OnForkParent, OnForkChild);
   InstallSignalHandlers();
-  LogVerbose("recording to %s (stacks: %s)", path.c_str(),
-             r.config.stacks ? StackUnwinderName() : "off");
+  if (r.writer.flight() && r.config.flight_signal != 0) {
+    // The handler only sets a bit and wakes the writer (async-signal-safe); the writer dumps.
+    InstallFlightSignal(r.config.flight_signal, [] {
+      Recorder* recorder = g_recorder;
+      if (recorder != nullptr && !recorder->disabled.load() &&
+          static_cast<uint32_t>(getpid()) == recorder->pid) {
+        recorder->writer.RequestFlightDump(kFlightSignal);
+      }
+    });
+  }
+  LogVerbose("%s %s (stacks: %s)",
+             r.writer.flight() ? "flight recorder, dumps named after" : "recording to",
+             path.c_str(), r.config.stacks ? StackUnwinderName() : "off");
 }
 
 }  // namespace

@@ -9,7 +9,8 @@ StringId NameTable::InternLocked(std::string_view text) {
   auto it = by_text_.find(std::string(text));
   if (it != by_text_.end()) return it->second;
   StringId id = next_id_++;
-  by_text_.emplace(std::string(text), id);
+  auto added = by_text_.emplace(std::string(text), id).first;
+  by_id_.push_back(&added->first);
   new_.emplace_back(id, std::string(text));
   return id;
 }
@@ -24,6 +25,11 @@ StringId NameTable::InternLocked(const char* text) {
   auto entry = by_text_.find(std::string(text));
   by_pointer_[text] = PointerEntry{id, &entry->first};
   return id;
+}
+
+std::string NameTable::TextOf(StringId id) {
+  auto lock = Lock();
+  return id >= 1 && id <= by_id_.size() ? *by_id_[id - 1] : std::string();
 }
 
 void NameTable::DrainNew(std::vector<std::pair<StringId, std::string>>& out) {

@@ -29,6 +29,9 @@ class NameTable {
     return InternLocked(text);
   }
 
+  // The text of an id ("" for 0 or an unknown id). Takes the lock.
+  std::string TextOf(StringId id);
+
   // Strings added since the last call, in id order (for the writer thread).
   void DrainNew(std::vector<std::pair<StringId, std::string>>& out);
 
@@ -40,6 +43,7 @@ class NameTable {
   std::mutex mutex_;
   std::unordered_map<std::string, StringId> by_text_;
   std::unordered_map<const char*, PointerEntry> by_pointer_;
+  std::vector<const std::string*> by_id_;  // id - 1 -> key of by_text_ (nodes do not move)
   std::vector<std::pair<StringId, std::string>> new_;
   StringId next_id_ = 1;
 };

@@ -3,16 +3,25 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "gpuperf/records.h"
 
 namespace gpuperf::inject {
 
+// A device's UUID from its CUPTI device record: the live page's join with NVML and DCGM
+// (src/live). Not written to the trace.
+struct DeviceUuid {
+  uint32_t device_id = 0;
+  uint8_t bytes[16] = {};
+};
+
 struct RecordBatch {
 #define GPUPERF_BATCH_VECTOR(Type, name, plural, number) std::vector<Type##Record> plural;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_VECTOR)
 #undef GPUPERF_BATCH_VECTOR
+  std::vector<DeviceUuid> device_uuids;
 
   size_t RecordCount() const {
     size_t n = 0;

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "inject/config.h"
+#include "inject/live_recorder.h"
 #include "inject/name_table.h"
 #include "inject/writer_thread.h"
 
@@ -26,6 +27,7 @@ struct Recorder {
   uint64_t start_ns = 0;
   NameTable names;
   WriterThread writer;
+  LiveRecorder live;                   // the writer thread keeps it
   std::atomic<bool> capturing{false};  // inside the capture range
   std::atomic<bool> disabled{false};   // a forked child, or shutting down
   std::atomic<bool> finished{false};

@@ -44,11 +44,19 @@ struct RecordChunk {
 // Counters bumped on every launch. Each thread keeps its own (a shared atomic would cost a
 // locked instruction per launch and bounce its cache line between launching threads); the
 // writer adds them up (ThreadStatTotals).
-enum ThreadStat : size_t { kCallbacks, kCallbackNs, kStacksUnwound, kApiCalls, kThreadStatCount };
+enum ThreadStat : size_t {
+  kCallbacks,
+  kCallbackNs,
+  kStacksUnwound,
+  kApiCalls,
+  kTableStacks,
+  kLaunchesUnsampled,
+  kThreadStatCount
+};
 // The trace's stat of each ThreadStat.
-inline constexpr StatId kThreadStats[kThreadStatCount] = {StatId::callbacks, StatId::callback_ns,
-                                                          StatId::stacks_unwound,
-                                                          StatId::api_calls_from_callbacks};
+inline constexpr StatId kThreadStats[kThreadStatCount] = {
+    StatId::callbacks, StatId::callback_ns, StatId::stacks_unwound,
+    StatId::api_calls_from_callbacks, StatId::table_stacks, StatId::launch_stacks_unsampled};
 
 struct ThreadBuffers {
   std::atomic<RecordChunk<LaunchLinkRecord>*> links{nullptr};

@@ -27,10 +27,18 @@ uint64_t NowNs(clockid_t clock) {
 
 Status WriterThread::Start(const std::string& path, const Config& config, uint32_t pid,
                            NameTable& names, ProcessRecord process, WriterHooks hooks) {
-  TraceWriterOptions options;
-  auto writer = TraceWriter::Create(path, options);
-  if (!writer.ok()) return writer.status();
-  writer_ = std::move(writer).value();
+  if (config.flight_window_ms != 0) {
+    // Flight recorder: records go to a ring in memory; dumps are the only files.
+    flight_ = std::make_unique<FlightRecorder>(config, path, pid);
+    std::unique_ptr<FlightRing> ring = flight_->MakeRing();
+    ring_ = ring.get();
+    writer_ = std::move(ring);
+  } else {
+    TraceWriterOptions options;
+    auto writer = TraceWriter::Create(path, options);
+    if (!writer.ok()) return writer.status();
+    writer_ = std::move(writer).value();
+  }
   config_ = config;
   pid_ = pid;
   names_ = &names;
@@ -102,8 +110,8 @@ void WriterThread::Run() {
     uint64_t wake_at = next_period;
     if (early_flush_.load() && next_early_ok < wake_at) wake_at = next_early_ok;
     const int timeout_ms = wake_at > now ? static_cast<int>((wake_at - now) / 1000000ull) + 1 : 0;
-    pollfd fd{wake_fd_, POLLIN, 0};
-    ::poll(&fd, 1, timeout_ms);
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {flight_ ? flight_->watch_fd() : -1, POLLIN, 0}};
+    ::poll(fds, 2, timeout_ms);
     uint64_t drained;
     ssize_t ignored = ::read(wake_fd_, &drained, sizeof(drained));
     (void)ignored;
@@ -125,6 +133,14 @@ void WriterThread::Run() {
     }
     const uint64_t after = NowNs(CLOCK_MONOTONIC);
     const bool period_due = after >= next_period;
+    if (flight_ != nullptr) {
+      // A dump asked for: what CUPTI has completed and the app threads hold goes in first.
+      if (const uint32_t why = flight_->TakeTriggers(period_due)) {
+        if (hooks_.flush_cupti) FlushCupti(false);
+        WriteCycle();
+        DumpFlight(why);
+      }
+    }
     const bool early = after >= next_early_ok && early_flush_.exchange(false);
     if (period_due) {
       next_period = after + period_ns;
@@ -139,6 +155,8 @@ void WriterThread::Run() {
       WriteStats();
       Status status = Timed([this] { return writer_->Flush(); });
       if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
+    } else if (ring_ != nullptr) {
+      Timed([this] { return ring_->Flush(); });  // seals the ring's segment when it is due
     }
   }
   if (running_) FinishTrace();
@@ -153,10 +171,24 @@ void WriterThread::FinishTrace() {
   process_.end_ns = NowNs(CLOCK_MONOTONIC);
   writer_->Add(process_);
   writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
+  closing_ = true;
   WriteStats();
+  if (flight_ != nullptr) {
+    flight_->Dump(*ring_, kFlightExit | flight_->TakeTriggers(false), process_.end_ns);
+    flight_->Finish();
+  }
   Status status = writer_->Close();
   if (!status.ok()) LogOnce("cannot finish the trace: %s", status.message().c_str());
   running_ = false;
+}
+
+void WriterThread::DumpFlight(uint32_t why) {
+  const uint64_t now = NowNs(CLOCK_MONOTONIC);
+  writer_->Add(ClockRecord{pid_, now, NowNs(CLOCK_REALTIME)});
+  WriteStats();
+  const uint64_t start = NowNs(CLOCK_MONOTONIC);
+  flight_->Dump(*ring_, why, now);
+  CountStat(StatId::compress_ns, NowNs(CLOCK_MONOTONIC) - start);
 }
 
 void WriterThread::WriteCycle() {
@@ -182,6 +214,7 @@ void WriterThread::WriteCycle() {
   if (modules_.NeedsRefresh(stacks)) modules_.Refresh(pid_, *names_, modules);
   std::vector<std::pair<StringId, std::string>> strings;
   names_->DrainNew(strings);
+  if (hooks_.on_records) hooks_.on_records(batches, api_calls);
 
   // Adding records encodes them and compresses and writes every chunk that fills.
   const uint64_t write_start = NowNs(CLOCK_MONOTONIC);
@@ -221,6 +254,8 @@ void WriterThread::WriteStats() {
   for (size_t i = 0; i < kThreadStatCount; ++i) SetStat(kThreadStats[i], totals[i]);
   UpdatePythonStats();
   // Cumulative values: readers take the last record of each stat.
+  // The live page's update is counted in the snapshot after it.
+  if (hooks_.on_stats) hooks_.on_stats(NowNs(CLOCK_MONOTONIC), closing_);
   for (uint32_t id = 1; id < kStatSlots; ++id) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);
     if (value != 0) writer_->Add(StatRecord{pid_, id, value});

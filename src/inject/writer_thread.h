@@ -13,10 +13,12 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpuperf/status.h"
 #include "gpuperf/trace_writer.h"
 #include "inject/config.h"
+#include "inject/flight/flight_recorder.h"
 #include "inject/modules.h"
 #include "inject/name_table.h"
 #include "inject/record_batch.h"
@@ -29,6 +31,12 @@ struct WriterHooks {
   std::function<void(bool forced)> flush_cupti;
   // Called each period: capture-range bookkeeping.
   std::function<void(uint64_t now_ns)> on_period;
+  // Called with each cycle's records before they are written (the live page folds them).
+  std::function<void(const std::deque<std::unique_ptr<RecordBatch>>& batches,
+                     const std::vector<ApiRecord>& api_calls)>
+      on_records;
+  // Called after each period's stats snapshot (`closing`: the trace is about to close).
+  std::function<void(uint64_t now_ns, bool closing)> on_stats;
 };
 
 class WriterThread {
@@ -52,6 +60,19 @@ class WriterThread {
   // ended). Non-blocking: one eventfd write, callable from an exiting thread.
   void RequestWrite() { Wake(); }
 
+  // Flight recorder (flight/flight_recorder.h), nothing without --flight.
+  // Async-signal-safe: asks for a dump of the window now.
+  void RequestFlightDump(FlightTrigger why) {
+    if (flight_ == nullptr) return;
+    flight_->Request(why);
+    Wake();
+  }
+  // Any thread, never blocking: a CUDA call returned `code` (non-zero).
+  void NoteCudaError(StringId api_name, int32_t code) {
+    if (flight_ != nullptr && flight_->NoteCudaError(api_name, code)) Wake();
+  }
+  bool flight() const { return flight_ != nullptr; }
+
   bool SignalFlushDone() const { return signal_flush_done_.load(std::memory_order_acquire); }
 
   // Stops the writer's own CUPTI flushes and waits (at most `timeout_ms`) for one in
@@ -68,6 +89,7 @@ class WriterThread {
   void WriteCycle();
   void WriteStats();
   void FinishTrace();  // last cycle, the process's end, close
+  void DumpFlight(uint32_t why);
   // Runs a flush of the trace file, counting its time (compressing and writing the
   // chunks still open) as compress_ns. The final close is not counted: the stats are
   // written before it.
@@ -76,7 +98,9 @@ class WriterThread {
   void FlushCupti(bool forced);
   void Wake();
 
-  std::unique_ptr<TraceWriter> writer_;
+  std::unique_ptr<TraceWriter> writer_;  // the trace file, or with --flight the ring
+  std::unique_ptr<FlightRecorder> flight_;
+  FlightRing* ring_ = nullptr;  // writer_, with --flight
   Config config_;
   uint32_t pid_ = 0;
   NameTable* names_ = nullptr;
@@ -98,6 +122,7 @@ class WriterThread {
   std::atomic<bool> early_flush_{false};
   std::atomic<bool> cupti_flushes_stopped_{false};
   std::atomic<bool> in_cupti_flush_{false};
+  bool closing_ = false;  // writer thread: FinishTrace's last stats
   std::thread thread_;
 };
 

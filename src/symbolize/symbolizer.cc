@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "gpuperf/python_frame_word.h"
+#include "gpuperf/stack_marker.h"
 #include "gpuperf/trace_append.h"
 #include "gpuperf/trace_reader.h"
 #include "gpuperf/trace_writer.h"
@@ -41,8 +42,9 @@ class StackAndModuleSink : public RecordSink {
   void OnString(StringId id, std::string_view text) override { strings[id] = std::string(text); }
   void OnStack(const StackRecord& stack) override {
     for (size_t i = 0; i < stack.pcs.size(); ++i) {
-      // Python frames are code ids, not addresses: the analysis names them.
-      if (IsPythonFrameWord(stack.pcs[i])) continue;
+      // Python frames are code ids and markers stand for no frame, not addresses: the
+      // analysis names them.
+      if (IsPythonFrameWord(stack.pcs[i]) || IsStackMarkerWord(stack.pcs[i])) continue;
       bool return_address = i > 0 || innermost_is_return_address;
       auto [it, added] = pcs.emplace(PcKey{stack.pid, stack.pcs[i]}, return_address);
       if (!added) it->second = it->second || return_address;

@@ -125,4 +125,25 @@ expect_log late "subscribe=CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
 expect_log late "another CUPTI client took over the activity buffers"
 # ...and never without one: an ordinary busy run does not claim a takeover.
 grep -q "replaced gpuperf's" "$dir/burst.log" "$dir/churn.log" && fail "takeover claimed without a second client"
+# --- another CUDA profiler in the same run: the one started first keeps the process ---------
+# CUDA loads one injected tool per process and ncu refuses to run when CUDA_INJECTION64_PATH is
+# someone else's, so record steps aside (no injection, one line with the fix, the command's
+# own exit status) instead of breaking the other tool.
+mkdir -p "$dir/tools"
+printf '#!/bin/sh\n# stands in for Nsight Compute: runs the program it is given\nshift 2; exec "$@"\n' > "$dir/tools/ncu"
+chmod +x "$dir/tools/ncu"
+rec inside_ncu 0 -- "$dir/tools/ncu" -c 3 "$app" basic
+expect_log inside_ncu "gpuperf: Nsight Compute (ncu) is profiling this command (the command is ncu)"
+expect_log inside_ncu "Use one at a time: gpuperf record -- $app basic"
+[[ -z $(ls "$dir/inside_ncu" 2>/dev/null) ]] || fail "inside_ncu: gpuperf recorded despite stepping aside"
+grep -q "^fake-app:" "$dir/inside_ncu.log" || fail "inside_ncu: the program did not run"
+NV_TPS_LAUNCH_TOKEN=1 rec under_nsight 3 -- bash -c "'$app' basic; exit 3"
+expect_log under_nsight "an Nsight tool is profiling this command (NV_TPS_LAUNCH_TOKEN is set)"
+[[ -z $(ls "$dir/under_nsight" 2>/dev/null) ]] || fail "under_nsight: gpuperf recorded despite stepping aside"
+CUDA_INJECTION64_PATH=/nowhere/libother_tool.so rec other_injection 0 -- true
+expect_log other_injection "another CUDA tool (/nowhere/libother_tool.so) is profiling this command"
+# gpuperf's own library in the variable (a nested record) is not another tool.
+CUDA_INJECTION64_PATH=$lib rec nested 0 -- "$app" basic
+expect_no_log nested "steps aside"
+[[ -n $(ls "$dir/nested"/*.gpt 2>/dev/null) ]] || fail "nested: no trace"
 finish

@@ -5,6 +5,9 @@
 //
 //   fake_cuda_app <scenario> [args]      (fake_cuda_app --list shows the scenarios)
 //
+// fake_cuda_app_nofp is the same program built with -O2 -fomit-frame-pointer, with one more
+// scenario, `chain`, that launches through libraries built so too (tests/unwind/chain.h).
+//
 // Every scenario prints one line with what it generated, for tests to compare with a trace:
 //   fake-app: pid=.. scenario=.. kernels=.. memcpys=.. ... launches=..
 #include <cupti.h>  // also the runtime/driver parameter structs (cudaLaunchKernel_v7000_params)
@@ -24,6 +27,10 @@
 #include <vector>
 
 #include "fake_cupti/fake_cupti.h"
+#ifdef FAKE_APP_CHAIN
+#define GP_CHAIN_NS chain_nofp
+#include "unwind/chain.h"
+#endif
 
 namespace {
 
@@ -31,6 +38,8 @@ namespace {
 struct Counts {
   std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0}, syncs{0}, memory{0}, markers{0},
       runtime_api{0}, driver_api{0}, launches{0}, graph_launches{0}, incomplete{0}, dropped{0};
+  // GPU and wait time generated (the live scenario prints them).
+  std::atomic<uint64_t> kernel_ns{0}, copy_ns{0}, set_ns{0}, sync_ns{0};
 };
 Counts g_counts;
 const char* g_scenario = "";
@@ -97,6 +106,7 @@ void EmitKernel(uint32_t correlation_id, const char* name, uint32_t graph_id = 0
   kernel.incomplete = incomplete ? 1 : 0;
   fake_cupti_emit_kernel(&kernel);
   g_counts.kernels++;
+  g_counts.kernel_ns += kernel.end - kernel.start;
   if (incomplete) g_counts.incomplete++;
 }
 
@@ -153,6 +163,7 @@ void Memcpy(uint64_t bytes, bool to_device) {
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_memcpy(&copy);
   g_counts.memcpys++;
+  g_counts.copy_ns += copy.end - copy.start;
 }
 
 void Memset(uint64_t bytes) {
@@ -172,6 +183,7 @@ void Memset(uint64_t bytes) {
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_memset(&set);
   g_counts.memsets++;
+  g_counts.set_ns += set.end - set.start;
 }
 
 void DeviceSynchronize() {
@@ -182,9 +194,11 @@ void DeviceSynchronize() {
   uint64_t busy = g_gpu_busy_until.load();
   fake_cupti_sync_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, g_context, nullptr);
   fake_cupti_api_exit(&runtime, cudaSuccess);
+  const uint64_t end = busy > start ? busy : start + 100;
   fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, g_context,
-                       kStreamId, start, busy > start ? busy : start + 100);
+                       kStreamId, start, end);
   g_counts.syncs++;
+  g_counts.sync_ns += end - start;
 }
 
 uint64_t Malloc(uint64_t bytes) {
@@ -463,13 +477,69 @@ int Nvtx(int, char**) {
   return 0;
 }
 
+// The launching thread's CPU time, ns: unlike the wall clock, the machine's other load does
+// not count (what gpuperf adds to a launch runs on this thread, in the callbacks).
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
 int Many(int argc, char** argv) {
   int launches = ArgOr(argc, argv, 2, 200000);
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t cpu_start = ThreadCpuNs();
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z4tinyv");
+  const uint64_t cpu_ns = ThreadCpuNs() - cpu_start;
+  const auto loop_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   DeviceSynchronize();
   ReportCounts();
+  printf("fake-app-timing: ns_per_launch=%.1f cpu_ns_per_launch=%.1f\n",
+         static_cast<double>(loop_ns) / launches, static_cast<double>(cpu_ns) / launches);
+  fflush(stdout);
   return 0;
 }
+
+#ifdef FAKE_APP_CHAIN
+// Launches from the bottom of a call chain through three shared libraries built without
+// frame pointers (tests/unwind/chain.h): stacks only .eh_frame tables or libunwind can
+// unwind. Every fourth chain realigns the stack; every fourth another keeps a frame's CFA in
+// R12, which only libunwind follows. A first launch from a thread of its own, then a pause,
+// gives the profiler's tables time to be built before the others.
+int LaunchFromChainBottom(void* name) {
+  LaunchKernel(static_cast<const char*>(name));
+  return 1;
+}
+
+void LaunchThroughChain(int i) {
+  chain_nofp::ChainContext context;
+  context.leaf = LaunchFromChainBottom;
+  context.arg = const_cast<char*>(i % 2 ? "_Z9chainEvenv" : "_Z8chainOddv");
+  context.realign = i % 4 == 1;
+  context.other_register = i % 4 == 3;
+  chain_nofp::Run(i % 7, &context);
+}
+
+int Chain(int argc, char** argv) {
+  const int threads = ArgOr(argc, argv, 2, 4);
+  const int launches = ArgOr(argc, argv, 3, 300);
+  const int pause_ms = ArgOr(argc, argv, 4, 0);
+  std::thread([] { LaunchThroughChain(0); }).join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([launches] {
+      for (int i = 0; i < launches; ++i) LaunchThroughChain(i);
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  DeviceSynchronize();
+  ReportCounts(threads);
+  return 0;
+}
+#endif
 
 // VmRSS of this process, KiB.
 long RssKb() {
@@ -606,6 +676,82 @@ int LateProfiler(int argc, char** argv) {
   return 0;
 }
 
+// For the flight recorder's test (tests/e2e/flight_recorder_test.sh): phases of launches
+// of known counts, each phase's kernels named _Z6phaseKv. After phase K the app says so and
+// waits for FAKE_APP_GO_DIR/go-K, so that the test can ask for a dump and let time pass.
+// "40E" ends its phase with a failing cudaMalloc. The app's own SIGUSR2 handler, installed
+// before CUDA starts (and so before the injection's), counts the signals it gets.
+volatile sig_atomic_t g_usr2_calls = 0;
+int Flight(int argc, char** argv) {
+  signal(SIGUSR2, [](int) { g_usr2_calls = g_usr2_calls + 1; });
+  CudaInit();
+  const char* go_dir = getenv("FAKE_APP_GO_DIR");
+  for (int phase = 1; phase + 1 < argc; ++phase) {
+    const std::string spec = argv[phase + 1];
+    const int launches = atoi(spec.c_str());
+    const std::string name = "_Z6phase" + std::to_string(phase) + "v";
+    for (int i = 0; i < launches; ++i) LaunchKernel(name.c_str());
+    if (spec.back() == 'E') {
+      FakeCuptiApiFrame failing;
+      Enter(&failing, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+      fake_cupti_api_exit(&failing, cudaErrorMemoryAllocation);
+    }
+    printf("fake-app: phase %d done launches=%d pid=%d\n", phase, launches,
+           static_cast<int>(getpid()));
+    fflush(stdout);
+    if (go_dir == nullptr) continue;
+    const std::string go = std::string(go_dir) + "/go-" + std::to_string(phase);
+    for (int waited = 0; access(go.c_str(), F_OK) != 0; ++waited) {
+      if (waited == 6000) return 1;  // 60 s: the test is gone
+      usleep(10 * 1000);
+    }
+  }
+  ReportCounts();
+  printf("fake-app: usr2_handler_calls=%d\n", static_cast<int>(g_usr2_calls));
+  return 0;
+}
+
+// A workload of known totals for the live page (gpuperf top/serve, tests/e2e/live_test.sh),
+// then a pause, so that readers see the page of a running process: until the file
+// $FAKE_APP_RELEASE exists, or HOLD_MS pass.
+int Live(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 200);
+  const int hold_ms = ArgOr(argc, argv, 3, 30000);
+  Malloc(3 << 20);
+  const uint64_t freed = Malloc(1 << 20);
+  Free(freed, 1 << 20);  // peak 4 MiB, 3 MiB left
+  Memcpy(1 << 20, /*to_device=*/true);
+  Memcpy(2 << 20, /*to_device=*/true);
+  Memcpy(1 << 20, /*to_device=*/false);
+  Memset(1 << 20);
+  uint64_t vec_add_ns = 0, scale_ns = 0;
+  int vec_add = 0, scale = 0;
+  for (int i = 0; i < launches; ++i) {
+    const uint64_t before = g_counts.kernel_ns.load();
+    const bool is_scale = i % 4 == 3;
+    LaunchKernel(is_scale ? "_Z5scalePfi" : "_Z6vecAddPKfS0_Pfi");
+    (is_scale ? scale_ns : vec_add_ns) += g_counts.kernel_ns.load() - before;
+    (is_scale ? scale : vec_add)++;
+  }
+  DeviceSynchronize();
+  FakeCuptiApiFrame failing;
+  Enter(&failing, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  fake_cupti_api_exit(&failing, cudaErrorMemoryAllocation);
+  ReportCounts();
+  printf(
+      "fake-app: live kernel_ns=%llu copy_ns=%llu set_ns=%llu sync_ns=%llu htod_bytes=%d "
+      "dtoh_bytes=%d set_bytes=%d vecAdd_launches=%d vecAdd_ns=%llu scale_launches=%d "
+      "scale_ns=%llu memory_bytes=%d memory_peak_bytes=%d api_failures=1\n",
+      (unsigned long long)g_counts.kernel_ns.load(), (unsigned long long)g_counts.copy_ns.load(),
+      (unsigned long long)g_counts.set_ns.load(), (unsigned long long)g_counts.sync_ns.load(),
+      3 << 20, 1 << 20, 1 << 20, vec_add, (unsigned long long)vec_add_ns, scale,
+      (unsigned long long)scale_ns, 3 << 20, 4 << 20);
+  fflush(stdout);
+  const char* release = getenv("FAKE_APP_RELEASE");
+  for (int waited = 0; waited < hold_ms; waited += 20) {
+    if (release != nullptr && access(release, F_OK) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 // A rank of a data-parallel job, as DDP runs one: each step a forward and a backward
 // kernel (3 ms each, in real time), then an all-reduce whose kernel starts when this rank
 // gets there and ends when every rank has (a barrier through files in FAKE_BARRIER_DIR).
@@ -705,11 +851,18 @@ const Scenario kScenarios[] = {
     {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
     {"nvtx", Nvtx, "nested NVTX ranges and instant markers around launches"},
     {"many", Many, "[M=200000]: launches from one thread"},
+#ifdef FAKE_APP_CHAIN
+    {"chain", Chain,
+     "[N=4] [M=300]: N threads x M launches through libraries without frame pointers"},
+#endif
     {"churn", Churn, "[N=10000] [M=2]: N short-lived threads (8 at a time) x M launches, RSS"},
     {"self_kill", SelfKill, "[M=300] [WAIT_MS=700]: launches, a pause, then SIGKILL to itself"},
     {"abort", Abort, "[M=300]: launches, then an uncaught exception (abort)"},
     {"fork_then_cuda", ForkThenCuda, "[M=20]: fork before CUDA starts; both launch M", true},
     {"exec_after_cuda", ExecAfterCuda, "[M=50] [WAIT_MS=700]: launches, a pause, exec of basic"},
+    {"flight", Flight, "N[E] N[E]...: phases of N launches (E: then a failing malloc)", true},
+    {"live", Live,
+     "[M=200] [HOLD_MS=30000]: known totals, then a pause ($FAKE_APP_RELEASE ends it)"},
     {"ranks", Ranks,
      "[STEPS=20]: a DDP-like rank (RANK, WORLD_SIZE, LOCAL_RANK; FAKE_BARRIER_DIR, "
      "FAKE_SLOW_RANK, FAKE_SLOW_MS)",

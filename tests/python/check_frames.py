@@ -146,6 +146,40 @@ def check_entries():
         passed()
 
 
+REUSED_FILE = "<reused address>"
+
+
+def check_reused_addresses():
+    """Code objects freed and others made at their addresses (CPython's allocator hands the
+    freed block straight back): each walk must name the new function, with its own line.
+    Every other one keeps the name "made" (one interned str object) and the same file name
+    object and first line, so only the line table (and on 3.12+ co_version) tells them
+    apart."""
+    namespace = {"probe": probe}
+    reused = 0
+    last_address = None
+    for i in range(60):
+        name = "made" if i % 2 == 0 else f"made_{i}"
+        blank_lines = i % 3
+        source = f"def {name}():\n" + "\n" * blank_lines + "    return probe.walk()\n"
+        exec(compile(source, REUSED_FILE, "exec"), namespace)
+        function = namespace.pop(name)
+        address = id(function.__code__)
+        reused += address == last_address
+        last_address = address
+        got = function()[0][:3]
+        want = (name, REUSED_FILE, 2 + blank_lines)
+        del function  # frees the code object: the next one may take its address
+        if got != want:
+            fail("reused code addresses", f"function {i}: got {got}, want {want}")
+            return
+    if reused < 10:
+        fail("reused code addresses", f"only {reused} of 60 code objects reused an address")
+        return
+    print(f"reused code addresses: {reused} of 60 code objects took a freed one's address")
+    passed()
+
+
 def check_line_tables():
     """The offline resolver against code.co_lines() on every code object of a few modules."""
     import inspect
@@ -211,6 +245,7 @@ def main():
         fail("thread without a thread state", f"{probe.counters()}")
     else:
         passed()
+    check_reused_addresses()
     check_line_tables()
     counters = probe.counters()
     if counters["intern_failed"] or counters["unreadable_names"] or counters["broken"]:

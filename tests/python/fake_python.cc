@@ -318,11 +318,13 @@ uint64_t FakePython::NewString(const std::u32string& text) {
     auto* s = At<Ascii310>(str);
     s->head.type = view_.unicode_type;
     s->length = int64_t(text.size());
+    s->hash = -1;  // not computed yet, as CPython makes them
     s->state = state;
   } else {
     auto* s = At<Ascii312>(str);
     s->head.type = view_.unicode_type;
     s->length = int64_t(text.size());
+    s->hash = -1;
     s->state = state;
   }
   for (size_t i = 0; i < text.size(); ++i) {
@@ -379,6 +381,7 @@ uint64_t FakePython::NewCode(const FakeCodeSpec& spec) {
       c->co_qualname = qualname;
       c->co_linetable = table;
       c->co_firsttraceable = spec.first_traceable;
+      c->co_version = spec.code_version;
       return code;
     }
     case FakeVersion::k313:
@@ -392,6 +395,7 @@ uint64_t FakePython::NewCode(const FakeCodeSpec& spec) {
       c->co_qualname = qualname;
       c->co_linetable = table;
       c->co_firsttraceable = spec.first_traceable;
+      c->co_version = spec.code_version;
       return code;
     }
   }
@@ -515,6 +519,14 @@ void FakePython::SetBytesLength(uint64_t bytes, int64_t length) {
 
 void FakePython::SetCodeField(uint64_t code, int32_t offset, uint64_t value) {
   std::memcpy(reinterpret_cast<void*>(code + offset), &value, 8);
+}
+
+void FakePython::SetStringHash(uint64_t str, int64_t hash) {
+  At<Ascii312>(str)->hash = hash;  // where 3.10's is too
+}
+
+void FakePython::SetCodeField32(uint64_t code, int32_t offset, uint32_t value) {
+  std::memcpy(reinterpret_cast<void*>(code + offset), &value, 4);
 }
 
 }  // namespace gpuperf::testing

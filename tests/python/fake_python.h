@@ -31,6 +31,7 @@ struct FakeCodeSpec {
   std::vector<uint8_t> line_table;
   uint32_t code_units = 16;
   int32_t first_traceable = 0;  // 3.11+ _co_firsttraceable
+  uint32_t code_version = 0;    // 3.12+ co_version
 };
 
 class FakePython {
@@ -66,8 +67,10 @@ class FakePython {
   void SetFrameOwner(uint64_t frame, int8_t owner);  // 3.11+
   void SetStringLength(uint64_t str, uint64_t length);
   void SetStringState(uint64_t str, uint32_t state);
+  void SetStringHash(uint64_t str, int64_t hash);  // the cached hash (-1: not computed)
   void SetBytesLength(uint64_t bytes, int64_t length);
   void SetCodeField(uint64_t code, int32_t offset, uint64_t value);
+  void SetCodeField32(uint64_t code, int32_t offset, uint32_t value);
 
  private:
   uint64_t Allocate(size_t bytes);

@@ -7,7 +7,8 @@
 // fixed frames (a 64 KiB array, stack-clash probing in chain_c), RBP-based frames (alloca),
 // callee-saved registers pushed around calls, a tail call (its frame disappears), a
 // comparison callback called from inside libc, and on request a frame that realigns the
-// stack through a DRAP register, whose CFA only an expression can describe.
+// stack through a DRAP register (its CFA is read from a stack slot: an expression), or a
+// hand-written frame whose CFA is kept in R12, which only libunwind follows.
 //
 // No include guard: a file may include this once per build of the chain, defining
 // GP_CHAIN_NS before each (the benchmark uses both).
@@ -20,7 +21,8 @@ namespace GP_CHAIN_NS {
 struct ChainContext {
   int (*leaf)(void* arg) = nullptr;  // runs at the bottom of the chain, once
   void* arg = nullptr;
-  bool realign = false;  // enter through Realigned (chain_c)
+  bool realign = false;         // enter through Realigned (chain_c)
+  bool other_register = false;  // enter through ViaOtherRegister (chain_c)
   bool leaf_called = false;
   int leaf_result = 0;
   volatile int sink = 0;
@@ -35,11 +37,13 @@ int SortAndCallLeaf(ChainContext* context);
 int Descend(int levels, ChainContext* context);
 int ManyRegisters(int levels, ChainContext* context);
 
-// chain_c: alloca, a big array, a tail call, the realigned frame, and the leaf's caller.
+// chain_c: alloca, a big array, a tail call, the realigned frame, the frame with its CFA in
+// R12, and the leaf's caller.
 int WithAlloca(int levels, ChainContext* context);
 int WithBigArray(int levels, ChainContext* context);
 int TailCaller(int levels, ChainContext* context);
 int Realigned(int levels, ChainContext* context);
+int ViaOtherRegister(int levels, ChainContext* context);
 int CallLeaf(ChainContext* context);
 
 }  // namespace GP_CHAIN_NS

@@ -21,7 +21,14 @@ int CompareInts(const void* left, const void* right, void* arg) {
 
 __attribute__((noinline)) int Run(int levels, ChainContext* context) {
   context->leaf_called = false;
-  const int result = context->realign ? Realigned(levels, context) : Descend(levels, context);
+  int result = 0;
+  if (context->realign) {
+    result = Realigned(levels, context);
+  } else if (context->other_register) {
+    result = ViaOtherRegister(levels, context);
+  } else {
+    result = Descend(levels, context);
+  }
   return result + context->sink;  // keeps this frame (no tail call)
 }
 

@@ -42,6 +42,44 @@ __attribute__((noinline)) int Realigned(int levels, ChainContext* context) {
   return result + aligned[0] + variable[0];
 }
 
+#define GP_CHAIN_STRING2(x) #x
+#define GP_CHAIN_STRING(x) GP_CHAIN_STRING2(x)
+#define GP_VIA_R12 "gp_unwind_via_r12_" GP_CHAIN_STRING(GP_CHAIN_NS)
+
+// via_r12(levels, context, next) calls next(levels, context) from a frame whose CFI keeps the
+// CFA in R12 (a callee-saved register, so the frames below preserve it): valid DWARF that
+// no compiler writes for x86-64, and no table row can hold.
+extern "C" int ViaR12(int levels, ChainContext* context,
+                      int (*next)(int, ChainContext*)) __asm__(GP_VIA_R12);
+asm(".pushsection .text\n"
+    ".p2align 4\n"
+    ".hidden " GP_VIA_R12
+    "\n"
+    ".type " GP_VIA_R12 ", @function\n" GP_VIA_R12
+    ":\n"
+    ".cfi_startproc\n"
+    "  pushq %r12\n"
+    "  .cfi_def_cfa_offset 16\n"
+    "  .cfi_offset %r12, -16\n"
+    "  movq %rsp, %r12\n"
+    "  .cfi_def_cfa_register %r12\n"
+    "  subq $16, %rsp\n"
+    "  call *%rdx\n"
+    "  movq %r12, %rsp\n"
+    "  .cfi_def_cfa_register %rsp\n"
+    "  popq %r12\n"
+    "  .cfi_def_cfa_offset 8\n"
+    "  ret\n"
+    ".cfi_endproc\n"
+    ".size " GP_VIA_R12 ", .-" GP_VIA_R12
+    "\n"
+    ".popsection\n");
+
+__attribute__((noinline)) int ViaOtherRegister(int levels, ChainContext* context) {
+  const int result = ViaR12(levels, context, Descend);
+  return result + context->sink;  // keeps this frame (no tail call)
+}
+
 __attribute__((noinline)) int CallLeaf(ChainContext* context) {
   const int result = context->leaf(context->arg);
   return result + context->sink;

@@ -1,7 +1,7 @@
 // The .eh_frame table unwinder against libunwind on stacks through three shared libraries
 // and libc, all built with -O2 -fomit-frame-pointer (chain.h): the same PCs on every frame,
-// the frames the chain's structure predicts, and a clean fallback where a frame's CFA needs
-// an expression.
+// the frames the chain's structure predicts, frames that realign the stack, and a clean
+// fallback where a frame's CFA is in a register the walk does not track.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -14,14 +14,22 @@
 #include "inject/stack/table_unwinder.h"
 #include "inject/stack/unwinder.h"
 #include "unwind/chain.h"  // GP_CHAIN_NS=chain_nofp: linked
+#include "unwind/chain_frames.h"
 #undef GP_CHAIN_NS
 #define GP_CHAIN_NS chain_fp
 #include "unwind/chain.h"  // loaded with dlopen by one test
+#include "unwind/load_fp_chain.h"
 
 namespace gpuperf {
 namespace {
 
 namespace chain = chain_nofp;
+using chain_test::ChainEntry;
+using chain_test::ChainFrames;
+using chain_test::ExpectedChainFrames;
+using chain_test::FpRun;
+using chain_test::HasFrameIn;
+using chain_test::LoadFramePointerChain;
 
 struct LeafCapture {
   UnwindComparison comparison;
@@ -40,67 +48,17 @@ __attribute__((noinline)) int Leaf(void* arg) {
   return 1;
 }
 
-LeafCapture RunChain(int levels, bool realign, int max_depth = kMaxStackDepth) {
+LeafCapture RunChain(int levels, ChainEntry entry, int max_depth = kMaxStackDepth) {
   LeafCapture capture;
   capture.max_depth = max_depth;
   chain::ChainContext context;
   context.leaf = Leaf;
   context.arg = &capture;
-  context.realign = realign;
+  context.realign = entry == ChainEntry::kRealigned;
+  context.other_register = entry == ChainEntry::kOtherRegister;
   chain::Run(levels, &context);
   EXPECT_TRUE(context.leaf_called);
   return capture;
-}
-
-// The chain functions each frame belongs to, innermost first (frames elsewhere skipped).
-std::vector<std::string> ChainFrames(const uint64_t* pcs, int depth) {
-  static const char* const kNames[] = {
-      "Run",        "MiddleA",      "SortAndCallLeaf", "Descend",   "ManyRegisters",
-      "WithAlloca", "WithBigArray", "TailCaller",      "Realigned", "CallLeaf"};
-  std::vector<std::string> names;
-  for (int i = 0; i < depth; ++i) {
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(pcs[i] - 1), &info) == 0 || info.dli_sname == nullptr) {
-      continue;
-    }
-    const std::string mangled = info.dli_sname;
-    for (const char* name : kNames) {
-      // Itanium mangling: <namespace><length><name>E<parameters>
-      if (mangled.find(std::to_string(std::strlen(name)) + name + "E") != std::string::npos) {
-        names.push_back(name);
-      }
-    }
-  }
-  return names;
-}
-
-// What the chain's code says the stack holds (chain_b.cc's switch), innermost first. The
-// tail call leaves no frame.
-std::vector<std::string> ExpectedChainFrames(int levels, bool realign) {
-  std::vector<std::string> outer_first = {"Run"};
-  if (realign) outer_first.push_back("Realigned");
-  static const char* const kByRemainder[] = {"WithAlloca", "WithBigArray", "MiddleA", nullptr,
-                                             "ManyRegisters"};
-  for (int n = levels; n > 0; --n) {
-    outer_first.push_back("Descend");
-    if (kByRemainder[n % 5] != nullptr) outer_first.push_back(kByRemainder[n % 5]);
-  }
-  outer_first.insert(outer_first.end(), {"Descend", "SortAndCallLeaf", "CallLeaf"});
-  std::reverse(outer_first.begin(), outer_first.end());
-  return outer_first;
-}
-
-bool HasFrameIn(const uint64_t* pcs, int depth, const char* library_prefix) {
-  for (int i = 0; i < depth; ++i) {
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(pcs[i] - 1), &info) == 0 || info.dli_fname == nullptr) {
-      continue;
-    }
-    const char* slash = std::strrchr(info.dli_fname, '/');
-    const char* base = slash != nullptr ? slash + 1 : info.dli_fname;
-    if (std::strncmp(base, library_prefix, std::strlen(library_prefix)) == 0) return true;
-  }
-  return false;
 }
 
 class TableUnwinderMultilib : public ::testing::Test {
@@ -118,7 +76,7 @@ TEST_F(TableUnwinderMultilib, EqualsLibunwindOnEveryFrame) {
     const bool cached = round < 17;
     UseTableRuleCache(cached);
     SCOPED_TRACE("levels " + std::to_string(levels) + (cached ? ", cached" : ", uncached"));
-    const LeafCapture capture = RunChain(levels, /*realign=*/false);
+    const LeafCapture capture = RunChain(levels, ChainEntry::kPlain);
     const UnwindComparison& c = capture.comparison;
     EXPECT_EQ(c.table.stop, TableWalkStop::kOutermost) << TableWalkStopName(c.table.stop);
     EXPECT_TRUE(c.agrees()) << "first mismatch at frame " << c.first_mismatch;
@@ -127,7 +85,7 @@ TEST_F(TableUnwinderMultilib, EqualsLibunwindOnEveryFrame) {
     EXPECT_EQ(c.mismatches, 0);
     // The stack the leaf itself captured is the chain's, frame for frame.
     ASSERT_EQ(capture.table.stop, TableWalkStop::kOutermost);
-    EXPECT_EQ(ChainFrames(capture.pcs, capture.table.depth), ExpectedChainFrames(levels, false));
+    EXPECT_EQ(ChainFrames(capture.pcs, capture.table.depth), ExpectedChainFrames(levels));
     EXPECT_TRUE(HasFrameIn(capture.pcs, capture.table.depth, "libgp_unwind_chain_a"));
     EXPECT_TRUE(HasFrameIn(capture.pcs, capture.table.depth, "libgp_unwind_chain_b"));
     EXPECT_TRUE(HasFrameIn(capture.pcs, capture.table.depth, "libgp_unwind_chain_c"));
@@ -138,8 +96,8 @@ TEST_F(TableUnwinderMultilib, EqualsLibunwindOnEveryFrame) {
 
 TEST_F(TableUnwinderMultilib, EqualsLibunwindDeepAndOnAnotherThread) {
   LeafCapture deep, threaded;
-  deep = RunChain(60, false);
-  std::thread([&] { threaded = RunChain(12, false); }).join();
+  deep = RunChain(60, ChainEntry::kPlain);
+  std::thread([&] { threaded = RunChain(12, ChainEntry::kPlain); }).join();
   for (const LeafCapture* capture : {&deep, &threaded}) {
     const UnwindComparison& c = capture->comparison;
     EXPECT_EQ(c.table.stop, TableWalkStop::kOutermost) << TableWalkStopName(c.table.stop);
@@ -147,60 +105,58 @@ TEST_F(TableUnwinderMultilib, EqualsLibunwindDeepAndOnAnotherThread) {
     EXPECT_GT(c.compared, 20);
   }
   EXPECT_GT(deep.comparison.table.depth, 100);
-  EXPECT_EQ(ChainFrames(threaded.pcs, threaded.table.depth), ExpectedChainFrames(12, false));
+  EXPECT_EQ(ChainFrames(threaded.pcs, threaded.table.depth), ExpectedChainFrames(12));
 }
 
 TEST_F(TableUnwinderMultilib, StopsAtMaxDepthLikeLibunwind) {
-  const LeafCapture capture = RunChain(12, false, /*max_depth=*/10);
+  const LeafCapture capture = RunChain(12, ChainEntry::kPlain, /*max_depth=*/10);
   EXPECT_EQ(capture.comparison.table.stop, TableWalkStop::kMaxDepth);
   EXPECT_EQ(capture.comparison.table.depth, 10);
   EXPECT_TRUE(capture.comparison.agrees());
 }
 
-TEST_F(TableUnwinderMultilib, FallsBackAtAFrameOnlyAnExpressionDescribes) {
+TEST_F(TableUnwinderMultilib, WalksFramesThatRealignTheStack) {
+  // GCC's realigned frame: CFA = *(RBP-8), RBP saved at RBP+0 (DRAP), as in libcublasLt.
+  for (int levels : {0, 3, 6}) {
+    const LeafCapture capture = RunChain(levels, ChainEntry::kRealigned);
+    const UnwindComparison& c = capture.comparison;
+    EXPECT_EQ(c.table.stop, TableWalkStop::kOutermost) << TableWalkStopName(c.table.stop);
+    EXPECT_TRUE(c.agrees()) << "first mismatch at frame " << c.first_mismatch;
+    ASSERT_EQ(capture.table.stop, TableWalkStop::kOutermost);
+    EXPECT_EQ(ChainFrames(capture.pcs, capture.table.depth),
+              ExpectedChainFrames(levels, ChainEntry::kRealigned));
+  }
+}
+
+TEST_F(TableUnwinderMultilib, FallsBackAtAFrameWhoseCfaIsInAnotherRegister) {
   const UnwindVerifyCounts before = ReadUnwindVerifyCounts();
-  const LeafCapture capture = RunChain(6, /*realign=*/true);
+  const LeafCapture capture = RunChain(6, ChainEntry::kOtherRegister);
   const UnwindComparison& c = capture.comparison;
-  // The walk gets as far as the realigned frame, and everything up to it is right.
+  // The walk gets as far as the hand-written frame, and everything up to it is right.
   EXPECT_EQ(c.table.stop, TableWalkStop::kUnexpressible) << TableWalkStopName(c.table.stop);
   EXPECT_FALSE(c.table.complete());
   EXPECT_EQ(c.mismatches, 0);
   EXPECT_GT(c.libunwind_depth, c.table.depth);
   const std::vector<std::string> frames = ChainFrames(capture.pcs, capture.table.depth);
   ASSERT_FALSE(frames.empty());
-  EXPECT_EQ(frames.back(), "Realigned");
+  EXPECT_EQ(frames.back(), "Descend");  // the R12 frame's callee, the last one the table had
   // libunwind, which the caller falls back to, sees the whole chain.
   uint64_t pcs[kMaxStackDepth];
   chain::ChainContext context;
-  context.realign = true;
+  context.other_register = true;
   context.arg = pcs;
   context.leaf = [](void* arg) {
     return CaptureStack(static_cast<uint64_t*>(arg), kMaxStackDepth);
   };
   chain::Run(6, &context);
-  EXPECT_EQ(ChainFrames(pcs, context.leaf_result), ExpectedChainFrames(6, true));
+  EXPECT_EQ(ChainFrames(pcs, context.leaf_result),
+            ExpectedChainFrames(6, ChainEntry::kOtherRegister));
   const UnwindVerifyCounts after = ReadUnwindVerifyCounts();
   EXPECT_EQ(after.stacks, before.stacks + 1);
   EXPECT_EQ(after.fallbacks, before.fallbacks + 1);
   EXPECT_EQ(after.frames_mismatched, before.frames_mismatched);
   EXPECT_EQ(after.stops[static_cast<int>(TableWalkStop::kUnexpressible)],
             before.stops[static_cast<int>(TableWalkStop::kUnexpressible)] + 1);
-}
-
-// The frame-pointer build of the chain, loaded after the tables were built.
-using FpRun = int (*)(int, chain_fp::ChainContext*);
-FpRun LoadFramePointerChain() {
-  // b and c first: each library's calls into the others bind lazily, at first call.
-  for (const char* part : {"c", "b", "a"}) {
-    const std::string path =
-        std::string(GP_UNWIND_CHAIN_DIR) + "/libgp_unwind_chain_" + part + "_fp.so";
-    void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_GLOBAL);
-    if (handle == nullptr) return nullptr;
-    if (*part == 'a') {
-      return reinterpret_cast<FpRun>(dlsym(handle, "_ZN8chain_fp3RunEiPNS_12ChainContextE"));
-    }
-  }
-  return nullptr;
 }
 
 TEST_F(TableUnwinderMultilib, ALibraryLoadedLaterIsUnknownUntilTheTablesAreRefreshed) {

@@ -178,15 +178,20 @@ struct OverheadSummary {
   uint64_t callback_ns = 0;  // gpuperf's API callbacks, on the application's threads
   uint64_t unwind_ns = 0;    // part of callback_ns
   uint64_t unique_stacks = 0;
-  uint64_t fp_stacks_verified = 0;      // distinct frame-pointer stacks libunwind confirmed
-  uint64_t fp_stacks_rejected = 0;      // ... and refused (those launches used libunwind)
-  uint64_t translate_ns = 0;            // background threads: CUPTI buffers to records
-  uint64_t compress_ns = 0;             // background threads: records to compressed chunks
-  uint64_t memory_peak_bytes = 0;       // the largest process's recorder peak (0: not recorded)
-  uint64_t memory_budget_grown = 0;     // times budgets doubled past the soft budget
-  uint64_t python_codes = 0;            // Python code objects on launch stacks (0: no Python)
-  uint64_t python_no_thread_state = 0;  // launches from threads without Python frames
-  uint64_t wall_ns = 0;                 // sum of the processes' recorded wall time
+  uint64_t fp_stacks_verified = 0;       // distinct frame-pointer stacks libunwind confirmed
+  uint64_t fp_stacks_rejected = 0;       // ... and refused (those launches unwound otherwise)
+  uint64_t stacks_unwound = 0;           // launch stacks taken
+  uint64_t table_stacks = 0;             // ... of which from .eh_frame tables
+  uint64_t table_fallback_no_table = 0;  // table walks that fell back: no table (yet) for a frame
+  uint64_t table_fallback_rule = 0;      // ... a rule the tables do not hold
+  uint64_t unwind_verified = 0;          // stacks checked by libunwind (verify mode)
+  uint64_t translate_ns = 0;             // background threads: CUPTI buffers to records
+  uint64_t compress_ns = 0;              // background threads: records to compressed chunks
+  uint64_t memory_peak_bytes = 0;        // the largest process's recorder peak (0: not recorded)
+  uint64_t memory_budget_grown = 0;      // times budgets doubled past the soft budget
+  uint64_t python_codes = 0;             // Python code objects on launch stacks (0: no Python)
+  uint64_t python_no_thread_state = 0;   // launches from threads without Python frames
+  uint64_t wall_ns = 0;                  // sum of the processes' recorded wall time
   uint64_t in_app_ns() const { return cupti_ns + callback_ns; }
 };
 

@@ -392,6 +392,52 @@ TEST_F(ReportModelTest, OverheadAndDataLoss) {
   EXPECT_EQ(m.loss[0].severity, "data_loss");
 }
 
+// How launch stacks were unwound (stats 30-34): the overhead section's counts and line, a
+// stack that differed from libunwind's as a warning, the JSON fields read back.
+TEST(ReportUnwinding, TableCountersInTheOverheadAndLossSections) {
+  testing::TempDir dir;
+  const std::string path = dir.File("unwind.gpt");
+  {
+    auto writer = TraceWriter::Create(path);
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    TraceWriter& w = **writer;
+    ProcessRecord process;
+    process.pid = kPid;
+    process.start_ns = T0;
+    process.end_ns = Us(1000);
+    w.Add(process);
+    const std::pair<StatId, uint64_t> stats[] = {
+        {StatId::stacks_unwound, 1000},        {StatId::table_stacks, 950},
+        {StatId::table_fallback_no_table, 30}, {StatId::table_fallback_rule, 20},
+        {StatId::unwind_verified, 950},        {StatId::unwind_disagreements, 2}};
+    for (const auto& [id, value] : stats) w.Add(StatRecord{kPid, static_cast<uint32_t>(id), value});
+    ASSERT_TRUE(w.Close().ok());
+  }
+  auto built = BuildReport(path, {});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const ReportModel& m = *built;
+  EXPECT_EQ(m.overhead.stacks_unwound, 1000u);
+  EXPECT_EQ(m.overhead.table_stacks, 950u);
+  EXPECT_EQ(m.overhead.table_fallback_no_table, 30u);
+  EXPECT_EQ(m.overhead.table_fallback_rule, 20u);
+  EXPECT_EQ(m.overhead.unwind_verified, 950u);
+  ASSERT_EQ(m.loss.size(), 1u);
+  EXPECT_EQ(m.loss[0].stat, "unwind_disagreements");
+  EXPECT_EQ(m.loss[0].severity, "warning");
+  std::ostringstream text;
+  ASSERT_TRUE(ExportReportText(m, {}, text).ok());
+  EXPECT_NE(text.str().find("launch stacks from .eh_frame tables: 950 of 1,000; 50 fell back to "
+                            "libunwind (30 for want of a table, 20 at a rule the tables do not "
+                            "hold); 950 checked by libunwind"),
+            std::string::npos)
+      << text.str();
+  auto read = ReportFromJson(ReportToJson(m, {}), "the baseline");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->overhead.table_stacks, 950u);
+  EXPECT_EQ(read->overhead.table_fallback_rule, 20u);
+  EXPECT_EQ(read->overhead.unwind_verified, 950u);
+}
+
 TEST_F(ReportModelTest, Filters) {
   ReportOptions by_name;
   by_name.kernel_regex = "^foo";  // matches the demangled name

@@ -35,6 +35,11 @@ class OverheadSection final : public ReportSection {
     o.unique_stacks = all[StatId::unique_stacks];
     o.fp_stacks_verified = all[StatId::fp_stacks_verified];
     o.fp_stacks_rejected = all[StatId::fp_stacks_rejected];
+    o.stacks_unwound = all[StatId::stacks_unwound];
+    o.table_stacks = all[StatId::table_stacks];
+    o.table_fallback_no_table = all[StatId::table_fallback_no_table];
+    o.table_fallback_rule = all[StatId::table_fallback_rule];
+    o.unwind_verified = all[StatId::unwind_verified];
     o.translate_ns = all[StatId::translate_ns];
     o.compress_ns = all[StatId::compress_ns];
     o.memory_budget_grown = all[StatId::memory_budget_grown];

@@ -7,9 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuperf/stack_marker.h"
 #include "inject/cupti/activity.h"
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/translate.h"
+#include "inject/launch_sampler.h"
 #include "inject/power/power_sampler.h"
 #include "inject/recorder.h"
 #include "inject/stack/stack_capture.h"
@@ -26,6 +28,8 @@ struct CallbackIdPlan {
 };
 
 std::vector<CallbackIdPlan> g_runtime_plan;
+LaunchSampler g_sampler;          // --sample-launches
+StackId g_not_sampled_stack = 0;  // the stack its unsampled launches link to
 std::vector<CallbackIdPlan> g_driver_plan;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 
@@ -40,8 +44,9 @@ struct ThreadState {
   StringId outer_api = 0;   // ...and name, shared by the calls nested in it
   uint64_t outer_start = 0;
   bool outer_traced = false;
-  uint32_t linked_id = 0;  // the correlation id that has its launch link already
-  uint32_t sample = 0;     // for sampled self-timing
+  uint32_t linked_id = 0;        // the correlation id that has its launch link already
+  uint32_t sample = 0;           // for sampled self-timing
+  LaunchSampler::Bucket stacks;  // --sample-launches
 };
 thread_local ThreadState t_state;
 
@@ -141,13 +146,16 @@ void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
   if (state.depth == 0 || state.epoch != g_epoch.load(std::memory_order_relaxed)) {
     return;  // enabled while this call was running
   }
-  if (--state.depth != 0 || !state.outer_traced) return;
-  if (!recorder.capturing.load(std::memory_order_relaxed)) return;
-  ThreadBuffers& buffers = CurrentThreadBuffers();
-  AppendApiCall(buffers,
-                ApiRecord{recorder.pid, buffers.tid, domain, cbid, state.outer_api,
-                          state.outer_start, MonotonicNs(), data->correlationId, ReturnCode(data)});
-  CountThreadStat(buffers, kApiCalls);
+  if (--state.depth != 0) return;
+  const int32_t code = ReturnCode(data);
+  if (state.outer_traced && recorder.capturing.load(std::memory_order_relaxed)) {
+    ThreadBuffers& buffers = CurrentThreadBuffers();
+    AppendApiCall(buffers, ApiRecord{recorder.pid, buffers.tid, domain, cbid, state.outer_api,
+                                     state.outer_start, MonotonicNs(), data->correlationId, code});
+    CountThreadStat(buffers, kApiCalls);
+  }
+  // After the call's record: a flight-recorder dump it asks for holds the failing call.
+  if (code != 0) recorder.writer.NoteCudaError(state.outer_api, code);
 }
 
 void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_CallbackData* data) {
@@ -175,8 +183,15 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
   // A launch nested in an untraced call (rare) takes the stack when it first needs one.
   ThreadBuffers& buffers = CurrentThreadBuffers();
   if (state.outer_stack == 0 && recorder.config.stacks) {
-    state.outer_stack = CaptureLaunchStack();
-    CountThreadStat(buffers, kStacksUnwound);
+    if (g_sampler.enabled() && !g_sampler.Take(state.stacks, state.outer_start)) {
+      state.outer_stack = g_not_sampled_stack;
+      CountThreadStat(buffers, kLaunchesUnsampled);
+    } else {
+      StackSource source = StackSource::kNone;
+      state.outer_stack = CaptureLaunchStack(&source);
+      CountThreadStat(buffers, kStacksUnwound);
+      if (source == StackSource::kTable) CountThreadStat(buffers, kTableStacks);
+    }
   }
   AppendLink(buffers, LaunchLinkRecord{recorder.pid, buffers.tid, data->correlationId,
                                        state.outer_stack, state.outer_api, state.outer_start});
@@ -280,6 +295,10 @@ bool EnableCallbacks(Recorder& recorder) {
     CountStat(StatId::cupti_subscribe_failed);
     LogOnce("cuptiSubscribe failed: %s; recording without launch stacks", CuptiErrorText(result));
     return false;
+  }
+  if (recorder.config.stacks && recorder.config.sample_launches_per_s != 0) {
+    g_not_sampled_stack = InternMarkerStack(kLaunchNotSampledWord);
+    if (g_not_sampled_stack != 0) g_sampler.Configure(recorder.config.sample_launches_per_s);
   }
   const uint32_t activities = recorder.config.activities;
   const bool api = recorder.config.api_from_callbacks;

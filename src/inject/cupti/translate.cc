@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 
+#include <cstring>
 #include <string>
 
 #include "inject/stats.h"
@@ -353,6 +354,10 @@ void Translator::Translate(const void* raw, RecordBatch& batch, TranslateCounts&
       r.memory_bandwidth_kbps = d->globalMemoryBandwidth;
       r.core_clock_khz = d->coreClockRate;
       batch.devices.push_back(r);
+      DeviceUuid uuid;
+      uuid.device_id = d->id;
+      std::memcpy(uuid.bytes, d->uuid.bytes, sizeof(uuid.bytes));
+      batch.device_uuids.push_back(uuid);
       return;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {

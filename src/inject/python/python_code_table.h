@@ -4,9 +4,21 @@
 // freed as soon as the frame returns, and its address reused by another (pytorch#121219
 // held names without a reference and printed garbage). So on first sight the table copies
 // into its own arena the qualified name, the file name, the first line and the raw line
-// table; nothing it keeps points into Python's memory. An entry is keyed by
-// (address, name object, file name object, first line): a new code object at a reused
-// address differs in at least one of these in practice, and gets an entry of its own.
+// table; nothing it keeps points into Python's memory. An entry is keyed by what the code
+// object holds at each look: its address, name object and first line, and an identity:
+// co_version on 3.12+, a number a per-interpreter counter gives each code object as it is
+// made, so a new code object at a reused address always gets an entry of its own (after
+// 2^32 code objects the counter stays at 0, and the identity is then as before 3.12).
+// 3.10 and 3.11 have no such number, and addresses alone say little there: CPython's allocator
+// hands a freed block straight back, so code made after other code was freed (a
+// regenerated function, an edited cell) gets the old code object's address, and its name,
+// file name and line table objects get the old ones' (check_frames.py provokes it). Their
+// identity is a fingerprint of what those three objects hold: each one's length and first
+// and last 8 bytes, or for a str whose hash CPython has computed (interned names), its
+// length and that hash. Only a name, file name or line table equal to the old one in
+// length and in those 16 bytes but not between them could then keep the old text. (A str
+// hashed after its code object was first seen changes the fingerprint once: that code
+// object then gets a second id, with the same contents.)
 //
 // Finding a known code object is lock-free: the code object's address picks a slot of an
 // open-addressing table whose slots hold the whole key and the id; a slot's address word
@@ -14,6 +26,13 @@
 // one takes a spinlock that is given up after a bounded wait (the code is then counted as
 // not interned, never waited for). Capacity is fixed; memory comes from calloc (fresh
 // zero pages: only what is touched costs memory).
+//
+// In front of it, each thread keeps a PyCodeCache: a small 4-way set-associative copy of
+// the keys and ids it looked up last, so a launch whose frames were all seen before costs a few
+// loads per frame from memory the thread alone touches (the shared table is megabytes,
+// and its slots miss the CPU caches). A cache entry holds the whole key and is compared
+// in full on every hit, exactly as the table compares it: the cache never answers for a
+// code object the table would not.
 #pragma once
 
 #include <atomic>
@@ -38,6 +57,30 @@ inline constexpr int kMaxPyNameBytes = 512;
 inline constexpr int kMaxPyFilenameBytes = 4096;
 inline constexpr uint32_t kMaxPyLineTableBytes = 1u << 20;
 
+// The key of a code object: its address and what names it, read from it at each look.
+// Trivial (no initializers), so a zero-filled thread_local PyCodeCache needs no constructor.
+struct PyCodeKey {
+  uint64_t code, name;
+  int32_t first_line;
+  uint32_t identity;  // co_version (3.12+), else the contents' fingerprint
+
+  bool operator==(const PyCodeKey&) const = default;
+};
+
+// One thread's cache in front of a PyCodeTable (see above). Zero-initialized memory is an
+// empty cache; it belongs to one table at a time (a look through another table empties it).
+struct PyCodeCache {
+  static constexpr int kSetBits = 7;
+  static constexpr int kWays = 4;
+  struct Entry {
+    PyCodeKey key;  // code 0: empty
+    uint32_t id;
+  };
+  uint64_t table_serial;  // PyCodeTable::serial() of the ids below; 0: none yet
+  // Set s is entries[4s .. 4s + 3], the most recently added first: 512 entries, 16 KiB.
+  Entry entries[kWays << kSetBits];
+};
+
 class PyCodeTable {
  public:
   explicit PyCodeTable(PyCodeTableOptions options = {});
@@ -49,9 +92,10 @@ class PyCodeTable {
   // walker checked its type), copying it on first sight. 0 when it could not be added
   // (table or arena full, or the insert lock stayed busy): counted in failed().
   uint32_t Intern(const PyRuntimeView& rt, uint64_t code);
-  // ids[i] = Intern(rt, frames[i].code), with the lookups inlined; returns how many ids
-  // were left at 0.
-  int InternAll(const PyRuntimeView& rt, const PyFrameSample* frames, int n, uint32_t* ids);
+  // ids[i] = Intern(rt, frames[i].code), looked up in `cache` (the calling thread's own)
+  // first; returns how many ids were left at 0.
+  int InternAll(const PyRuntimeView& rt, const PyFrameSample* frames, int n, uint32_t* ids,
+                PyCodeCache& cache);
 
   // Appends the code objects added since the previous call, in id order. For one
   // consumer thread at a time (the writer thread); never blocks an Intern.
@@ -61,18 +105,17 @@ class PyCodeTable {
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
   // Names or file names that were not readable str objects (kept empty).
   uint64_t unreadable() const { return unreadable_.load(std::memory_order_relaxed); }
+  // Looks that missed the thread caches (first sights included).
+  uint64_t cache_misses() const { return cache_misses_.load(std::memory_order_relaxed); }
+  // Unique to this table among all tables of the process (never 0).
+  uint64_t serial() const { return serial_; }
   bool ok() const { return slots_ != nullptr; }
 
  private:
-  struct Key {
-    uint64_t code = 0, name = 0, filename = 0;
-    int32_t first_line = 0;
-  };
-  // 32 bytes, two to a cache line. `code` is written last (release) and read first (acquire).
+  using Key = PyCodeKey;
+  // key.code is written last (release) and read first (acquire).
   struct Slot {
-    uint64_t code;
-    uint64_t name, filename;
-    int32_t first_line;
+    Key key;
     uint32_t id;
   };
   // What DrainNew needs, by id.
@@ -85,15 +128,18 @@ class PyCodeTable {
     PyLineTableFormat line_format = PyLineTableFormat::kNone;
   };
 
-  static Key ReadKey(const PyRuntimeView& rt, uint64_t code);
   size_t FirstSlot(uint64_t code) const;
   // Inlined into the lookups: the key stays in registers.
   __attribute__((always_inline)) uint32_t Find(const Key& key, size_t* free_slot) const;
+  uint32_t InternKey(const PyRuntimeView& rt, const Key& key);
+  [[gnu::noinline]] uint32_t InternMiss(const PyRuntimeView& rt, uint64_t code,
+                                        PyCodeCache::Entry* set);
   uint32_t Insert(const PyRuntimeView& rt, const Key& key);
   bool TryLock();
   void Unlock() { insert_lock_.store(false, std::memory_order_release); }
 
   PyCodeTableOptions options_;
+  uint64_t serial_ = 0;
   size_t slot_mask_ = 0;
   int slot_shift_ = 64;  // 64 - log2(slot count)
   Slot* slots_ = nullptr;
@@ -107,6 +153,7 @@ class PyCodeTable {
   uint32_t drained_ = 0;
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> unreadable_{0};
+  std::atomic<uint64_t> cache_misses_{0};
 };
 
 }  // namespace gpuperf::inject

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +31,7 @@ class PyCodeTableTest : public ::testing::TestWithParam<FakeVersion> {
 
   FakePython fake_{GetParam()};
   PyCodeTable table_;
+  std::unique_ptr<PyCodeCache> cache_ = std::make_unique<PyCodeCache>();
 };
 
 TEST_P(PyCodeTableTest, CopiesNamesFirstLineAndLineTable) {
@@ -66,7 +69,7 @@ TEST_P(PyCodeTableTest, SameCodeSameIdOthersNewIds) {
   frames[2].code = 0;
   frames[3].code = a;
   uint32_t ids[4];
-  EXPECT_EQ(table_.InternAll(fake_.view(), frames, 4, ids), 1);
+  EXPECT_EQ(table_.InternAll(fake_.view(), frames, 4, ids, *cache_), 1);
   EXPECT_EQ(ids[0], 2u);
   EXPECT_EQ(ids[1], 3u);
   EXPECT_EQ(ids[2], 0u);
@@ -92,6 +95,116 @@ TEST_P(PyCodeTableTest, AReusedAddressGetsItsOwnEntry) {
   EXPECT_EQ(out[1].name, "new");
   EXPECT_EQ(out[1].first_line, 99);
 }
+
+// The thread cache in front of the table, as the launch callback uses it.
+class PyCodeCacheTest : public PyCodeTableTest {
+ protected:
+  // Looks `code` up through the cache; the id, and whether the cache missed.
+  uint32_t Look(uint64_t code, bool* missed = nullptr) {
+    PyFrameSample frame;
+    frame.code = code;
+    uint32_t id = 0;
+    const uint64_t misses = table_.cache_misses();
+    const int failed = table_.InternAll(fake_.view(), &frame, 1, &id, *cache_);
+    EXPECT_EQ(failed, id == 0 ? 1 : 0);
+    if (missed != nullptr) *missed = table_.cache_misses() != misses;
+    return id;
+  }
+  std::string NameOf(uint32_t id) {
+    drained_.clear();
+    table_.DrainNew(drained_);
+    for (const PyCodeInfo& info : drained_) names_[info.id] = info.name;
+    return names_[id];
+  }
+  std::vector<PyCodeInfo> drained_;
+  std::map<uint32_t, std::string> names_;
+};
+
+TEST_P(PyCodeCacheTest, ASecondLookHitsWithTheTablesId) {
+  uint64_t a = fake_.NewCode({}), b = fake_.NewCode({});
+  bool missed = false;
+  uint32_t id_a = Look(a, &missed);
+  EXPECT_TRUE(missed);
+  EXPECT_EQ(Look(a, &missed), id_a);
+  EXPECT_FALSE(missed);
+  EXPECT_EQ(table_.Intern(fake_.view(), a), id_a);
+  uint32_t id_b = Look(b, &missed);
+  EXPECT_TRUE(missed);
+  EXPECT_NE(id_b, id_a);
+  EXPECT_EQ(Look(b, &missed), id_b);
+  EXPECT_FALSE(missed);
+}
+
+// A code object freed and another made at its address: every field of the key that can
+// tell them apart makes the cache miss, and the new object gets its own id and name.
+TEST_P(PyCodeCacheTest, AReusedAddressNeverHitsTheOldEntry) {
+  FakeCodeSpec spec;
+  spec.name = spec.qualname = U"old";
+  spec.code_version = 7;
+  uint64_t code = fake_.NewCode(spec);
+  const uint32_t old_id = Look(code);
+  ASSERT_EQ(NameOf(old_id), "old");
+  const PyLayout& l = fake_.view().layout;
+  const int32_t name_at = l.code_qualname >= 0 ? l.code_qualname : l.code_name;
+  std::vector<uint32_t> ids = {old_id};
+  auto expect_new = [&](const char* what) {
+    bool missed = false;
+    uint32_t id = Look(code, &missed);
+    EXPECT_TRUE(missed) << what;
+    for (uint32_t earlier : ids) EXPECT_NE(id, earlier) << what;
+    ids.push_back(id);
+    EXPECT_EQ(Look(code, &missed), id) << what;
+    EXPECT_FALSE(missed) << what;
+    return id;
+  };
+  fake_.SetCodeField(code, name_at, fake_.NewString(U"new"));
+  EXPECT_EQ(NameOf(expect_new("name")), "new");
+  fake_.SetCodeField32(code, l.code_first_line, 99);
+  expect_new("first line");
+  if (l.code_version >= 0) {
+    // 3.12+: everything else alike (a recompiled function), only co_version differs.
+    fake_.SetCodeField32(code, l.code_version, 8);
+    expect_new("co_version");
+    // Once the counter has run out (0), the contents decide, as before 3.12.
+    fake_.SetCodeField32(code, l.code_version, 0);
+    expect_new("co_version 0");
+  }
+  // Without co_version: objects of other contents at the old ones' addresses.
+  fake_.SetCodeField(code, l.code_filename, fake_.NewString(U"other.py"));
+  expect_new("file name");
+  fake_.SetCodeField(code, l.code_line_table, fake_.NewBytes({0xE8, 0x02}));
+  expect_new("line table");
+  const uint64_t table = PyLoad<uint64_t>(code, l.code_line_table);
+  fake_.SetCodeField(table, l.bytes_data, 0x0102);
+  expect_new("line table contents");
+  const uint64_t name = PyLoad<uint64_t>(code, name_at);
+  fake_.SetCodeField32(name, l.unicode_ascii_data, 'w' | 'e' << 8 | 'n' << 16);
+  EXPECT_EQ(NameOf(expect_new("name contents")), "wen");
+  // An interned name (its hash computed) at the old name's address, of another hash.
+  fake_.SetStringHash(name, 0x1234);
+  expect_new("name hash");
+  fake_.SetStringHash(name, 0x4321);
+  expect_new("another name hash");
+  EXPECT_EQ(table_.size(), ids.size());
+}
+
+TEST_P(PyCodeCacheTest, ACacheUsedWithAnotherTableForgetsTheFirstTablesIds) {
+  uint64_t a = fake_.NewCode({}), b = fake_.NewCode({});
+  Look(a);
+  Look(b);
+  PyCodeTable other;
+  PyFrameSample frame;
+  frame.code = b;
+  uint32_t id = 0;
+  EXPECT_EQ(other.InternAll(fake_.view(), &frame, 1, &id, *cache_), 0);
+  EXPECT_EQ(id, 1u);  // b is the first code object of the other table
+  EXPECT_EQ(other.cache_misses(), 1u);
+  EXPECT_EQ(Look(b), 2u);  // and back: the first table's id again
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, PyCodeCacheTest,
+                         ::testing::ValuesIn(testing::kAllFakeVersions),
+                         [](const auto& info) { return testing::FakeVersionName(info.param); });
 
 TEST_P(PyCodeTableTest, NonAsciiStringsOfEveryWidthBecomeUtf8) {
   FakeCodeSpec spec;

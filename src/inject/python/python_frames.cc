@@ -21,6 +21,9 @@ PyRuntimeView g_view;
 // Created at the first successful probe and never destroyed: app threads may still be in
 // a callback while the process exits.
 PyCodeTable* g_codes = nullptr;
+// Each thread's cache of the code ids it looked up (python_code_table.h): about 10 KiB of
+// thread-local memory, freed with the thread.
+thread_local PyCodeCache t_code_cache;
 
 struct Counters {
   std::atomic<uint64_t> no_thread_state{0}, refused{0}, truncated{0}, broken{0}, skipped_frames{0};
@@ -122,7 +125,7 @@ int WalkPythonFrames(PyFrameSample* out, int max) {
 
 int InternPythonFrames(const PyFrameSample* frames, int n, uint32_t* code_ids) {
   if (g_state.load(std::memory_order_acquire) != PythonFramesState::kReady) return n;
-  return g_codes->InternAll(g_view, frames, n, code_ids);
+  return g_codes->InternAll(g_view, frames, n, code_ids, t_code_cache);
 }
 
 void DrainNewPythonCodes(std::vector<PyCodeInfo>& out) {
@@ -141,6 +144,7 @@ PythonFramesCounters GetPythonFramesCounters() {
     c.codes = g_codes->size();
     c.intern_failed = g_codes->failed();
     c.unreadable_names = g_codes->unreadable();
+    c.code_cache_misses = g_codes->cache_misses();
   }
   return c;
 }

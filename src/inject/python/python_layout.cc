@@ -166,6 +166,8 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
   // Not in the debug offsets: 3.13's and 3.14's PyCodeObject end, as 3.11's and 3.12's do,
   // with `int _co_firsttraceable; void *co_extra; char co_code_adaptive[]`.
   l.code_first_traceable = l.code_bytecode - 16;
+  // Nor is co_version: in 3.12 to 3.14 it follows co_firstlineno and five more ints.
+  l.code_version = l.code_first_line + 24;
   l.ob_type = int32_t(d.pyobject.ob_type);
   l.var_size = int32_t(d.bytes_object.ob_size);
   l.bytes_data = int32_t(d.bytes_object.ob_sval);

@@ -56,6 +56,10 @@ struct PyLayout {
 
   // PyCodeObject.
   int32_t code_first_line = -1;
+  // 3.12+: co_version, numbered from a per-interpreter counter as each code object is made,
+  // so a code object at a reused address has another one (until the counter runs out at
+  // 2^32, when every later one gets 0).
+  int32_t code_version = -1;
   int32_t code_name = -1;
   int32_t code_qualname = -1;  // 3.11+
   int32_t code_filename = -1;
@@ -74,6 +78,7 @@ struct PyLayout {
   int32_t bytes_data = 32;  // PyBytesObject.ob_sval
   int32_t unicode_length = 16;
   int32_t unicode_state = 32;
+  int32_t unicode_hash = 24;          // the cached hash of the characters, -1 until computed
   int32_t unicode_ascii_data = -1;    // sizeof(PyASCIIObject)
   int32_t unicode_compact_data = -1;  // sizeof(PyCompactUnicodeObject)
 

@@ -76,6 +76,7 @@ constexpr PyLayout Layout312() {
   l.shim_owner = 3;  // FRAME_OWNED_BY_CSTACK
   l.instr_is_pointer = true;
   l.code_first_line = 68;
+  l.code_version = 92;  // after 5 more ints
   l.code_filename = 112;
   l.code_name = 120;
   l.code_qualname = 128;
@@ -106,6 +107,7 @@ constexpr PyLayout Layout313() {
   l.shim_owner = 3;
   l.instr_is_pointer = true;
   l.code_first_line = 68;
+  l.code_version = 92;
   l.code_filename = 112;
   l.code_name = 120;
   l.code_qualname = 128;

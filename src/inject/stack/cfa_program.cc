@@ -30,6 +30,29 @@ int PltThreshold(const uint8_t* expression, uint64_t length) {
   return literal - 0x30;
 }
 
+// A DWARF expression of the form DW_OP_breg<n> <offset> [DW_OP_deref], alone: the forms GCC
+// writes for functions that realign the stack (the CFA read from a slot below RBP, RBP
+// saved at RBP+0). False for anything else.
+struct RegisterExpression {
+  uint64_t reg = 0;
+  int64_t offset = 0;
+  bool deref = false;
+};
+bool ParseRegisterExpression(const EhFrameBytes& bytes, size_t at, uint64_t length,
+                             RegisterExpression* out) {
+  constexpr uint8_t kOpBreg0 = 0x70, kOpBreg31 = 0x8f, kOpDeref = 0x06;
+  ByteReader in(bytes, at, at + length);
+  uint8_t op = 0;
+  if (!in.Fixed(&op) || op < kOpBreg0 || op > kOpBreg31 || !in.Sleb(&out->offset)) return false;
+  out->reg = op - kOpBreg0;
+  out->deref = false;
+  if (!in.AtEnd()) {
+    if (!in.Fixed(&op) || op != kOpDeref) return false;
+    out->deref = true;
+  }
+  return in.ok() && in.AtEnd();
+}
+
 // Runs a call-frame program. For a CIE's initial instructions `loc` is null and any advance
 // is an error; for an FDE, rows are written as the location advances.
 class CfaProgram {
@@ -89,6 +112,24 @@ class CfaProgram {
   void Restore(uint64_t reg) {
     if (reg == kDwarfRbp) state_->rbp = cie_.initial.rbp;
     if (reg == cie_.return_address_register) state_->return_address = cie_.initial.return_address;
+  }
+  void DefineCfaByExpression(size_t at, uint64_t length) {
+    const int threshold = PltThreshold(bytes_.data + at, length);
+    RegisterExpression e;
+    if (threshold >= 0) {
+      state_->cfa_type = FrameState::kPltExpression;
+      state_->cfa_offset = threshold;
+    } else if (ParseRegisterExpression(bytes_, at, length, &e) && e.reg == kDwarfRbp && e.deref) {
+      state_->cfa_type = FrameState::kRbpDeref;
+      state_->cfa_offset = e.offset;
+    } else if (ParseRegisterExpression(bytes_, at, length, &e) && !e.deref) {
+      state_->cfa_type = FrameState::kRegisterOffset;  // the same as DW_CFA_def_cfa
+      state_->cfa_register = e.reg;
+      state_->cfa_offset = e.offset;
+    } else {
+      state_->cfa_type = FrameState::kOtherExpression;
+      state_->cfa_offset = -1;
+    }
   }
   void SetCfaOffset(int64_t offset) {
     state_->cfa_offset = offset;
@@ -199,13 +240,21 @@ class CfaProgram {
         if (!in.Uleb(&value)) return false;
         const size_t at = in.pos();
         if (!in.Skip(value)) return false;
-        const int threshold = PltThreshold(bytes_.data + at, value);
-        state_->cfa_type =
-            threshold >= 0 ? FrameState::kPltExpression : FrameState::kOtherExpression;
-        state_->cfa_offset = threshold;
+        DefineCfaByExpression(at, value);
         return true;
       }
-      case 0x10:  // DW_CFA_expression
+      case 0x10: {  // DW_CFA_expression: the register is saved at the expression's value
+        if (!in.Uleb(&reg) || !in.Uleb(&value)) return false;
+        const size_t at = in.pos();
+        if (!in.Skip(value)) return false;
+        RegisterExpression e;
+        if (ParseRegisterExpression(bytes_, at, value, &e) && e.reg == kDwarfRbp && !e.deref) {
+          SetRule(reg, {RegisterRule::kAtRbp, e.offset});
+        } else {
+          SetRule(reg, {RegisterRule::kOther, 0});
+        }
+        return true;
+      }
       case 0x16:  // DW_CFA_val_expression
         if (!in.Uleb(&reg) || !in.Uleb(&value) || !in.Skip(value)) return false;
         SetRule(reg, {RegisterRule::kOther, 0});
@@ -269,19 +318,23 @@ UnwindRule ToRule(const FrameState& state, const Cie& cie) {
   UnwindRule rule;
   const bool return_address_known =
       state.return_address.kind == RegisterRule::kOffset && state.return_address.offset == -8;
+  const bool rbp_saved =
+      state.rbp.kind == RegisterRule::kOffset || state.rbp.kind == RegisterRule::kAtRbp;
   const bool rbp_known = state.rbp.kind == RegisterRule::kUnspecified ||
                          state.rbp.kind == RegisterRule::kSame ||
-                         (state.rbp.kind == RegisterRule::kOffset && FitsIn16(state.rbp.offset));
+                         (rbp_saved && FitsIn16(state.rbp.offset));
   if (!return_address_known || !rbp_known || !FitsIn32(state.cfa_offset)) {
     return RuleOfKind(CfaKind::kUnexpressible);
   }
-  if (state.rbp.kind == RegisterRule::kOffset) {
-    rule.rbp = RbpKind::kSaved;
+  if (rbp_saved) {
+    rule.rbp = state.rbp.kind == RegisterRule::kOffset ? RbpKind::kSaved : RbpKind::kAtRbp;
     rule.rbp_offset = static_cast<int16_t>(state.rbp.offset);
   }
   rule.cfa_offset = static_cast<int32_t>(state.cfa_offset);
   if (state.cfa_type == FrameState::kPltExpression) {
     rule.cfa = CfaKind::kPlt;
+  } else if (state.cfa_type == FrameState::kRbpDeref) {
+    rule.cfa = CfaKind::kRbpDeref;
   } else if (state.cfa_type == FrameState::kRegisterOffset && state.cfa_register == kDwarfRsp) {
     rule.cfa = CfaKind::kRsp;
   } else if (state.cfa_type == FrameState::kRegisterOffset && state.cfa_register == kDwarfRbp) {

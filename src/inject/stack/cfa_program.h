@@ -13,12 +13,20 @@ namespace gpuperf::cfi {
 
 // The rule for one register, as far as we need to tell them apart.
 struct RegisterRule {
-  enum Kind : uint8_t { kUnspecified, kSame, kUndefined, kOffset, kOther } kind = kUnspecified;
-  int64_t offset = 0;  // kOffset: saved at CFA + offset
+  enum Kind : uint8_t {
+    kUnspecified,
+    kSame,
+    kUndefined,
+    kOffset,
+    kAtRbp,
+    kOther
+  } kind = kUnspecified;
+  int64_t offset = 0;  // kOffset: saved at CFA + offset; kAtRbp: at RBP + offset
 };
 
 struct FrameState {
-  enum CfaType : uint8_t { kRegisterOffset, kPltExpression, kOtherExpression };
+  // kRbpDeref: CFA = *(RBP + cfa_offset), the expression of stack-realigning functions.
+  enum CfaType : uint8_t { kRegisterOffset, kPltExpression, kRbpDeref, kOtherExpression };
   CfaType cfa_type = kRegisterOffset;
   uint64_t cfa_register = kDwarfRsp;
   int64_t cfa_offset = 8;

@@ -1,9 +1,10 @@
 // Reads a module's `.eh_frame` (and the `.eh_frame_hdr` index in front of it) and compiles
 // each FDE's call-frame program into rows: from this PC on, the frame's CFA is RSP+off or
-// RBP+off, the return address is at CFA-8, and RBP is either unchanged or saved at CFA+off.
-// Anything else (a CFA computed by an expression other than the PLT's, a CFA based on
-// another register, RBP or the return address described by an expression, a signal frame)
-// becomes a row marked kUnexpressible, so that the walk hands the frame to libunwind.
+// RBP+off (or, in a function that realigns its stack, is read from RBP+off), the return
+// address is at CFA-8, and RBP is either unchanged or saved at CFA+off (or RBP+off). Anything
+// else (another CFA expression than the PLT's or the realigning functions', a CFA based on
+// another register, the return address described by an expression, a signal frame) becomes
+// a row marked kUnexpressible, so that the walk hands the frame to libunwind.
 //
 // x86-64 only (DWARF registers 6 = RBP, 7 = RSP, 16 = return address).
 //
@@ -29,11 +30,16 @@ enum class CfaKind : uint8_t {
   kPlt = 3,            // the PLT's expression: CFA = RSP + 8 + ((RIP & 15) >= cfa_offset ? 8 : 0)
   kUnexpressible = 4,  // a rule this table cannot hold: ask libunwind
   kOutermost = 5,      // the return address is undefined: the thread's first frame
+  // CFA = *(RBP + cfa_offset): GCC's stack-realigning functions (`and rsp, -N` through a
+  // DRAP register) keep the CFA in a stack slot below their frame record, and say so with
+  // DW_CFA_def_cfa_expression (DW_OP_breg6 n; DW_OP_deref).
+  kRbpDeref = 6,
 };
 
 enum class RbpKind : uint8_t {
   kSame = 0,   // the caller's RBP is this frame's RBP
   kSaved = 1,  // the caller's RBP is stored at CFA + rbp_offset
+  kAtRbp = 2,  // ... at RBP + rbp_offset (a realigning function: DW_CFA_expression DW_OP_breg6 n)
 };
 
 // One row's rule: 8 bytes.

@@ -107,11 +107,23 @@ TEST(EhFrameParser, MarksRulesItCannotHold) {
   // CFA in r10 (stack realignment).
   EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x0c, 0x0a, 0x00})),
             (Rows{{0x00, Rsp(8)}, {0x01, Kind(CfaKind::kUnexpressible)}}));
-  // Any other CFA expression.
-  EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x0f, 0x03, 0x76, 0x78, 0x06})),
+  // Other CFA expressions: read through R10, through RSP, or more than one operation.
+  for (const std::vector<uint8_t>& expression : {std::vector<uint8_t>{0x7a, 0x00, 0x06},
+                                                 {0x77, 0x08, 0x06},
+                                                 {0x76, 0x78, 0x06, 0x06},
+                                                 {0x76, 0x78, 0x23, 0x08},
+                                                 {0x76},
+                                                 {0x06}}) {
+    std::vector<uint8_t> program = {0x41, 0x0f, static_cast<uint8_t>(expression.size())};
+    program.insert(program.end(), expression.begin(), expression.end());
+    EXPECT_EQ(RowsOf(CompileOneFde(program)),
+              (Rows{{0x00, Rsp(8)}, {0x01, Kind(CfaKind::kUnexpressible)}}))
+        << testing::PrintToString(expression);
+  }
+  // RBP saved at an address other than RBP+n, read through RBP, or kept in another register.
+  EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x10, 0x06, 0x02, 0x77, 0x00})),
             (Rows{{0x00, Rsp(8)}, {0x01, Kind(CfaKind::kUnexpressible)}}));
-  // RBP by expression, or kept in another register.
-  EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x10, 0x06, 0x02, 0x76, 0x00})),
+  EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x10, 0x06, 0x03, 0x76, 0x00, 0x06})),
             (Rows{{0x00, Rsp(8)}, {0x01, Kind(CfaKind::kUnexpressible)}}));
   EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x09, 0x06, 0x03})),
             (Rows{{0x00, Rsp(8)}, {0x01, Kind(CfaKind::kUnexpressible)}}));
@@ -120,6 +132,33 @@ TEST(EhFrameParser, MarksRulesItCannotHold) {
   // An undefined return address marks the outermost frame.
   EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x07, 0x10})),
             (Rows{{0x00, Rsp(8)}, {0x01, Kind(CfaKind::kOutermost)}}));
+}
+
+TEST(EhFrameParser, UnderstandsFunctionsThatRealignTheStack) {
+  // GCC's DRAP prologue and body, as in libcublasLt: lea 8(%rsp),%r10 (CFA = R10); and
+  // $-64,%rsp; push -8(%r10); push %rbp (RBP saved at RBP+0); mov %rsp,%rbp; push %r10
+  // (CFA = *(RBP-8)); ... and the epilogue back to CFA = R10, then RSP+8.
+  UnwindRule realigned{-8, 0, CfaKind::kRbpDeref, RbpKind::kAtRbp};
+  UnwindRule r10 = Kind(CfaKind::kUnexpressible);
+  EXPECT_EQ(RowsOf(CompileOneFde({
+                0x45, 0x0c, 0x0a, 0x00,              // def_cfa r10+0
+                0x49, 0x10, 0x06, 0x02, 0x76, 0x00,  // expression rbp: breg6 0
+                0x44, 0x0f, 0x03, 0x76, 0x78, 0x06,  // def_cfa_expression breg6 -8; deref
+                0x60, 0x0c, 0x0a, 0x00,              // def_cfa r10+0
+                0x42, 0x0c, 0x07, 0x08,              // def_cfa rsp+8
+            })),
+            (Rows{{0x00, Rsp(8)},
+                  {0x05, r10},
+                  {0x12, realigned},
+                  {0x32, r10},
+                  {0x34, {8, 0, CfaKind::kRsp, RbpKind::kAtRbp}}}));
+  // A CFA in a slot further down (more callee-saved registers pushed first), with RBP saved
+  // at CFA-16 as usual; and breg6/breg7 without a dereference, which is a plain RBP/RSP+n.
+  EXPECT_EQ(RowsOf(CompileOneFde({0x41, 0x86, 0x02, 0x0f, 0x03, 0x76, 0x58, 0x06})),
+            (Rows{{0x00, Rsp(8)}, {0x01, {-40, -16, CfaKind::kRbpDeref, RbpKind::kSaved}}}));
+  EXPECT_EQ(
+      RowsOf(CompileOneFde({0x41, 0x0f, 0x02, 0x76, 0x10, 0x41, 0x0f, 0x02, 0x77, 0x18})),
+      (Rows{{0x00, Rsp(8)}, {0x01, {16, 0, CfaKind::kRbp, RbpKind::kSame}}, {0x02, Rsp(24)}}));
 }
 
 TEST(EhFrameParser, SignalFramesAreLeftToLibunwind) {

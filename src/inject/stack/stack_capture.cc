@@ -1,19 +1,27 @@
-// The launch-stack path: unwind (src/inject/stack/unwinder), trim the frames of
-// gpuperf, CUPTI, the driver and the runtime (FrameFilter), intern (StackTable, a
-// lock-free lookup for stacks seen before).
+// The launch-stack path: unwind, trim the frames of gpuperf, CUPTI, the driver and the
+// runtime (FrameFilter), intern (StackTable, a lock-free lookup for stacks seen before).
 //
-// Unwinding is most of a launch's stack cost (~7 ns a frame with libunwind, 15-35 frames),
-// so we first walk the frame pointers (~1 ns a frame). That walk is exact only where every
-// function on the way keeps a frame record: one without hides its caller. So the first time
-// a frame-pointer stack is seen, libunwind unwinds too, and the verdict is kept with the
-// frame-pointer stack: the same (verified) stack id from then on, or "unwind with libunwind"
-// when they differed (e.g. PyTorch's libraries, built without frame pointers). A match
-// proves that each function on the way had a frame record at those very return addresses,
-// which is a property of the code, so every later walk with the same addresses is exact too.
-// One allowance: the walk may stop short of the outermost frames when those are C library
-// thread-start code built without frame pointers (__libc_start_main, start_thread,
-// clone3, as on Debian) and the program's _start; libunwind's longer stack is kept for it. Those
+// Unwinding is most of a launch's stack cost (15-35 frames), so three unwinders are tried
+// in turn (docs/recording.md "How stacks are unwound"; GPUPERF_UNWIND picks a subset):
+//
+// 1. Frame pointers (~1 ns a frame). That walk is exact only where every function on the
+// way keeps a frame record: one without hides its caller. So the first time a frame-pointer
+// stack is seen, libunwind unwinds too, and the verdict is kept with the frame-pointer
+// stack: the same (verified) stack id from then on, or "unwind another way" when they
+// differed (e.g. PyTorch's libraries, built without frame pointers). A match proves that
+// each function on the way had a frame record at those very return addresses, which is a
+// property of the code, so every later walk with the same addresses is exact too. One
+// allowance: the walk may stop short of the outermost frames when those are C library
+// thread-start code built without frame pointers (__libc_start_main, start_thread, clone3,
+// as on Debian) and the program's _start; libunwind's longer stack is kept for it. Those
 // frames are always the same below a given frame, and never call back into the program.
+//
+// 2. The .eh_frame tables (table_unwinder.h, ~7 ns a frame), compiled in the background
+// for the modules that launch stacks run through (table_builder.h). A walk that cannot
+// finish (a table not built yet, a rule the tables do not hold) hands the whole stack to
+// libunwind; the reason is counted.
+//
+// 3. libunwind, which handles everything else.
 //
 // Python: after the native stack, the calling thread's CPython frames are walked
 // (inject/python, no GIL, no Python calls) and appended to the PCs as tagged words
@@ -23,6 +31,7 @@
 
 #include <sys/auxv.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +41,9 @@
 #include "inject/python/python_frames.h"
 #include "inject/stack/module_table.h"
 #include "inject/stack/stack_table.h"
+#include "inject/stack/table_builder.h"
+#include "inject/stack/table_unwinder.h"
+#include "inject/stack/unwind_verify.h"
 #include "inject/stack/unwinder.h"
 #include "inject/stats.h"
 
@@ -44,14 +56,17 @@ FrameFilter g_filter;
 StackTable* g_table = nullptr;
 
 // Frame-pointer stacks (trimmed) and, per id, the verdict: 0 = not checked yet,
-// kUseLibunwind, or the id of the same stack in g_table.
+// kUnwindOtherwise, or the id of the same stack in g_table.
 constexpr uint32_t kMaxFramePointerStacks = 1u << 18;
-constexpr uint32_t kUseLibunwind = UINT32_MAX;
+constexpr uint32_t kUnwindOtherwise = UINT32_MAX;
 constexpr int kMaxLibcTail = 4;
-StackTable* g_fp_table = nullptr;
+constexpr int kMaxTrimmedFrames = 32;
+StackTable* g_fp_table = nullptr;   // null: no frame-pointer walk
 uint32_t* g_fp_verdicts = nullptr;  // accessed through atomic_ref
 FrameFilter g_libc;                 // the C library's code, for the outermost frames
 uint64_t g_entry = 0;               // the program's entry point (_start)
+bool g_tables = false;              // walk the .eh_frame tables (the builder runs)
+bool g_verify = false;              // GPUPERF_UNWIND_VERIFY: libunwind checks every stack
 bool g_python = false;              // append the thread's Python frames (where ready)
 
 bool IsThreadStartFrame(uint64_t pc) {
@@ -64,8 +79,47 @@ int TrimAndCut(uint64_t* pcs, int depth) {
   return depth < static_cast<int>(g_max_depth) ? depth : static_cast<int>(g_max_depth);
 }
 
-int UnwindTrimmed(uint64_t* pcs) {
-  return TrimAndCut(pcs, CaptureStack(pcs, static_cast<int>(g_max_depth) + 32));
+// How many frames each unwinder gets: room for the ones the filter trims, and never more
+// than libunwind takes (kMaxStackDepth), so that all three cut a deep stack alike.
+int RawDepth() {
+  const int depth = static_cast<int>(g_max_depth) + 32;
+  return depth < kMaxStackDepth ? depth : kMaxStackDepth;
+}
+
+// libunwind's stack. With `request_tables` (the table walk stopped for want of tables), the
+// modules of the whole stack, trimmed frames included, are handed to the table builder.
+int LibunwindTrimmed(uint64_t* pcs, bool request_tables = false) {
+  const int raw = CaptureStack(pcs, RawDepth());
+  if (request_tables) RequestTables(pcs, raw);
+  return TrimAndCut(pcs, raw);
+}
+
+// The stack from the .eh_frame tables, or -1 when the walk could not finish (`walk->stop`
+// says why). The walk starts in our own frames, which the tables cover like any other's.
+int TableTrimmed(uint64_t* pcs, TableWalkResult* walk) {
+  const int raw = TableCaptureStack(pcs, RawDepth(), walk);
+  if (!walk->complete()) return -1;
+  return TrimAndCut(pcs, raw);
+}
+
+bool StoppedForWantOfTables(TableWalkStop stop) {
+  return stop == TableWalkStop::kPending || stop == TableWalkStop::kUnknownModule ||
+         stop == TableWalkStop::kNoTables;
+}
+
+void CountTableFallback(TableWalkStop stop) {
+  switch (stop) {
+    case TableWalkStop::kNoTables:
+    case TableWalkStop::kPending:
+    case TableWalkStop::kUnknownModule:
+    case TableWalkStop::kNoEhFrame:
+    case TableWalkStop::kNoRow:
+      CountStat(StatId::table_fallback_no_table);
+      break;
+    default:
+      CountStat(StatId::table_fallback_rule);
+      break;
+  }
 }
 
 // `depth` comes from TrimAndCut (plus Python frames).
@@ -86,25 +140,79 @@ StackId Intern(const uint64_t* pcs, int depth) {
 // stack are in `pcs`.
 StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
   uint64_t fp_pcs[kMaxRawDepth];
-  const int fp_depth =
-      TrimAndCut(fp_pcs, FramePointerWalk(fp_pcs, static_cast<int>(g_max_depth) + 32));
+  const int fp_depth = TrimAndCut(fp_pcs, FramePointerWalk(fp_pcs, RawDepth()));
   if (fp_depth <= 0) return 0;
   const StackId fp_id = g_fp_table->Intern(fp_pcs, fp_depth);
   if (fp_id == 0 || fp_id >= kMaxFramePointerStacks) return 0;
   std::atomic_ref<uint32_t> verdict(g_fp_verdicts[fp_id]);
   const uint32_t known = verdict.load(std::memory_order_acquire);
-  if (known == kUseLibunwind) return 0;
+  if (known == kUnwindOtherwise) return 0;
   if (known != 0) return known;
   // First sight: check against libunwind. Two threads may both check; they agree.
-  const int depth = UnwindTrimmed(pcs);
+  const int raw = CaptureStack(pcs, RawDepth());
+  // The frames the filter trims (ours, CUPTI's, the driver's), kept in case the tables are
+  // needed: their modules' tables are walked too.
+  uint64_t trimmed[kMaxTrimmedFrames];
+  const int trimmed_depth = std::min(g_filter.FirstKept(pcs, raw), kMaxTrimmedFrames);
+  if (g_tables) std::memcpy(trimmed, pcs, sizeof(uint64_t) * static_cast<size_t>(trimmed_depth));
+  const int depth = TrimAndCut(pcs, raw);
   *libunwind_depth = depth;
   bool same = depth >= fp_depth && depth - fp_depth <= kMaxLibcTail &&
               std::memcmp(pcs, fp_pcs, sizeof(uint64_t) * static_cast<size_t>(fp_depth)) == 0;
   for (int i = fp_depth; same && i < depth; ++i) same = IsThreadStartFrame(pcs[i]);
+  if (!same && g_tables) {  // the tables will be tried next time: have them built
+    RequestTables(trimmed, trimmed_depth);
+    RequestTables(pcs, depth);
+  }
   const StackId id = same ? Intern(pcs, depth) : 0;  // the native stack alone
-  verdict.store(id != 0 ? id : kUseLibunwind, std::memory_order_release);
+  verdict.store(id != 0 ? id : kUnwindOtherwise, std::memory_order_release);
   CountStat(id != 0 ? StatId::fp_stacks_verified : StatId::fp_stacks_rejected);
   return id;
+}
+
+// Verify mode: libunwind's stack for the same launch, compared with `pcs`.
+void CheckWithLibunwind(const uint64_t* pcs, int depth, StackSource source) {
+  uint64_t reference[kMaxRawDepth];
+  const int reference_depth = LibunwindTrimmed(reference);
+  CountStat(StatId::unwind_verified);
+  const int differs_at = FirstDifference(pcs, depth, reference, reference_depth);
+  if (differs_at < 0) return;
+  CountStat(StatId::unwind_disagreements);
+  LogDisagreementOnce(source == StackSource::kTable ? "table" : "frame-pointer", pcs, depth,
+                      reference, reference_depth, differs_at);
+}
+
+// The native stack into pcs[0, return value), by the first unwinder that can (see the top).
+// A frame-pointer stack also sets `*fp_id`, its interned id; its PCs are copied out only
+// when the caller needs them (`need_pcs`) and returns 0 otherwise.
+int UnwindNative(uint64_t* pcs, bool need_pcs, StackSource* source, StackId* fp_id) {
+  int depth = -1;  // libunwind's trimmed depth, once it ran
+  if (g_fp_table != nullptr) {
+    if (StackId id = FromFramePointers(pcs, &depth)) {
+      *fp_id = id;
+      *source = StackSource::kFramePointers;
+      if (depth >= 0) return depth;  // just checked: libunwind's stack is in pcs
+      if (!need_pcs && !g_verify) return 0;
+      depth = g_table->Copy(id, pcs, kMaxRawDepth);
+      if (g_verify) CheckWithLibunwind(pcs, depth, StackSource::kFramePointers);
+      return depth;
+    }
+  }
+  *source = StackSource::kLibunwind;
+  if (depth >= 0) return depth;  // the frame-pointer check already ran libunwind
+  if (g_tables) {
+    TableWalkResult walk;
+    depth = TableTrimmed(pcs, &walk);
+    if (depth >= 0) {
+      *source = StackSource::kTable;
+      if (g_verify) CheckWithLibunwind(pcs, depth, StackSource::kTable);
+      return depth;
+    }
+    CountTableFallback(walk.stop);
+    NoteFallbackOnce(walk, g_verify);
+    return LibunwindTrimmed(pcs, StoppedForWantOfTables(walk.stop));
+  }
+  return LibunwindTrimmed(pcs);
 }
 
 // Appends the calling thread's Python frames (innermost first) to pcs[depth..] as tagged
@@ -127,63 +235,98 @@ void PythonNotice(const char* line) {
   LogOnce("%s", line);
 }
 
+// The table builder's thread, after each table (GPUPERF_LOG=verbose).
+void TableCompiled(const ModuleUnwindTable& table, uint64_t ns) {
+  const char* slash = std::strrchr(table.name.c_str(), '/');
+  const char* name = slash != nullptr ? slash + 1 : table.name.c_str();
+  LogVerbose("unwind table for %s: %s, %zu rows (%u unexpressible), %.1f ms",
+             *name != '\0' ? name : "the program", ModuleTableStatusName(table.status),
+             table.row_starts.size(), table.stats.unexpressible_rows,
+             static_cast<double>(ns) / 1e6);
+}
+
 }  // namespace
 
-void InitStackCapture(uint32_t max_depth, bool frame_pointers, bool python) {
-  g_max_depth = max_depth < 256 ? max_depth : 256;
+void InitStackCapture(const StackCaptureOptions& options) {
+  g_max_depth = options.max_depth < 256 ? options.max_depth : 256;
+  g_verify = options.verify;
   InitUnwinder();
-  ModuleTable modules;
-  modules.Refresh();
-  // Configured once, before callbacks are enabled: the filter is read unsynchronized.
-  g_filter.Configure(modules.modules(), FrameFilter::DefaultSkipPrefixes());
-  static StackTable table;
-  g_table = &table;
-  if (frame_pointers) {
-    static StackTable fp_table(StackTableOptions{kMaxFramePointerStacks, (16ull << 20) / 8});
-    // calloc: the kernel hands out zeroed pages as they are first touched.
-    g_fp_verdicts = static_cast<uint32_t*>(std::calloc(kMaxFramePointerStacks, sizeof(uint32_t)));
+  static bool initialized = false;
+  if (!initialized) {
+    initialized = true;
+    ModuleTable modules;
+    modules.Refresh();
+    // Configured once, before callbacks are enabled: the filter is read unsynchronized.
+    g_filter.Configure(modules.modules(), FrameFilter::DefaultSkipPrefixes());
     g_libc.Configure(modules.modules(), {"libc.so", "libc-"});
     g_entry = getauxval(AT_ENTRY);
-    if (fp_table.ok() && g_fp_verdicts != nullptr) g_fp_table = &fp_table;
-  }
-  // At init, never in a callback: the probe takes the dynamic loader's lock.
-  // Without an interpreter a walk costs one atomic load, so g_python follows the setting.
-  g_python = python;
-  if (python) {
-    const PythonFramesState state = InitPythonFrames(PythonNotice);
-    if (state == PythonFramesState::kReady) {
-      const uint32_t version = PythonFramesVersion();
-      LogVerbose("Python frames in launch stacks (CPython %u.%u)", version >> 24,
-                 (version >> 16) & 0xff);
+    static StackTable table;
+    g_table = &table;
+    // At init, never in a callback: the probe takes the dynamic loader's lock.
+    // Without an interpreter a walk costs one atomic load, so g_python follows the setting.
+    g_python = options.python;
+    if (options.python) {
+      const PythonFramesState state = InitPythonFrames(PythonNotice);
+      if (state == PythonFramesState::kReady) {
+        const uint32_t version = PythonFramesVersion();
+        LogVerbose("Python frames in launch stacks (CPython %u.%u)", version >> 24,
+                   (version >> 16) & 0xff);
+      }
     }
   }
+  g_fp_table = nullptr;
+  if (WalksFramePointers(options.unwind)) {
+    static StackTable fp_table(StackTableOptions{kMaxFramePointerStacks, (16ull << 20) / 8});
+    // calloc: the kernel hands out zeroed pages as they are first touched.
+    if (g_fp_verdicts == nullptr) {
+      g_fp_verdicts = static_cast<uint32_t*>(std::calloc(kMaxFramePointerStacks, sizeof(uint32_t)));
+    }
+    if (fp_table.ok() && g_fp_verdicts != nullptr) g_fp_table = &fp_table;
+  }
+  g_tables = WalksTables(options.unwind) && StartTableBuilder(TableCompiled);
+}
+
+void InitStackCapture(uint32_t max_depth, bool frame_pointers, bool python) {
+  StackCaptureOptions options;
+  options.max_depth = max_depth;
+  options.unwind = frame_pointers ? UnwindMode::kFramePointers : UnwindMode::kLibunwind;
+  options.python = python;
+  InitStackCapture(options);
 }
 
 const char* StackUnwinderName() {
+  if (g_tables && g_fp_table != nullptr) return "frame pointers, .eh_frame tables, then libunwind";
+  if (g_tables) return ".eh_frame tables, then libunwind";
+  if (g_fp_table != nullptr) return "frame pointers, then libunwind";
   return UnwinderName();
 }
 
-StackId CaptureLaunchStack() {
+StackId CaptureLaunchStack(StackSource* source) {
   uint64_t pcs[kMaxRawDepth + kMaxPythonFrames];
-  int depth = -1;  // libunwind's trimmed depth, once it ran
-  if (g_fp_table != nullptr) {
-    if (StackId id = FromFramePointers(pcs, &depth)) {
-      if (!g_python) return id;
-      // The native stack is known (interned alone when it was checked: a stack the trace
-      // then holds even if only its Python variants are linked); its Python frames are not.
-      // None to add: the same id.
-      const int native = depth >= 0 ? depth : g_table->Copy(id, pcs, kMaxRawDepth);
-      const int total = AppendPythonFrames(pcs, native);
-      return total == native ? id : Intern(pcs, total);
-    }
+  StackSource how = StackSource::kNone;
+  StackId fp_id = 0;
+  int depth = UnwindNative(pcs, g_python, &how, &fp_id);
+  if (fp_id != 0) {
+    if (source != nullptr) *source = how;
+    if (!g_python) return fp_id;
+    // The native stack is known (interned alone when it was checked: a stack the trace
+    // then holds even if only its Python variants are linked); its Python frames are not.
+    // None to add: the same id.
+    const int total = AppendPythonFrames(pcs, depth);
+    return total == depth ? fp_id : Intern(pcs, total);
   }
-  if (depth < 0) depth = UnwindTrimmed(pcs);
   if (depth <= 0) {
     CountStat(StatId::unwind_failed);
     depth = 0;
+    how = StackSource::kNone;
   }
+  if (source != nullptr) *source = how;
   if (g_python) depth = AppendPythonFrames(pcs, depth);
   return Intern(pcs, depth);
+}
+
+StackId InternMarkerStack(uint64_t word) {
+  return Intern(&word, 1);
 }
 
 void DrainNewStacks(std::vector<StackRecord>& out, uint32_t pid) {

@@ -7,18 +7,43 @@
 
 #include "gpuperf/records.h"
 #include "inject/name_table.h"
+#include "inject/stack/unwind_mode.h"
 
 namespace gpuperf::inject {
 
-// Loads the unwinder and learns which address ranges to trim. Call once, at init. With
-// `frame_pointers`, stacks are walked by frame pointers where that was checked to be exact
-// (stack_capture.cc). With `python`, looks for a CPython interpreter in the process; where
-// one is found, stacks also carry the calling thread's Python frames.
+struct StackCaptureOptions {
+  uint32_t max_depth = 64;
+  UnwindMode unwind = UnwindMode::kAuto;
+  // Unwind every stack that was not unwound by libunwind once more with libunwind, and
+  // count the stacks that differ (GPUPERF_UNWIND_VERIFY=1).
+  bool verify = false;
+  // Look for a CPython interpreter in the process; where one is found, stacks also carry
+  // the calling thread's Python frames.
+  bool python = true;
+};
+
+// Loads the unwinder, starts the table builder (table_builder.h) when the mode walks tables,
+// and learns which address ranges to trim. Call at init; a second call only changes the
+// mode and the verify switch (benchmarks, tests).
+void InitStackCapture(const StackCaptureOptions& options);
+// The same with `frame_pointers` = UnwindMode::kFramePointers, else kLibunwind.
 void InitStackCapture(uint32_t max_depth, bool frame_pointers, bool python);
 
+// Which unwinder gave a launch's native frames.
+enum class StackSource : uint8_t {
+  kNone = 0,           // unwinding failed
+  kFramePointers = 1,  // the frame-pointer walk (checked against libunwind once per stack)
+  kTable = 2,          // the .eh_frame tables
+  kLibunwind = 3,      // libunwind (or libgcc's unwinder where libunwind is missing)
+};
+
 // Unwinds the calling thread and returns its interned stack (native PCs, then Python
-// frames as tagged words), or 0 (counted) on failure.
-StackId CaptureLaunchStack();
+// frames as tagged words), or 0 (counted) on failure. `*source`, when given, says which
+// unwinder it came from.
+StackId CaptureLaunchStack(StackSource* source = nullptr);
+
+// Interns the one-word stack of a marker (gpuperf/stack_marker.h); 0 before InitStackCapture.
+StackId InternMarkerStack(uint64_t word);
 
 // Python code objects interned since the last call, as records of process `pid`, their
 // names and file names interned in `names` (writer thread). Drain after the stacks: every

@@ -17,6 +17,11 @@ struct ThreadState {
 thread_local ThreadState t_state;
 std::atomic<bool> g_use_rule_cache{true};
 
+// A word at `address` lies in the stack at or above the frame's RSP: safe to read.
+bool InFrame(uint64_t address, const FrameRegisters& regs, StackRange stack) {
+  return address >= regs.rsp && address <= stack.high - 8;
+}
+
 uint64_t LoadWord(uint64_t address) {
   uint64_t value;
   std::memcpy(&value, reinterpret_cast<const void*>(address), sizeof(value));
@@ -45,6 +50,8 @@ const char* TableWalkStopName(TableWalkStop stop) {
       return "unexpressible rule";
     case TableWalkStop::kBadFrame:
       return "frame outside the stack";
+    case TableWalkStop::kPending:
+      return "table not built yet";
   }
   return "?";
 }
@@ -86,7 +93,8 @@ bool FindRule(const UnwindSnapshot& snapshot, uint64_t rip, const ModuleUnwindTa
     return false;
   }
   if (module->status != ModuleTableStatus::kOk) {
-    *stop = TableWalkStop::kNoEhFrame;
+    *stop = module->status == ModuleTableStatus::kPending ? TableWalkStop::kPending
+                                                          : TableWalkStop::kNoEhFrame;
     return false;
   }
   const UnwindRule* found = module->Find(lookup);
@@ -138,6 +146,15 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
       case CfaKind::kPlt:
         cfa = regs.rsp + 8 + ((regs.rip & 15) >= static_cast<uint64_t>(rule.cfa_offset) ? 8 : 0);
         break;
+      case CfaKind::kRbpDeref: {  // a realigned frame: the CFA is kept in a slot of it
+        const uint64_t slot = regs.rbp + static_cast<int64_t>(rule.cfa_offset);
+        if (!InFrame(slot, regs, stack)) {
+          stop = TableWalkStop::kBadFrame;
+          break;
+        }
+        cfa = LoadWord(slot);
+        break;
+      }
       case CfaKind::kOutermost:
         stop = TableWalkStop::kOutermost;
         break;
@@ -153,9 +170,10 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
       break;
     }
     uint64_t rbp = regs.rbp;
-    if (rule.rbp == RbpKind::kSaved) {
-      const uint64_t saved_at = cfa + static_cast<int64_t>(rule.rbp_offset);
-      if (saved_at < regs.rsp || saved_at > stack.high - 8) {
+    if (rule.rbp != RbpKind::kSame) {
+      const uint64_t base = rule.rbp == RbpKind::kSaved ? cfa : regs.rbp;
+      const uint64_t saved_at = base + static_cast<int64_t>(rule.rbp_offset);
+      if (!InFrame(saved_at, regs, stack)) {
         stop = TableWalkStop::kBadFrame;
         break;
       }
@@ -211,7 +229,6 @@ asm(R"(
   .pushsection .text
   .p2align 4
   .globl gpuperf_table_capture_stack
-  .hidden gpuperf_table_capture_stack
   .type gpuperf_table_capture_stack, @function
 gpuperf_table_capture_stack:
   .cfi_startproc

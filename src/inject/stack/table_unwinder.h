@@ -53,8 +53,9 @@ enum class TableWalkStop : uint8_t {
   kNoRow = 6,          // no FDE covers the PC (hand-written code, JIT code)
   kUnexpressible = 7,  // the PC's row needs libunwind (expressions, other CFA registers)
   kBadFrame = 8,       // a CFA or saved value outside the stack: the table or the stack is wrong
+  kPending = 9,        // the PC's module is known but its table is not compiled yet
 };
-constexpr int kTableWalkStopCount = 9;
+constexpr int kTableWalkStopCount = 10;
 
 const char* TableWalkStopName(TableWalkStop stop);
 
@@ -131,8 +132,9 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
 // tests of the uncached lookup.
 void UseTableRuleCache(bool use);
 
-extern "C" int gpuperf_table_capture_stack(uint64_t* pcs, int max_depth, TableWalkResult* result)
-    __attribute__((visibility("hidden")));
+// Default visibility, so that a test library can offer it to benchmarks; the injection
+// library's version script keeps it local.
+extern "C" int gpuperf_table_capture_stack(uint64_t* pcs, int max_depth, TableWalkResult* result);
 
 // Writes the return addresses of the calling thread, innermost first, starting with the one
 // into TableCaptureStack's caller (as CaptureStack does), and returns how many. `*result`

@@ -18,23 +18,25 @@ constexpr uint64_t kModule = 0x400000;
 // Function A [0x000, 0x100): RSP-based, 32-byte frame, RBP saved at CFA-16 after 0x10.
 // Function B [0x100, 0x200): RBP-based frame. C [0x200, 0x300): the thread's first frame.
 // D [0x300, 0x310): a PLT. [0x310, 0x400): no FDE. E [0x400, 0x500): unexpressible.
+// F [0x500, 0x600): a realigned frame, CFA = *(RBP-8), RBP saved at RBP+0.
 ModuleUnwindTable SyntheticModule() {
   ModuleUnwindTable table;
   table.start = kModule;
   table.end = kModule + 0x1000;
   table.status = ModuleTableStatus::kOk;
   UnwindRule plt{11, 0, CfaKind::kPlt, RbpKind::kSame};
-  table.row_starts = {0x000, 0x010, 0x100, 0x200, 0x300, 0x310, 0x400, 0x500};
+  table.row_starts = {0x000, 0x010, 0x100, 0x200, 0x300, 0x310, 0x400, 0x500, 0x600};
   table.rules = {{8, 0, CfaKind::kRsp, RbpKind::kSame},
                  {32, -16, CfaKind::kRsp, RbpKind::kSaved},
                  {16, -16, CfaKind::kRbp, RbpKind::kSaved},
                  {0, 0, CfaKind::kOutermost, RbpKind::kSame},
                  plt,
                  {},
-                 {0, 0, CfaKind::kUnexpressible, RbpKind::kSame}};
-  table.row_rules = {0, 1, 2, 3, 4, 5, 6, 5};
+                 {0, 0, CfaKind::kUnexpressible, RbpKind::kSame},
+                 {-8, 0, CfaKind::kRbpDeref, RbpKind::kAtRbp}};
+  table.row_rules = {0, 1, 2, 3, 4, 5, 6, 7, 5};
   table.bucket_shift = 8;  // one bucket per function
-  table.buckets = {0, 2, 3, 4, 6, 7};
+  table.buckets = {0, 2, 3, 4, 6, 7, 8};
   return table;
 }
 
@@ -96,6 +98,33 @@ TEST(WalkWithTables, EvaluatesThePltRule) {
   EXPECT_EQ(s.Walk({kModule + 0x30d, s.At(0), 0}, pcs).at_stop.rsp, s.At(2));
 }
 
+TEST(WalkWithTables, ReadsTheCfaOfARealignedFrameFromItsSlot) {
+  SyntheticStack s;
+  // F's frame record at words[6] (RBP): the caller's RBP there, the CFA in the slot below
+  // (words[5]), the return address into C (outermost) right under the CFA.
+  s.words[6] = 0x5678;
+  s.words[5] = s.At(20);
+  s.words[19] = kModule + 0x250;
+  uint64_t pcs[16];
+  TableWalkResult r = s.Walk({kModule + 0x520, s.At(0), s.At(6)}, pcs);
+  EXPECT_EQ(r.stop, TableWalkStop::kOutermost) << TableWalkStopName(r.stop);
+  ASSERT_EQ(r.depth, 2);
+  EXPECT_EQ(pcs[1], kModule + 0x250);
+  EXPECT_EQ(r.at_stop.rsp, s.At(20));
+  EXPECT_EQ(r.at_stop.rbp, 0x5678u);
+  // The slot below RSP, or past the top of the stack: never read.
+  for (uint64_t rbp : {s.At(0), s.At(64), uint64_t{7}}) {
+    r = s.Walk({kModule + 0x520, s.At(2), rbp}, pcs);
+    EXPECT_EQ(r.stop, TableWalkStop::kBadFrame) << rbp;
+  }
+  // A slot that holds garbage: a CFA below the frame or outside the stack.
+  for (uint64_t cfa : {s.At(1), s.At(70), uint64_t{0}}) {
+    s.words[5] = cfa;
+    r = s.Walk({kModule + 0x520, s.At(2), s.At(6)}, pcs);
+    EXPECT_EQ(r.stop, TableWalkStop::kBadFrame) << cfa;
+  }
+}
+
 TEST(WalkWithTables, SaysWhyItStopped) {
   SyntheticStack s;
   uint64_t pcs[16];
@@ -121,6 +150,9 @@ TEST(WalkWithTables, SaysWhyItStopped) {
   snapshot.modules = {{without.start, without.end, &without}};
   EXPECT_EQ(WalkWithTables(snapshot, {kModule + 0x20, s.At(0), 0}, s.Range(), pcs, 16).stop,
             TableWalkStop::kNoEhFrame);
+  without.status = ModuleTableStatus::kPending;  // listed, not compiled yet
+  EXPECT_EQ(WalkWithTables(snapshot, {kModule + 0x20, s.At(0), 0}, s.Range(), pcs, 16).stop,
+            TableWalkStop::kPending);
 }
 
 TEST(WalkWithTables, NeverLeavesTheStack) {
@@ -160,7 +192,7 @@ TEST(WalkWithTables, GarbageStacksEndWithoutAFault) {
           break;
       }
     }
-    const FrameRegisters start{kModule + random() % 0x300, s.At(static_cast<int>(random() % 64)),
+    const FrameRegisters start{kModule + random() % 0x600, s.At(static_cast<int>(random() % 64)),
                                s.At(static_cast<int>(random() % 64))};
     const TableWalkResult r = s.Walk(start, pcs, 64);
     ASSERT_LE(r.depth, 64);

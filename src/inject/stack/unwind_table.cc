@@ -1,9 +1,13 @@
 #include "inject/stack/unwind_table.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 
+#include <cstddef>
+
 #include <bit>
+#include <chrono>
 #include <new>
 #include <unordered_map>
 
@@ -11,42 +15,35 @@ namespace gpuperf {
 namespace {
 
 constexpr uint64_t kMaxModuleSpan = uint64_t{1} << 32;
+constexpr std::chrono::milliseconds kPublishAfter{5};
 
-// The bytes of the readable PT_LOAD segment that holds `address`, from `address` to the
+// The bytes of the module's readable segment that holds `address`, from `address` to the
 // segment's end; size 0 when no segment holds it.
-EhFrameBytes SegmentFrom(const dl_phdr_info* info, uint64_t address) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& phdr = info->dlpi_phdr[i];
-    if (phdr.p_type != PT_LOAD || (phdr.p_flags & PF_R) == 0) continue;
-    const uint64_t begin = info->dlpi_addr + phdr.p_vaddr;
-    const uint64_t end = begin + phdr.p_memsz;
-    if (address >= begin && address < end) {
-      return {reinterpret_cast<const uint8_t*>(address), static_cast<size_t>(end - address),
+EhFrameBytes SegmentFrom(const ModuleUnwindTable& table, uint64_t address) {
+  for (const ModuleUnwindTable::Segment& segment : table.readable) {
+    if (address >= segment.begin && address < segment.end) {
+      return {reinterpret_cast<const uint8_t*>(address), static_cast<size_t>(segment.end - address),
               address};
     }
   }
   return {};
 }
 
-// Compiles one loaded object's `.eh_frame` into `table` (start, end and name already set).
-void CompileModule(const dl_phdr_info* info, ModuleUnwindTable* table) {
-  const ElfW(Phdr)* eh_phdr = nullptr;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME) eh_phdr = &info->dlpi_phdr[i];
-  }
-  if (eh_phdr == nullptr || eh_phdr->p_memsz == 0) {
+// Compiles one module's `.eh_frame` into `table` (a copy of its pending table). The module
+// must stay mapped meanwhile (PinModule).
+void CompileModule(ModuleUnwindTable* table) {
+  if (table->eh_frame_hdr == 0 || table->eh_frame_hdr_size == 0) {
     table->status = ModuleTableStatus::kNoEhFrame;
     return;
   }
-  table->eh_frame_hdr = info->dlpi_addr + eh_phdr->p_vaddr;
-  EhFrameBytes hdr = SegmentFrom(info, table->eh_frame_hdr);
-  if (hdr.size > eh_phdr->p_memsz) hdr.size = eh_phdr->p_memsz;
+  EhFrameBytes hdr = SegmentFrom(*table, table->eh_frame_hdr);
+  if (hdr.size > table->eh_frame_hdr_size) hdr.size = table->eh_frame_hdr_size;
   EhFrameHdr parsed;
   if (hdr.size == 0 || !ParseEhFrameHdr(hdr, &parsed)) {
     table->status = ModuleTableStatus::kUnreadable;
     return;
   }
-  const EhFrameBytes eh_frame = SegmentFrom(info, parsed.eh_frame_address);
+  const EhFrameBytes eh_frame = SegmentFrom(*table, parsed.eh_frame_address);
   if (eh_frame.size == 0) {
     table->status = ModuleTableStatus::kUnreadable;
     return;
@@ -62,10 +59,51 @@ void CompileModule(const dl_phdr_info* info, ModuleUnwindTable* table) {
   }
 }
 
-struct RefreshContext {
-  std::vector<std::unique_ptr<ModuleUnwindTable>>* tables;
+// Keeps the module of `table` loaded while it is read: a reference from dlopen(RTLD_NOLOAD),
+// checked to be the same object (same load bias). The main program and the vDSO (no path)
+// are never unloaded. False when the module is gone.
+bool PinModule(const ModuleUnwindTable& table, void** handle) {
+  *handle = nullptr;
+  if (table.name.empty()) return true;
+  void* pinned = dlopen(table.name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (pinned == nullptr) return table.name.find('/') == std::string::npos;
+  link_map* map = nullptr;
+  if (dlinfo(pinned, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
+      map->l_addr != table.load_bias) {
+    dlclose(pinned);
+    return false;
+  }
+  *handle = pinned;
+  return true;
+}
+
+// A pending table for one loaded object: its range and where its bytes are.
+std::unique_ptr<ModuleUnwindTable> PendingTable(const dl_phdr_info* info, uint64_t start,
+                                                uint64_t end) {
+  auto table = std::make_unique<ModuleUnwindTable>();
+  table->start = start;
+  table->end = end;
+  table->load_bias = info->dlpi_addr;
+  table->name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  table->status = ModuleTableStatus::kPending;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& phdr = info->dlpi_phdr[i];
+    if (phdr.p_type == PT_GNU_EH_FRAME && phdr.p_memsz > 0) {
+      table->eh_frame_hdr = info->dlpi_addr + phdr.p_vaddr;
+      table->eh_frame_hdr_size = phdr.p_memsz;
+    }
+    if (phdr.p_type == PT_LOAD && (phdr.p_flags & PF_R) != 0) {
+      const uint64_t begin = info->dlpi_addr + phdr.p_vaddr;
+      table->readable.push_back({begin, begin + phdr.p_memsz});
+    }
+  }
+  return table;
+}
+
+struct RescanContext {
+  const UnwindSnapshot* current;                            // may be null
+  std::vector<std::unique_ptr<ModuleUnwindTable>>* tables;  // new pending tables go here
   std::vector<UnwindModule> modules;
-  int compiled = 0;
 };
 
 bool SameModule(const ModuleUnwindTable& table, const dl_phdr_info* info, uint64_t start,
@@ -82,9 +120,10 @@ bool SameModules(const std::vector<UnwindModule>& a, const std::vector<UnwindMod
                     });
 }
 
-int VisitModule(dl_phdr_info* info, size_t, void* data) {
-  auto* context = static_cast<RefreshContext*>(data);
-  // Runs under the loader's lock, called from C: nothing may escape.
+// Lists one loaded object, under the loader's lock: nothing slow here.
+int ListModule(dl_phdr_info* info, size_t, void* data) {
+  auto* context = static_cast<RescanContext*>(data);
+  // Called from C: nothing may escape.
   try {
     uint64_t lowest = UINT64_MAX, highest = 0;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -95,33 +134,32 @@ int VisitModule(dl_phdr_info* info, size_t, void* data) {
     }
     if (lowest >= highest) return 0;
     const ModuleUnwindTable* table = nullptr;
-    for (const auto& known : *context->tables) {
-      if (SameModule(*known, info, lowest, highest)) table = known.get();
+    if (context->current != nullptr) {
+      const ModuleUnwindTable* known = context->current->Find(lowest);
+      if (known != nullptr && SameModule(*known, info, lowest, highest)) table = known;
     }
     if (table == nullptr) {
-      auto fresh = std::make_unique<ModuleUnwindTable>();
-      fresh->start = lowest;
-      fresh->end = highest;
-      fresh->load_bias = info->dlpi_addr;
-      fresh->name = info->dlpi_name != nullptr ? info->dlpi_name : "";
-      try {
-        CompileModule(info, fresh.get());
-      } catch (const std::bad_alloc&) {
-        fresh->row_starts = {};
-        fresh->row_rules = {};
-        fresh->rules = {};
-        fresh->buckets = {};
-        fresh->status = ModuleTableStatus::kOutOfMemory;
-      }
-      context->tables->push_back(std::move(fresh));
+      context->tables->push_back(PendingTable(info, lowest, highest));
       table = context->tables->back().get();
-      ++context->compiled;
     }
     context->modules.push_back({lowest, highest, table});
   } catch (...) {
     // Out of memory for the bookkeeping: this module is left out; its PCs fall back.
   }
   return 0;
+}
+
+struct LoaderCounts {
+  uint64_t adds = 0, subs = 0;
+};
+
+int ReadLoaderCounts(dl_phdr_info* info, size_t size, void* data) {
+  auto* counts = static_cast<LoaderCounts*>(data);
+  if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+    counts->adds = info->dlpi_adds;
+    counts->subs = info->dlpi_subs;
+  }
+  return 1;  // the first object is enough
 }
 
 // Numbers a module's distinct rules. The first two are always "no FDE" and
@@ -187,6 +225,10 @@ const char* ModuleTableStatusName(ModuleTableStatus status) {
       return "too large";
     case ModuleTableStatus::kOutOfMemory:
       return "out of memory";
+    case ModuleTableStatus::kPending:
+      return "not compiled yet";
+    case ModuleTableStatus::kUnloaded:
+      return "unloaded before it was compiled";
   }
   return "?";
 }
@@ -236,21 +278,97 @@ bool BuildModuleTable(uint64_t start, uint64_t end, const std::vector<CfiRow>& r
 }
 
 int UnwindTables::Refresh() {
+  Rescan(/*force=*/true);
+  return CompilePending(/*only_wanted=*/false);
+}
+
+void UnwindTables::Publish(std::vector<UnwindModule> modules) {
+  snapshots_.push_back(std::make_unique<UnwindSnapshot>());
+  snapshots_.back()->modules = std::move(modules);
+  current_.store(snapshots_.back().get(), std::memory_order_release);
+}
+
+bool UnwindTables::Rescan(bool force) {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
-    RefreshContext context{&tables_, {}, 0};
-    dl_iterate_phdr(VisitModule, &context);
+    LoaderCounts counts;
+    dl_iterate_phdr(ReadLoaderCounts, &counts);
+    const UnwindSnapshot* old = current_.load(std::memory_order_acquire);
+    const bool moved = counts.adds != loader_adds_ || counts.subs != loader_subs_;
+    if (!force && old != nullptr && !moved) return false;
+    RescanContext context{old, &tables_, {}};
+    dl_iterate_phdr(ListModule, &context);
+    loader_adds_ = counts.adds;
+    loader_subs_ = counts.subs;
     std::sort(context.modules.begin(), context.modules.end(),
               [](const UnwindModule& a, const UnwindModule& b) { return a.start < b.start; });
-    const UnwindSnapshot* old = current_.load(std::memory_order_acquire);
-    if (old != nullptr && SameModules(old->modules, context.modules)) return context.compiled;
-    snapshots_.push_back(std::make_unique<UnwindSnapshot>());
-    snapshots_.back()->modules = std::move(context.modules);
-    current_.store(snapshots_.back().get(), std::memory_order_release);
-    return context.compiled;
+    if (old != nullptr && SameModules(old->modules, context.modules)) return false;
+    Publish(std::move(context.modules));
+    return true;
   } catch (...) {
-    return 0;  // the previous snapshot stays
+    return false;  // the previous snapshot stays
   }
+}
+
+int UnwindTables::CompilePending(bool only_wanted, CompiledFn on_compiled) {
+  int compiled = 0;
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const UnwindSnapshot* current = current_.load(std::memory_order_acquire);
+    if (current == nullptr) return 0;
+    std::vector<UnwindModule> modules = current->modules;
+    bool unpublished = false;
+    for (UnwindModule& module : modules) {
+      const ModuleUnwindTable& pending = *module.table;
+      if (pending.status != ModuleTableStatus::kPending) continue;
+      if (only_wanted && !pending.IsWanted()) continue;
+      auto fresh = std::make_unique<ModuleUnwindTable>();
+      fresh->start = pending.start;
+      fresh->end = pending.end;
+      fresh->load_bias = pending.load_bias;
+      fresh->name = pending.name;
+      fresh->eh_frame_hdr = pending.eh_frame_hdr;
+      fresh->eh_frame_hdr_size = pending.eh_frame_hdr_size;
+      fresh->readable = pending.readable;
+      const auto began = std::chrono::steady_clock::now();
+      void* pin = nullptr;
+      if (!PinModule(pending, &pin)) {
+        fresh->status = ModuleTableStatus::kUnloaded;
+      } else {
+        try {
+          CompileModule(fresh.get());
+        } catch (const std::bad_alloc&) {
+          fresh->row_starts = {};
+          fresh->row_rules = {};
+          fresh->rules = {};
+          fresh->buckets = {};
+          fresh->status = ModuleTableStatus::kOutOfMemory;
+        }
+        if (pin != nullptr) dlclose(pin);
+      }
+      tables_.push_back(std::move(fresh));
+      module.table = tables_.back().get();
+      ++compiled;
+      unpublished = true;
+      const auto took = std::chrono::steady_clock::now() - began;
+      if (on_compiled != nullptr) {
+        on_compiled(*module.table,
+                    static_cast<uint64_t>(
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+      }
+      // A large table is published as soon as it is ready, so that stacks which need it
+      // and not the next ones stop falling back; small ones together, which keeps the
+      // number of snapshots (all kept) low.
+      if (took > kPublishAfter) {
+        Publish(modules);
+        unpublished = false;
+      }
+    }
+    if (unpublished) Publish(std::move(modules));
+  } catch (...) {
+    // Out of memory for the bookkeeping: what was published stays.
+  }
+  return compiled;
 }
 
 UnwindTables& ProcessUnwindTables() {

@@ -8,16 +8,23 @@
 // begins. Rows with equal rules in a row are merged. A lookup reads the row's bucket and
 // searches the two or three rows it holds.
 //
-// Building reads the modules' `.eh_frame_hdr` and `.eh_frame` in place (PT_GNU_EH_FRAME
-// gives the header; no file I/O) from inside dl_iterate_phdr, so no module can be unloaded
-// half-read. It allocates and takes the loader's lock: do it at start-up and when a walk
-// meets a PC in no known module (a library was dlopen'ed), never on the capture path. The
-// walk itself reads only these tables and the thread's stack, never the modules' memory, so
-// a module unloaded after its table was built cannot make it fault.
+// Building has two steps. A rescan lists the loaded modules (dl_iterate_phdr, under the
+// loader's lock, quick) and gives each new one a *pending* table: where its segments and
+// `.eh_frame_hdr` are, no rows. Compiling then reads the module's `.eh_frame_hdr` and
+// `.eh_frame` in place (PT_GNU_EH_FRAME gives the header; no file I/O) outside the loader's
+// lock, which a large library would otherwise hold for a tenth of a second, stalling every
+// thread that loads a library, looks up a symbol or unwinds with libunwind meanwhile. While
+// it reads, the module is pinned (dlopen RTLD_NOLOAD) so that it cannot be unloaded
+// half-read. Both steps allocate: never on the capture path. The walk itself reads only
+// these tables and the thread's stack, never the modules' memory, so a module unloaded
+// after its table was built cannot make it fault.
 //
 // Snapshots are immutable and published through an atomic pointer; an old snapshot and
 // every table it names stay alive until the UnwindTables object is destroyed (a process
-// loads libraries a handful of times), so a reader never holds a dangling pointer.
+// loads libraries a handful of times), so a reader never holds a dangling pointer. A table
+// never changes once published: compiling a pending table publishes a new snapshot that
+// names the compiled one instead. The only thing a reader writes is a pending table's
+// `wanted` mark.
 //
 // x86-64 only.
 #pragma once
@@ -40,6 +47,8 @@ enum class ModuleTableStatus : uint8_t {
   kUnreadable = 2,  // the header or the section lies outside the module's segments, or is damaged
   kTooLarge = 3,    // the module spans 4 GiB or more: offsets would not fit in 32 bits
   kOutOfMemory = 4,
+  kPending = 5,   // listed, not compiled yet (UnwindTables::CompilePending)
+  kUnloaded = 6,  // unloaded before it could be compiled
 };
 
 const char* ModuleTableStatusName(ModuleTableStatus status);
@@ -70,6 +79,21 @@ struct ModuleUnwindTable {
   std::string name;           // the loader's name for it ("" for the main program)
   uint64_t load_bias = 0;     // with start, end, name and eh_frame_hdr: who this table is for
   uint64_t eh_frame_hdr = 0;  // runtime address of .eh_frame_hdr (0: none)
+  uint64_t eh_frame_hdr_size = 0;
+
+  // Where the module's readable PT_LOAD segments lie, [begin, end): what compiling may read.
+  struct Segment {
+    uint64_t begin = 0, end = 0;
+  };
+  std::vector<Segment> readable;
+
+  // A pending table that a walk needed: the builder compiles wanted tables first. Written
+  // by any thread (atomically), so mutable in a published table.
+  mutable uint8_t wanted = 0;
+  void MarkWanted() const { std::atomic_ref<uint8_t>(wanted).store(1, std::memory_order_relaxed); }
+  bool IsWanted() const {
+    return std::atomic_ref<uint8_t>(wanted).load(std::memory_order_relaxed) != 0;
+  }
 
   // buckets[b]: the row that covers offset row_starts[0] + (b << bucket_shift). The row for
   // an offset in bucket b lies in [buckets[b], buckets[b + 1]].
@@ -122,18 +146,33 @@ class UnwindTables {
   UnwindTables(const UnwindTables&) = delete;
   UnwindTables& operator=(const UnwindTables&) = delete;
 
-  // Re-reads the loaded modules and compiles the tables of those not seen before (tables
-  // of modules still loaded are reused). Returns how many tables it compiled; a failed
-  // compile still yields a table whose status says why. Never throws. Serialized by a
-  // mutex that readers never take.
+  // Rescan, then compile every pending table: all at once (tests, benchmarks, and small
+  // processes). Returns how many tables it compiled; a failed compile still yields a
+  // table whose status says why. Never throws. Every method is serialized by a mutex that
+  // readers never take.
   int Refresh();
+
+  // Re-reads the list of loaded modules when the loader's counts of loads and unloads
+  // moved since the last rescan (or always, with `force`): modules not seen before get a
+  // pending table, unloaded ones leave the snapshot. Returns true when it published a new
+  // snapshot. Cheap when nothing changed: one step of dl_iterate_phdr.
+  bool Rescan(bool force = false);
+
+  // Compiles the pending tables of the current snapshot, those marked wanted only or all,
+  // and publishes them. Returns how many it compiled. `on_compiled`, when given, hears of
+  // each table and how long it took (ns).
+  using CompiledFn = void (*)(const ModuleUnwindTable& table, uint64_t ns);
+  int CompilePending(bool only_wanted, CompiledFn on_compiled = nullptr);
 
   // The current snapshot (null before the first Refresh). Lock-free.
   const UnwindSnapshot* snapshot() const { return current_.load(std::memory_order_acquire); }
 
  private:
+  void Publish(std::vector<UnwindModule> modules);
+
   std::mutex mutex_;
-  std::vector<std::unique_ptr<ModuleUnwindTable>> tables_;  // every table ever compiled
+  std::vector<std::unique_ptr<ModuleUnwindTable>> tables_;  // every table ever made
+  uint64_t loader_adds_ = 0, loader_subs_ = 0;              // at the last rescan
   std::vector<std::unique_ptr<UnwindSnapshot>> snapshots_;  // every snapshot ever published
   std::atomic<const UnwindSnapshot*> current_{nullptr};
 };

@@ -115,5 +115,37 @@ TEST(UnwindTables, CompilesThisProcessesModules) {
   EXPECT_EQ(tables.snapshot(), snapshot);
 }
 
+TEST(UnwindTables, ListsModulesFirstAndCompilesOnlyWhatIsWanted) {
+  UnwindTables tables;
+  EXPECT_TRUE(tables.Rescan());
+  const UnwindSnapshot* listed = tables.snapshot();
+  ASSERT_NE(listed, nullptr);
+  const ModuleUnwindTable* libc = TableNamed(*listed, "libc.so");
+  ASSERT_NE(libc, nullptr);
+  EXPECT_EQ(libc->status, ModuleTableStatus::kPending);
+  EXPECT_TRUE(libc->row_starts.empty());
+  EXPECT_FALSE(tables.Rescan());  // the loader loaded nothing since
+  EXPECT_EQ(tables.CompilePending(/*only_wanted=*/true), 0);
+  EXPECT_EQ(tables.snapshot(), listed);
+
+  libc->MarkWanted();
+  EXPECT_EQ(tables.CompilePending(/*only_wanted=*/true), 1);
+  const UnwindSnapshot* compiled = tables.snapshot();
+  ASSERT_NE(compiled, listed);
+  const auto qsort_pc = reinterpret_cast<uint64_t>(&qsort);
+  ASSERT_NE(compiled->Find(qsort_pc), nullptr);
+  EXPECT_EQ(compiled->Find(qsort_pc)->status, ModuleTableStatus::kOk);
+  EXPECT_EQ(compiled->Find(qsort_pc)->Find(qsort_pc)->cfa, CfaKind::kRsp);
+  // The old snapshot and its pending table are still readable (a walk may hold them).
+  EXPECT_EQ(listed->Find(qsort_pc), libc);
+  // Everything else is still pending; Refresh compiles it all, and a rescan keeps it.
+  const auto own = reinterpret_cast<uint64_t>(&TableNamed);
+  EXPECT_EQ(compiled->Find(own)->status, ModuleTableStatus::kPending);
+  EXPECT_GT(tables.Refresh(), 0);
+  EXPECT_EQ(tables.snapshot()->Find(own)->status, ModuleTableStatus::kOk);
+  EXPECT_EQ(tables.snapshot()->Find(qsort_pc), compiled->Find(qsort_pc));  // not compiled again
+  EXPECT_FALSE(tables.Rescan(/*force=*/true));
+}
+
 }  // namespace
 }  // namespace gpuperf

@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Decode-like PyTorch overhead: gpuperf with Python stacks against torch.profiler (issue 12).
+
+A small GPT-2-shaped `transformers` model with random weights (nothing is downloaded)
+decodes greedily with its KV cache: batch <= 4, a short prompt, one token per step, so the
+step time is launches and Python, not GPU work. Each mode runs in processes of its own,
+round-robin over the modes for several rounds (the order rotates each round); a process
+warms up, then times every decode step (synchronized) and reports their median.
+
+  decode_overhead.py run [--rounds R] [--gpuperf BIN] [--out DIR] [--keep-trace DIR]
+                         [--dry-run] [model options]
+      The whole measurement; writes DIR/decode.json, DIR/decode.txt (the table, also
+      printed) and DIR/rows.jsonl (one row per process).
+  decode_overhead.py worker --mode MODE --result FILE [model options]
+      One process of one mode (run starts these; gpuperf mode runs under `gpuperf record`).
+  decode_overhead.py aggregate --rows FILE [--json OUT] [--table OUT]
+      The table again from rows.jsonl.
+
+Modes: base (no profiler), gpuperf (`gpuperf record`, stacks with Python frames: the
+default), torch (torch.profiler, CPU+CUDA), torch_stack (the same with with_stack=True).
+torch.profiler's time to stop and post-process is outside the timed steps, as gpuperf's
+writing at exit is; both pay their per-launch costs inside them.
+
+Budget (issue 12): gpuperf <= 1.10x the no-profiler step time, and its added time <= 25% of
+torch_stack's. Ratios are paired within a round (each mode against that round's base),
+then summarized over rounds: median [min..max].
+
+Only the standard library at the top level: `aggregate` and `run --dry-run` run anywhere.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+MODES = ["base", "gpuperf", "torch", "torch_stack"]
+LABELS = {
+    "base": "no profiler",
+    "gpuperf": "gpuperf (Python stacks)",
+    "torch": "torch.profiler",
+    "torch_stack": "torch.profiler(with_stack)",
+}
+BUDGET_RATIO = 1.10
+BUDGET_PCT_OF_STACK = 25.0
+
+
+def model_options(parser):
+    group = parser.add_argument_group("model and decode")
+    group.add_argument("--layers", type=int, default=4, help="n_layer (default 4)")
+    group.add_argument("--embd", type=int, default=384, help="n_embd (default 384)")
+    group.add_argument("--heads", type=int, default=6, help="n_head (default 6)")
+    group.add_argument("--vocab", type=int, default=8192, help="vocab_size (default 8192)")
+    group.add_argument("--batch", type=int, default=4, help="sequences (default 4, at most 4)")
+    group.add_argument("--prompt", type=int, default=16, help="prompt tokens (default 16)")
+    group.add_argument("--tokens", type=int, default=96, help="tokens decoded per pass (96)")
+    group.add_argument("--warmup", type=int, default=2, help="untimed passes first (2)")
+    group.add_argument("--passes", type=int, default=6, help="timed passes (6)")
+    group.add_argument("--dtype", choices=["float16", "bfloat16", "float32"], default="float16")
+
+
+def model_args(args):
+    return [f"--layers={args.layers}", f"--embd={args.embd}", f"--heads={args.heads}",
+            f"--vocab={args.vocab}", f"--batch={args.batch}", f"--prompt={args.prompt}",
+            f"--tokens={args.tokens}", f"--warmup={args.warmup}", f"--passes={args.passes}",
+            f"--dtype={args.dtype}"]
+
+
+# --------------------------------------------------------------------------------------------
+# One process of one mode
+# --------------------------------------------------------------------------------------------
+
+
+def build_model(args, torch):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(n_layer=args.layers, n_embd=args.embd, n_head=args.heads,
+                        vocab_size=args.vocab, n_positions=args.prompt + args.tokens + 8)
+    model = GPT2LMHeadModel(config)  # random weights
+    return model.to(device="cuda", dtype=getattr(torch, args.dtype)).eval()
+
+
+def decode_pass(model, prompt, tokens, torch, step_ms):
+    """Greedy decode with the KV cache; appends each step's milliseconds to step_ms."""
+    out = model(input_ids=prompt, use_cache=True)
+    past = out.past_key_values
+    next_ids = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+    torch.cuda.synchronize()
+    for _ in range(tokens):
+        start = time.perf_counter()
+        out = model(input_ids=next_ids, past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        next_ids = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+        torch.cuda.synchronize()  # as generate() does each step, to test for the end
+        step_ms.append((time.perf_counter() - start) * 1e3)
+    return next_ids
+
+
+def run_worker(args):
+    import torch
+
+    if not torch.cuda.is_available():
+        print("decode_overhead: no CUDA device", file=sys.stderr)
+        return 1
+    if args.batch > 4:
+        print("decode_overhead: --batch is at most 4 (launch-bound decode)", file=sys.stderr)
+        return 2
+    model = build_model(args, torch)
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    prompt = torch.randint(0, args.vocab, (args.batch, args.prompt), generator=generator).cuda()
+
+    def measure():
+        steps = []
+        with torch.no_grad():
+            for _ in range(args.warmup):
+                decode_pass(model, prompt, args.tokens, torch, [])
+            for _ in range(args.passes):
+                decode_pass(model, prompt, args.tokens, torch, steps)
+        return steps
+
+    started = time.perf_counter()
+    if args.mode in ("torch", "torch_stack"):
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=activities,
+                                    with_stack=args.mode == "torch_stack") as prof:
+            steps = measure()
+        events = len(prof.events())
+    else:
+        steps = measure()
+        events = None
+    row = {
+        "mode": args.mode,
+        "round": args.round,
+        "status": "ok",
+        "step_ms_median": statistics.median(steps),
+        "step_ms_p10": quantile(steps, 0.1),
+        "step_ms_p90": quantile(steps, 0.9),
+        "steps": len(steps),
+        "process_s": time.perf_counter() - started,
+        "torch_events": events,
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "device": torch.cuda.get_device_name(0),
+    }
+    with open(args.result, "w") as f:
+        json.dump(row, f)
+    return 0
+
+
+def quantile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# --------------------------------------------------------------------------------------------
+# The driver
+# --------------------------------------------------------------------------------------------
+
+
+def round_order(round_index):
+    """Modes in round-robin order, rotated by one each round (no mode always goes first)."""
+    shift = round_index % len(MODES)
+    return MODES[shift:] + MODES[:shift]
+
+
+def worker_command(args, mode, round_index, result, trace_dir):
+    worker = [sys.executable, os.path.abspath(__file__), "worker", "--mode", mode,
+              "--round", str(round_index), "--result", result] + model_args(args)
+    if mode == "gpuperf":
+        return [args.gpuperf, "record", "-o", trace_dir, "--force", "--quiet", "--"] + worker
+    return worker
+
+
+def run_driver(args):
+    out = args.out
+    rows_path = os.path.join(out, "rows.jsonl")
+    if not args.dry_run:
+        os.makedirs(out, exist_ok=True)
+        open(rows_path, "w").close()
+    for round_index in range(1, args.rounds + 1):
+        for mode in round_order(round_index):
+            result = os.path.join(out, f"r{round_index}.{mode}.json")
+            trace_dir = args.keep_trace if args.keep_trace else os.path.join(out, "trace.tmp")
+            cmd = worker_command(args, mode, round_index, result, trace_dir)
+            if args.dry_run:
+                print(f"r{round_index} {mode:<12} {' '.join(cmd)}")
+                continue
+            print(f"decode_overhead: round {round_index} {mode}", file=sys.stderr, flush=True)
+            row = run_one(cmd, result, mode, round_index, args.timeout)
+            with open(rows_path, "a") as f:
+                f.write(json.dumps(row) + "\n")
+            if mode == "gpuperf" and not args.keep_trace:
+                shutil.rmtree(trace_dir, ignore_errors=True)
+    if args.dry_run:
+        return 0
+    return write_outputs(read_rows(rows_path), os.path.join(out, "decode.json"),
+                         os.path.join(out, "decode.txt"))
+
+
+def run_one(cmd, result, mode, round_index, timeout):
+    if os.path.exists(result):
+        os.remove(result)
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=timeout)
+        status = proc.returncode
+        tail = (proc.stderr or "")[-600:]
+    except subprocess.TimeoutExpired:
+        status, tail = "timeout", ""
+    wall_s = time.perf_counter() - started
+    if status == 0 and os.path.exists(result):
+        with open(result) as f:
+            row = json.load(f)
+        row["wall_s"] = wall_s
+        return row
+    print(f"decode_overhead: {mode} round {round_index} failed ({status}): {tail}",
+          file=sys.stderr)
+    return {"mode": mode, "round": round_index, "status": f"failed: {status}", "wall_s": wall_s,
+            "stderr_tail": tail}
+
+
+def read_rows(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+# --------------------------------------------------------------------------------------------
+# Aggregation (pure: tested without a GPU by tests/e2e/decode_harness_test.sh)
+# --------------------------------------------------------------------------------------------
+
+
+def spread(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "n": len(values)}
+
+
+def aggregate(rows):
+    """Per mode: step time over rounds; per round, each mode against that round's base."""
+    ok = [r for r in rows if r.get("status") == "ok"]
+    by_round = {}
+    for row in ok:
+        by_round.setdefault(row["round"], {})[row["mode"]] = row["step_ms_median"]
+    result = {"modes": {}, "failed": [f"{r['mode']} r{r['round']}" for r in rows
+                                      if r.get("status") != "ok"]}
+    for mode in MODES:
+        steps = [modes[mode] for modes in by_round.values() if mode in modes]
+        ratios = [modes[mode] / modes["base"] for modes in by_round.values()
+                  if mode in modes and modes.get("base")]
+        added = [modes[mode] - modes["base"] for modes in by_round.values()
+                 if mode in modes and "base" in modes]
+        if steps:
+            result["modes"][mode] = {"step_ms": spread(steps), "ratio": spread(ratios),
+                                     "added_ms": spread(added)}
+    # gpuperf's added time as a share of with_stack's, paired within each round.
+    shares = []
+    for modes in by_round.values():
+        if all(m in modes for m in ("base", "gpuperf", "torch_stack")):
+            stack_added = modes["torch_stack"] - modes["base"]
+            if stack_added > 0:
+                shares.append(100.0 * (modes["gpuperf"] - modes["base"]) / stack_added)
+    result["gpuperf_pct_of_with_stack"] = spread(shares)
+    gp_ratio = result["modes"].get("gpuperf", {}).get("ratio")
+    share = result["gpuperf_pct_of_with_stack"]
+    result["budget"] = {
+        "ratio_limit": BUDGET_RATIO,
+        "pct_of_with_stack_limit": BUDGET_PCT_OF_STACK,
+        "ratio_ok": gp_ratio is not None and gp_ratio["median"] <= BUDGET_RATIO,
+        "pct_ok": share is not None and share["median"] <= BUDGET_PCT_OF_STACK,
+    }
+    return result
+
+
+def fmt_spread(s, pattern):
+    if s is None:
+        return "-"
+    return f"{pattern.format(s['median'])} [{pattern.format(s['min'])}..{pattern.format(s['max'])}]"
+
+
+def table(result, rows):
+    ok = [r for r in rows if r.get("status") == "ok"]
+    first = ok[0] if ok else {}
+    lines = [f"Decode-like step time ({first.get('device', '?')}, torch {first.get('torch', '?')}, "
+             f"Python {first.get('python', '?')}); median [min..max] over rounds, ratios paired "
+             "within a round:",
+             f"  {'mode':<27} {'step ms':<24} {'x no profiler':<24} added ms"]
+    for mode in MODES:
+        entry = result["modes"].get(mode)
+        if entry is None:
+            continue
+        lines.append(f"  {LABELS[mode]:<27} {fmt_spread(entry['step_ms'], '{:.3f}'):<24} "
+                     f"{fmt_spread(entry['ratio'], '{:.2f}'):<24} "
+                     f"{fmt_spread(entry['added_ms'], '{:+.3f}')}")
+    share = result["gpuperf_pct_of_with_stack"]
+    lines.append(f"gpuperf's added time as % of with_stack's: {fmt_spread(share, '{:.1f}')}")
+    budget = result["budget"]
+    gp = result["modes"].get("gpuperf", {}).get("ratio")
+    lines.append(
+        f"budget: gpuperf <= {budget['ratio_limit']:.2f}x: "
+        f"{'yes' if budget['ratio_ok'] else 'no'} ({fmt_spread(gp, '{:.2f}')}); "
+        f"<= {budget['pct_of_with_stack_limit']:.0f}% of with_stack's added time: "
+        f"{'yes' if budget['pct_ok'] else 'no'}")
+    if result["failed"]:
+        lines.append("failed runs: " + ", ".join(result["failed"]))
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(rows, json_path, table_path):
+    result = aggregate(rows)
+    text = table(result, rows)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"result": result, "rows": rows}, f, indent=1)
+    if table_path:
+        with open(table_path, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)
+    return 0 if not result["failed"] and "gpuperf" in result["modes"] else 1
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="every mode in alternation, then the table")
+    run.add_argument("--rounds", type=int, default=3)
+    run.add_argument("--gpuperf", default=os.environ.get("GPUPERF", "gpuperf"))
+    run.add_argument("--out", default="decode-out")
+    run.add_argument("--keep-trace", help="keep gpuperf's last trace here")
+    run.add_argument("--timeout", type=float, default=300.0, help="per process (s)")
+    run.add_argument("--dry-run", action="store_true", help="print the processes in order")
+    model_options(run)
+    worker = sub.add_parser("worker", help="one process of one mode")
+    worker.add_argument("--mode", choices=MODES, required=True)
+    worker.add_argument("--round", type=int, default=0)
+    worker.add_argument("--result", required=True)
+    model_options(worker)
+    agg = sub.add_parser("aggregate", help="the table from rows.jsonl")
+    agg.add_argument("--rows", required=True)
+    agg.add_argument("--json")
+    agg.add_argument("--table")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        if args.rounds < 1:
+            parser.error("--rounds wants a positive number")
+        return run_driver(args)
+    if args.command == "worker":
+        return run_worker(args)
+    return write_outputs(read_rows(args.rows), args.json, args.table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+// gpuperf serve: the live pages of every recorded process as a Prometheus/OpenMetrics
+// endpoint (docs/live.md). Loopback unless --listen names another address.
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "cli/terminal.h"
+#include "live/http_server.h"
+#include "live/openmetrics.h"
+
+namespace gpuperf::cli {
+namespace {
+
+struct ServeArgs {
+  std::string listen = "127.0.0.1:9464";
+  std::string dir;
+  int64_t top_kernels = 20;
+  bool no_nvml = false;
+};
+
+int RunServe(const ServeArgs& a) {
+  if (a.top_kernels < 0 || a.top_kernels > live::kMaxKernels) {
+    return ReportError(Error(StatusCode::kInvalidArgument,
+                             "--top-kernels must be 0 to " + std::to_string(live::kMaxKernels)));
+  }
+  live::ScanOptions scan;
+  if (!a.dir.empty()) scan.dirs = {a.dir};
+  std::string nvml_why = "--no-nvml";
+  std::unique_ptr<live::Nvml> nvml;
+  if (!a.no_nvml) nvml = live::Nvml::Open(&nvml_why);
+  live::HttpServer server;
+  if (Status status = server.Listen(a.listen); !status.ok()) return ReportError(status);
+  InstallStopSignals();
+  std::string host, port;
+  live::SplitHostPort(a.listen, &host, &port);
+  const bool v6 = host.find(':') != std::string::npos;
+  std::fprintf(stderr, "gpuperf serve: metrics at http://%s%s%s:%u/metrics (Ctrl-C stops)\n",
+               v6 ? "[" : "", host.c_str(), v6 ? "]" : "", static_cast<unsigned>(server.port()));
+  server.Serve(
+      [&](const live::HttpRequest& request) {
+        live::HttpResponse response;
+        if (request.path == "/metrics") {
+          live::MetricsOptions options;
+          options.top_kernels = static_cast<uint32_t>(a.top_kernels);
+          options.openmetrics = live::WantsOpenMetrics(request.accept);
+          response.body =
+              live::RenderMetrics(live::ReadLiveModel(scan, nvml.get(), nvml_why), options);
+          response.content_type = live::MetricsContentType(options.openmetrics);
+        } else if (request.path == "/") {
+          response.body = "gpuperf serve: the metrics are at /metrics\n";
+        } else {
+          response.status = 404;
+        }
+        return response;
+      },
+      StopFlag());
+  return kExitOk;
+}
+
+void RegisterServe(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "serve", "Serve every recorded process's live counters to Prometheus (OpenMetrics)");
+  cmd->footer(
+      "Metrics and labels: docs/live.md. Labels match dcgm-exporter's (gpu, UUID, Hostname) "
+      "plus pid and rank;\nkernel names appear only for each process's top kernels.");
+  auto a = std::make_shared<ServeArgs>();
+  cmd->add_option("--listen", a->listen,
+                  "HOST:PORT to listen on (default 127.0.0.1:9464, loopback only)");
+  cmd->add_option("--top-kernels", a->top_kernels,
+                  "Kernels named per process, by GPU time (default 20, at most 64)");
+  cmd->add_option("--dir", a->dir,
+                  "Directory of live pages (default $GPUPERF_LIVE_DIR or /dev/shm/gpuperf-UID)");
+  cmd->add_flag("--no-nvml", a->no_nvml, "Do not ask NVML for device indexes");
+  cmd->callback([a, exit_code] { *exit_code = RunServe(*a); });
+}
+
+}  // namespace
+
+GPUPERF_COMMAND(75, RegisterServe);
+
+}  // namespace gpuperf::cli

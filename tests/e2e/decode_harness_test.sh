@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The decode-like overhead harness (bench/python/decode_overhead.py) without a GPU: the
+# processes run round-robin with the order rotating each round, gpuperf's under `gpuperf
+# record`; the aggregation pairs each mode with its round's base, and the share of
+# with_stack's added time and the budget verdicts come out of known rows as computed by hand.
+source "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
+script=$SRC/bench/python/decode_overhead.py
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+
+# --- dry run: the order ----------------------------------------------------------------------
+plan=$(python3 "$script" run --dry-run --rounds 3 --gpuperf /bin/gp --out "$dir/o")
+order=$(awk '{print $1 "." $2}' <<<"$plan" | tr '\n' ' ')
+want="r1.gpuperf r1.torch r1.torch_stack r1.base r2.torch r2.torch_stack r2.base r2.gpuperf "
+want+="r3.torch_stack r3.base r3.gpuperf r3.torch "
+[[ $order == "$want" ]] || fail "dry-run order: $order"
+[[ $(grep -c ' /bin/gp record -o .* -- .*decode_overhead.py worker --mode gpuperf ' <<<"$plan") -eq 3 ]] ||
+  fail "gpuperf runs are not under gpuperf record: $(grep gpuperf <<<"$plan" | head -1)"
+[[ $(grep -c 'record' <<<"$plan") -eq 3 ]] || fail "other modes run under gpuperf record"
+[[ $(grep -c -- '--batch=4 ' <<<"$plan") -eq 12 ]] || fail "the default batch is not 4"
+expect_exit 2 python3 "$script" run --dry-run --rounds 0
+
+# --- aggregation on known rows ---------------------------------------------------------------
+# Round 1: base 2.0, gpuperf 2.1, torch 2.6, torch_stack 4.0 -> gpuperf 1.05x, 5% of 2.0 ms.
+# Round 2: base 2.2, gpuperf 2.42, torch_stack 3.3        -> gpuperf 1.10x, 20% of 1.1 ms.
+# Round 3: torch_stack failed                              -> no share that round.
+cat > "$dir/rows.jsonl" <<'EOF'
+{"mode": "base", "round": 1, "status": "ok", "step_ms_median": 2.0, "device": "GPU-X", "torch": "2.11", "python": "3.12.3"}
+{"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.1}
+{"mode": "torch", "round": 1, "status": "ok", "step_ms_median": 2.6}
+{"mode": "torch_stack", "round": 1, "status": "ok", "step_ms_median": 4.0}
+{"mode": "base", "round": 2, "status": "ok", "step_ms_median": 2.2}
+{"mode": "gpuperf", "round": 2, "status": "ok", "step_ms_median": 2.42}
+{"mode": "torch_stack", "round": 2, "status": "ok", "step_ms_median": 3.3}
+{"mode": "base", "round": 3, "status": "ok", "step_ms_median": 2.0}
+{"mode": "gpuperf", "round": 3, "status": "ok", "step_ms_median": 2.3}
+{"mode": "torch_stack", "round": 3, "status": "failed: 1"}
+EOF
+python3 "$script" aggregate --rows "$dir/rows.jsonl" --json "$dir/d.json" --table "$dir/d.txt" \
+  > "$dir/stdout.txt"
+rc=$?
+[[ $rc -eq 1 ]] || fail "aggregate with a failed run exited $rc, want 1"
+cmp -s "$dir/stdout.txt" "$dir/d.txt" || fail "the printed table differs from decode.txt"
+get() { python3 -c "import json; r=json.load(open('$dir/d.json'))['result']; print($1)"; }
+[[ $(get 'round(r["modes"]["gpuperf"]["ratio"]["median"], 4), round(r["modes"]["gpuperf"]["ratio"]["min"], 4), round(r["modes"]["gpuperf"]["ratio"]["max"], 4)') == "1.1 1.05 1.15" ]] ||
+  fail "gpuperf ratios: $(get 'r["modes"]["gpuperf"]["ratio"]')"
+[[ $(get 'round(r["gpuperf_pct_of_with_stack"]["median"], 4), r["gpuperf_pct_of_with_stack"]["n"]') == "12.5 2" ]] ||
+  fail "share of with_stack: $(get 'r["gpuperf_pct_of_with_stack"]')"
+[[ $(get 'r["modes"]["torch_stack"]["step_ms"]["n"], r["failed"]') == "2 ['torch_stack r3']" ]] ||
+  fail "failed runs: $(get 'r["failed"]')"
+[[ $(get 'r["budget"]["ratio_ok"], r["budget"]["pct_ok"]') == "True True" ]] ||
+  fail "budget: $(get 'r["budget"]')"
+grep -q '^  gpuperf (Python stacks) *2.300 \[2.100..2.420\] *1.10 \[1.05..1.15\]' "$dir/d.txt" ||
+  fail "table row: $(grep gpuperf "$dir/d.txt" | head -1)"
+grep -q "^gpuperf's added time as % of with_stack's: 12.5 \[5.0..20.0\]" "$dir/d.txt" ||
+  fail "table share line: $(grep 'with_stack' "$dir/d.txt")"
+grep -q '^failed runs: torch_stack r3' "$dir/d.txt" || fail "the table hides the failed run"
+
+# Over budget: gpuperf at 1.3x.
+sed -i 's/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.1/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.6/; s/2.42/2.86/; s/"step_ms_median": 2.3}/"step_ms_median": 2.6}/' "$dir/rows.jsonl"
+python3 "$script" aggregate --rows "$dir/rows.jsonl" --json "$dir/d.json" > /dev/null
+[[ $(get 'r["budget"]["ratio_ok"], r["budget"]["pct_ok"]') == "False False" ]] ||
+  fail "over budget: $(get 'r["budget"]')"
+finish
