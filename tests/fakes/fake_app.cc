@@ -752,6 +752,9 @@ int Live(int argc, char** argv) {
     if (release != nullptr && access(release, F_OK) == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  return 0;
+}
+
 // A rank of a data-parallel job, as DDP runs one: each step a forward and a backward
 // kernel (3 ms each, in real time), then an all-reduce whose kernel starts when this rank
 // gets there and ends when every rank has (a barrier through files in FAKE_BARRIER_DIR).
