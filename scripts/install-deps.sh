@@ -9,8 +9,11 @@ packages=(cmake g++ make pkg-config libzstd-dev zstd libdw-dev libelf-dev zlib1g
 if [[ "${1:-}" == "--test" ]]; then
   # protoc decodes our Perfetto output; chromium checks the interactive flame graph;
   # llvm provides the symbolizer used as a test oracle; python3-dev builds the extension
-  # that checks the Python frame walker against the real interpreter.
-  packages+=(protobuf-compiler chromium python3 python3-dev llvm binutils)
+  # that checks the Python frame walker against the real interpreter; prometheus scrapes
+  # `gpuperf serve` and tmux is the terminal `gpuperf top` is tested in (docs/live.md);
+  # golang-go brings `go tool pprof`, which reads our pprof export.
+  packages+=(protobuf-compiler chromium python3 python3-dev llvm binutils prometheus tmux curl
+             golang-go)
 fi
 
 missing=()

@@ -106,7 +106,7 @@ enum class StatSeverity : uint8_t {
     "no live page: gpuperf top and serve cannot see this process (see the log)")                   \
   X(live_updates, 71, kInfo, "live page updates")                                                  \
   X(live_update_ns, 72, kInfo,                                                                     \
-    "time the writer thread spent folding records into the live page and publishing it (ns)")      \
+    "CPU time the writer thread spent folding records into the live page (ns)")                    \
   X(live_records_left_out, 73, kInfo,                                                              \
     "records of devices past the live page's 16 (in the trace, not on the page)")                  \
   /* 85-94: ranks and GPU power (src/inject/power, docs/energy.md) */                              \

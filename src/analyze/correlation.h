@@ -56,6 +56,12 @@ struct GpuActivity {
   uint64_t launch_ns = 0;  // API enter
 
   uint64_t duration_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
+  // What tells work of one kind apart: a kernel's name id, a copy's MemcpyKind, 0 for sets.
+  uint32_t what() const {
+    return kind == GpuActivityKind::kKernel   ? name
+           : kind == GpuActivityKind::kMemcpy ? static_cast<uint32_t>(memcpy_kind)
+                                              : 0;
+  }
 };
 
 // What the launch link of one (pid, correlation id) says about the API call that made it:

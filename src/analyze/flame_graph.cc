@@ -12,6 +12,7 @@
 
 #include "analyze/demangle.h"
 #include "analyze/energy/energy.h"
+#include "analyze/launch_sink.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/symbol_table.h"
 #include "format/enum_names.h"
@@ -126,9 +127,7 @@ class LaunchAggregator {
     key.stack = a.stack_id;
     key.api = a.launch_api;
     key.graph_id = a.graph_id;
-    key.name = a.kind == GpuActivityKind::kKernel   ? a.name
-               : a.kind == GpuActivityKind::kMemcpy ? static_cast<uint32_t>(a.memcpy_kind)
-                                                    : 0;
+    key.name = a.what();
     key.device = a.device_id;
     key.stream = options_.split == FlameSplit::kStream ? a.stream_id : 0;
     key.tid = a.launch_tid;  // a thread's stacks may get a root label (autograd)
@@ -485,62 +484,19 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
   return graph;
 }
 
-// Feeds a streamed trace into the correlator and keeps what naming needs.
-class FlameSink final : public RecordSink {
+// The launch sink plus what --split-by rank and --weight energy read.
+class FlameSink final : public LaunchSink {
  public:
-  explicit FlameSink(Correlator& correlator) : correlator_(correlator) {
-    strings.assign(1, std::string());
-    stacks.assign(1, StackRecord());
-  }
-
-  void OnString(StringId id, std::string_view text) override {
-    if (strings.size() <= id) strings.resize(id + 1);
-    strings[id] = std::string(text);
-  }
-  void OnStack(const StackRecord& stack) override {
-    if (stacks.size() <= stack.id) stacks.resize(stack.id + 1);
-    stacks[stack.id] = stack;
-    correlator_.AddStack(stack.id);
-  }
-  void OnSymbol(const SymbolRecord& symbol) override { symbols.push_back(symbol); }
-  void OnPythonCode(const PythonCodeRecord& code) override { python_codes.push_back(code); }
-  void OnModule(std::span<const ModuleRecord> records) override {
-    modules.insert(modules.end(), records.begin(), records.end());
-  }
-  void OnProcess(std::span<const ProcessRecord> records) override {
-    processes.insert(processes.end(), records.begin(), records.end());
-    loss.AddProcesses(records);
-  }
-  void OnStat(std::span<const StatRecord> records) override { loss.AddStats(records); }
-  void OnThread(std::span<const ThreadRecord> records) override {
-    threads.insert(threads.end(), records.begin(), records.end());
-  }
+  using LaunchSink::LaunchSink;
   void OnRank(std::span<const RankRecord> records) override {
     ranks.insert(ranks.end(), records.begin(), records.end());
   }
   void OnPowerSample(std::span<const PowerSampleRecord> records) override {
     power_samples.insert(power_samples.end(), records.begin(), records.end());
   }
-  void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
-    correlator_.AddLinks(records);
-  }
-  void OnKernel(std::span<const KernelRecord> records) override { correlator_.AddKernels(records); }
-  void OnMemcpy(std::span<const MemcpyRecord> records) override { correlator_.AddMemcpys(records); }
-  void OnMemset(std::span<const MemsetRecord> records) override { correlator_.AddMemsets(records); }
 
-  std::vector<std::string> strings;
-  std::vector<StackRecord> stacks;
-  std::vector<SymbolRecord> symbols;
-  std::vector<PythonCodeRecord> python_codes;
-  std::vector<ModuleRecord> modules;
-  std::vector<ProcessRecord> processes;
-  std::vector<ThreadRecord> threads;
   std::vector<RankRecord> ranks;
   std::vector<PowerSampleRecord> power_samples;
-  RecordingLossCollector loss;
-
- private:
-  Correlator& correlator_;
 };
 
 }  // namespace

@@ -71,6 +71,7 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
         frame.line = f.line;
         frame.module = Str(f.module);
         frame.inlined = i != frames.size() - 1;
+        frame.pc = pc;
         out.push_back(frame);
       }
       return;
@@ -93,6 +94,7 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
   }
   Frame frame;
   frame.function = label->second;
+  frame.pc = pc;
   if (const ModuleRange* module = FindModule(pid, pc)) frame.module = module->name;
   out.push_back(frame);
 }

@@ -29,6 +29,7 @@ struct Frame {
   std::string_view module;  // file name of the module, empty when unknown
   bool inlined = false;     // an inlined call inside the next frame's function
   FrameKind kind = FrameKind::kNative;
+  uint64_t pc = 0;  // native frames: the recorded PC they resolve (inlined frames share it)
 };
 
 struct StackDisplayOptions {

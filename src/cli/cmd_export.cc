@@ -1,5 +1,6 @@
 // gpuperf export: a trace as a timeline for ui.perfetto.dev (Perfetto protobuf, the
-// default) or chrome://tracing (Chrome JSON, optionally gzipped).
+// default) or chrome://tracing (Chrome JSON, optionally gzipped), or as a pprof profile
+// of GPU time per launch stack (go tool pprof, Pyroscope, Parca).
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "cli/json_input.h"
 #include "cli/output_file.h"
 #include "export/gzip_stream.h"
+#include "export/pprof_export.h"
 #include "export/timeline_export.h"
 
 namespace gpuperf::cli {
@@ -22,60 +24,92 @@ bool EndsWith(const std::string& text, std::string_view suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+enum class ExportFormat { kPerfetto, kChromeJson, kPprof };
+
 // The format an output name asks for, if it asks for one.
-std::optional<TimelineFormat> FormatFromName(const std::string& path) {
+std::optional<ExportFormat> FormatFromName(const std::string& path) {
+  // Before the timeline names: ".pb.gz" is pprof's usual name, not a gzipped ".pb".
+  if (EndsWith(path, ".pb.gz") || EndsWith(path, ".pprof")) return ExportFormat::kPprof;
   std::string name = EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
-  if (EndsWith(name, ".json")) return TimelineFormat::kChromeJson;
+  if (EndsWith(name, ".json")) return ExportFormat::kChromeJson;
   if (EndsWith(name, ".perfetto-trace") || EndsWith(name, ".pftrace") || EndsWith(name, ".pb")) {
-    return TimelineFormat::kPerfetto;
+    return ExportFormat::kPerfetto;
   }
   return std::nullopt;
 }
 
 // Next to the trace: run.gpt -> run.perfetto-trace; a directory out/ -> out.json.gz.
-std::string DefaultOutput(const std::string& trace, TimelineFormat format) {
+std::string DefaultOutput(const std::string& trace, ExportFormat format) {
   std::filesystem::path path(trace);
   if (!path.has_filename()) path = path.parent_path();  // "out/" -> "out"
   if (path.extension() == ".gpt") path.replace_extension();
-  return path.string() + (format == TimelineFormat::kPerfetto ? ".perfetto-trace" : ".json.gz");
+  switch (format) {
+    case ExportFormat::kPerfetto:
+      return path.string() + ".perfetto-trace";
+    case ExportFormat::kChromeJson:
+      return path.string() + ".json.gz";
+    case ExportFormat::kPprof:
+      return path.string() + ".pb.gz";
+  }
+  return path.string();
+}
+
+const char* FormatName(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::kPerfetto:
+      return "Perfetto protobuf";
+    case ExportFormat::kChromeJson:
+      return "Chrome JSON";
+    case ExportFormat::kPprof:
+      return "pprof";
+  }
+  return "";
 }
 
 // The format --format names, else the one the output name asks for; a name whose
 // extension says nothing we know is refused rather than filled with a surprise.
-Result<TimelineFormat> ChooseFormat(const std::string& format_name, const std::string& output) {
-  if (format_name == "chrome" || format_name == "json") return TimelineFormat::kChromeJson;
-  if (format_name == "perfetto") return TimelineFormat::kPerfetto;
+Result<ExportFormat> ChooseFormat(const std::string& format_name, const std::string& output) {
+  if (format_name == "chrome" || format_name == "json") return ExportFormat::kChromeJson;
+  if (format_name == "perfetto") return ExportFormat::kPerfetto;
+  if (format_name == "pprof") return ExportFormat::kPprof;
   if (!format_name.empty()) {
     return Error(StatusCode::kInvalidArgument,
-                 "unknown format '" + format_name + "' (use perfetto or chrome)");
+                 "unknown format '" + format_name + "' (use perfetto, chrome or pprof)");
   }
-  if (output.empty() || output == "-") return TimelineFormat::kPerfetto;
+  if (output.empty() || output == "-") return ExportFormat::kPerfetto;
   if (auto format = FormatFromName(output)) return *format;
-  if (std::filesystem::path(output).extension().empty()) return TimelineFormat::kPerfetto;
+  if (std::filesystem::path(output).extension().empty()) return ExportFormat::kPerfetto;
   return Error(StatusCode::kInvalidArgument,
-               "cannot tell the timeline format from the name " + output +
+               "cannot tell the output format from the name " + output +
                    ": use .perfetto-trace, .pftrace or .pb (Perfetto), .json or .json.gz "
-                   "(Chrome JSON), or --format perfetto|chrome");
+                   "(Chrome JSON), .pb.gz or .pprof (pprof), or --format perfetto|chrome|pprof");
 }
 
-Status Run(const std::string& trace, const std::string& format_name, std::string output,
-           bool python_internals) {
-  GP_ASSIGN_OR_RETURN(const TimelineFormat format, ChooseFormat(format_name, output));
-  if (output.empty()) output = DefaultOutput(trace, format);
-  const bool named_format = !format_name.empty() || FormatFromName(output).has_value();
-  const bool to_stdout = output == "-";
-  if (to_stdout && isatty(STDOUT_FILENO)) {
-    return Error(StatusCode::kInvalidArgument,
-                 "not writing a binary timeline to a terminal: use -o trace.perfetto-trace");
-  }
+// Writes the profile, always gzipped (how pprof files are stored); returns its summary.
+Result<std::string> WritePprof(const std::string& trace, bool python_internals, std::ostream& out) {
+  GP_ASSIGN_OR_RETURN(std::unique_ptr<GzipStream> gzip,
+                      GzipStream::Create(out, /*level=*/6));  // profiles are small
+  PprofStats stats;
+  ReadReport report;
+  Status status =
+      ExportPprofFile(trace, {.python_internals = python_internals}, *gzip, &stats, &report);
+  PrintReadWarnings(report);
+  Status closed = gzip->Close();
+  GP_RETURN_IF_ERROR(status);
+  GP_RETURN_IF_ERROR(closed);
+  return FormatCount(stats.samples) + " samples (" + FormatCount(stats.activities) +
+         " GPU activities), " + FormatCount(stats.locations) + " locations, " +
+         FormatCount(stats.functions) + " functions, " + FormatCount(stats.mappings) + " mappings";
+}
 
-  GP_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Open(output, trace));
+// Writes the timeline; returns its summary.
+Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat format, bool gzipped,
+                                  bool python_internals, std::ostream& sink) {
   std::unique_ptr<GzipStream> gzip;
-  if (EndsWith(output, ".gz")) {
-    GP_ASSIGN_OR_RETURN(gzip, GzipStream::Create(file->stream()));
+  if (gzipped) {
+    GP_ASSIGN_OR_RETURN(gzip, GzipStream::Create(sink));
   }
-  std::ostream& out = gzip ? static_cast<std::ostream&>(*gzip) : file->stream();
-
+  std::ostream& out = gzip ? static_cast<std::ostream&>(*gzip) : sink;
   TimelineStats stats;
   ReadReport report;
   TimelineOptions options;
@@ -86,15 +120,38 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
     Status closed = gzip->Close();
     if (status.ok()) status = closed;
   }
-  GP_RETURN_IF_ERROR(file->Finish(status));
+  GP_RETURN_IF_ERROR(status);
+  return FormatCount(stats.slices) + " slices, " + FormatCount(stats.flows) + " flow arrows, " +
+         std::to_string(stats.tracks) + " tracks";
+}
+
+Status Run(const std::string& trace, const std::string& format_name, std::string output,
+           bool python_internals) {
+  GP_ASSIGN_OR_RETURN(const ExportFormat format, ChooseFormat(format_name, output));
+  if (output.empty()) output = DefaultOutput(trace, format);
+  const bool named_format = !format_name.empty() || FormatFromName(output).has_value();
+  const bool to_stdout = output == "-";
+  if (to_stdout && isatty(STDOUT_FILENO)) {
+    return Error(StatusCode::kInvalidArgument,
+                 format == ExportFormat::kPprof
+                     ? "not writing a binary profile to a terminal: use -o profile.pb.gz"
+                     : "not writing a binary timeline to a terminal: use -o trace.perfetto-trace");
+  }
+
+  GP_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Open(output, trace));
+  Result<std::string> summary =
+      format == ExportFormat::kPprof
+          ? WritePprof(trace, python_internals, file->stream())
+          : WriteTimeline(trace,
+                          format == ExportFormat::kPerfetto ? TimelineFormat::kPerfetto
+                                                            : TimelineFormat::kChromeJson,
+                          EndsWith(output, ".gz"), python_internals, file->stream());
+  GP_RETURN_IF_ERROR(file->Finish(summary.status()));
   // A name that does not show the format gets it spelled out.
   const std::string what =
-      named_format ? file->name()
-                   : file->name() + (format == TimelineFormat::kPerfetto ? " (Perfetto protobuf)"
-                                                                         : " (Chrome JSON)");
-  std::fprintf(to_stdout ? stderr : stdout, "wrote %s: %s, %s slices, %s flow arrows, %u tracks\n",
-               what.c_str(), FormatBytes(file->bytes_written()).c_str(),
-               FormatCount(stats.slices).c_str(), FormatCount(stats.flows).c_str(), stats.tracks);
+      named_format ? file->name() : file->name() + " (" + FormatName(format) + ")";
+  std::fprintf(to_stdout ? stderr : stdout, "wrote %s: %s, %s\n", what.c_str(),
+               FormatBytes(file->bytes_written()).c_str(), summary->c_str());
   return Status::Ok();
 }
 
@@ -102,17 +159,19 @@ void RegisterExport(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "export",
       "Write a timeline: Perfetto protobuf (default; open in ui.perfetto.dev) or Chrome JSON "
-      "(chrome://tracing, .json or .json.gz)");
+      "(chrome://tracing, .json or .json.gz); or a pprof profile of GPU time per launch stack "
+      "(.pb.gz; go tool pprof, Pyroscope, Parca)");
   auto trace = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto python_internals = std::make_shared<bool>(false);
   cmd->add_option("trace", *trace, "Trace file (.gpt) or directory of trace files")->required();
   cmd->add_option("--format,-f", *format,
-                  "perfetto or chrome (default: from the output name, else perfetto)");
+                  "perfetto, chrome or pprof (default: from the output name, else perfetto)");
   cmd->add_option("-o,--output", *output,
-                  "Output file: .perfetto-trace, .pftrace, .pb, .json or .json.gz; - for stdout "
-                  "(default: next to the trace, .perfetto-trace or .json.gz)");
+                  "Output file: .perfetto-trace, .pftrace, .pb, .json, .json.gz, .pb.gz or "
+                  ".pprof; - for stdout (default: next to the trace, .perfetto-trace, .json.gz "
+                  "or .pb.gz)");
   cmd->add_flag("--python-internals", *python_internals,
                 "Keep the Python interpreter's own frames in launch stacks with Python frames");
   cmd->callback([=] {

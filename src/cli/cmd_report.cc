@@ -1,5 +1,6 @@
 // gpuperf report: kernels, CUDA API calls, copies, synchronization, memory, GPU
 // utilization, NVTX ranges and the profiler's own cost, from a recorded trace.
+#include <algorithm>
 #include <memory>
 
 #include "analyze/quantity.h"
@@ -28,6 +29,7 @@ struct ReportArgs {
   bool full_names = false;
   bool python_internals = false;
   std::string split = "none";
+  bool insights = false;
   std::string output;
 };
 
@@ -62,6 +64,9 @@ int RunReport(const ReportArgs& a) {
   options.api_regex = a.api_regex;
   options.nvtx_regex = a.nvtx_regex;
   options.python_internals = a.python_internals;
+  // Asking for the section is asking for the analysis.
+  options.insights = a.insights || std::find(render.sections.begin(), render.sections.end(),
+                                             "insights") != render.sections.end();
   if (!a.from.empty()) {
     auto from = ParseDurationNs(a.from);
     if (!from.ok()) return ReportError(from.status());
@@ -156,10 +161,16 @@ void RegisterReport(CLI::App& app, int* exit_code) {
                   "rank order, then the ranks section of the whole run")
       ->check(CLI::IsMember({"none", "rank"}))
       ->default_str("none");
+  cmd->add_flag("--insights", a->insights,
+                "Run the insight rules: findings (GPU idle gaps and their CPU cause, "
+                "launch-bound phases, synchronization stalls, pageable and tiny copies, low "
+                "occupancy, memory growth) with evidence, stack and what to try, ranked by "
+                "time at stake (docs/insights.md)");
   cmd->footer(
       "Times in tables are humane (ns, µs, ms, s); json and csv carry raw nanoseconds and "
       "bytes.\nThe JSON schema is documented in docs/report.md. Data loss recorded in the "
       "trace is always shown.\nExample: gpuperf report out/ --sections kernels,memcpy --top 10\n"
+      "         gpuperf report out/ --insights --sections insights   # only the findings\n"
       "         gpuperf report out/ --json -o base.json   # a baseline for gpuperf diff");
   cmd->callback([a, exit_code] { *exit_code = RunReport(*a); });
 }

@@ -11,6 +11,7 @@
 
 #include "export/timeline_export.h"
 #include "support/golden.h"
+#include "support/proto_text.h"
 #include "support/temp_dir.h"
 #include "support/timeline_trace.h"
 
@@ -18,90 +19,11 @@ namespace gpuperf {
 namespace {
 
 using testing::MakeTimelineTrace;
-
-// protoc's text output, parsed into a tree.
-struct Node {
-  std::multimap<std::string, std::string> fields;
-  std::multimap<std::string, Node> children;
-
-  std::string Get(const std::string& name, const std::string& fallback = "") const {
-    auto it = fields.find(name);
-    return it == fields.end() ? fallback : it->second;
-  }
-  uint64_t Uint(const std::string& name) const { return std::stoull(Get(name, "0")); }
-  bool Has(const std::string& name) const { return fields.count(name) || children.count(name); }
-  const Node* Child(const std::string& name) const {
-    auto it = children.find(name);
-    return it == children.end() ? nullptr : &it->second;
-  }
-  std::vector<const Node*> All(const std::string& name) const {
-    std::vector<const Node*> out;
-    for (auto [it, end] = children.equal_range(name); it != end; ++it) out.push_back(&it->second);
-    return out;
-  }
-  std::vector<std::string> Values(const std::string& name) const {
-    std::vector<std::string> out;
-    for (auto [it, end] = fields.equal_range(name); it != end; ++it) out.push_back(it->second);
-    return out;
-  }
-};
-
-// Unquotes a protoc text-format string (octal and the usual escapes).
-std::string Unquote(const std::string& value) {
-  if (value.size() < 2 || value.front() != '"') return value;
-  std::string out;
-  for (size_t i = 1; i + 1 < value.size(); ++i) {
-    if (value[i] != '\\') {
-      out += value[i];
-      continue;
-    }
-    char c = value[++i];
-    if (c >= '0' && c <= '7') {
-      int code = 0;
-      for (int k = 0; k < 3 && i < value.size() && value[i] >= '0' && value[i] <= '7'; ++k) {
-        code = code * 8 + (value[i++] - '0');
-      }
-      --i;
-      out += static_cast<char>(code);
-    } else {
-      out += c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
-    }
-  }
-  return out;
-}
-
-Node ParseTextFormat(const std::string& text) {
-  Node root;
-  std::vector<Node*> stack{&root};
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t start = line.find_first_not_of(' ');
-    if (start == std::string::npos) continue;
-    line = line.substr(start);
-    if (line == "}") {
-      stack.pop_back();
-    } else if (line.back() == '{') {
-      std::string name = line.substr(0, line.size() - 2);
-      stack.push_back(&stack.back()->children.emplace(name, Node())->second);
-    } else {
-      size_t colon = line.find(": ");
-      stack.back()->fields.emplace(line.substr(0, colon), Unquote(line.substr(colon + 2)));
-    }
-  }
-  return root;
-}
+using testing::Node;
+using testing::ParseTextFormat;
 
 std::string Decode(const std::string& bytes) {
-  testing::TempDir dir;
-  testing::WriteStringToFile(dir.File("trace.pb"), bytes);
-  const std::string proto_dir = testing::SourcePath("tests/proto");
-  const std::string command = "protoc --decode=perfetto.protos.Trace -I " + proto_dir + " " +
-                              proto_dir + "/perfetto_min.proto < " + dir.File("trace.pb") + " > " +
-                              dir.File("trace.txt") + " 2> " + dir.File("err.txt");
-  const int rc = std::system(command.c_str());
-  EXPECT_EQ(rc, 0) << testing::ReadFileToString(dir.File("err.txt"));
-  return testing::ReadFileToString(dir.File("trace.txt"));
+  return testing::ProtocDecode(bytes, "perfetto_min.proto", "perfetto.protos.Trace");
 }
 
 // A slice as trace processor would build it from the begin/end events.

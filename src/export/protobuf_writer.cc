@@ -18,6 +18,15 @@ void ProtoWriter::Double(uint32_t field, double value) {
   Fixed64(field, bits);
 }
 
+void ProtoWriter::PackedVarints(uint32_t field, std::span<const uint64_t> values) {
+  if (values.empty()) return;
+  size_t length = 0;
+  for (uint64_t value : values) length += VarintSize(value);
+  Tag(field, kWireLengthDelimited);
+  AppendVarint(length);
+  for (uint64_t value : values) AppendVarint(value);
+}
+
 void ProtoWriter::EndNested(Nested nested) {
   const size_t body_start = nested.length_at + 1;
   const size_t length = out_.size() - body_start;

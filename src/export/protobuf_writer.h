@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,10 @@ class ProtoWriter {
     AppendVarint(bytes.size());
     out_.append(bytes);
   }
+
+  // A repeated varint field in packed form (one length-delimited run of varints, the
+  // default for repeated scalars since proto3). Writes nothing for no values.
+  void PackedVarints(uint32_t field, std::span<const uint64_t> values);
 
   Nested BeginNested(uint32_t field) {
     char bytes[kMaxVarintBytes + 1];

@@ -66,5 +66,16 @@ TEST(ProtoWriter, LongNestedBodiesShiftForTheirLengthVarint) {
   EXPECT_EQ(Hex(out.substr(out.size() - 2)), "2001");
 }
 
+TEST(ProtoWriter, PackedVarintsShareOneLength) {
+  std::string out;
+  ProtoWriter w(out);
+  const uint64_t values[] = {3, 270, 86942};  // the documentation's packed example
+  w.PackedVarints(4, values);
+  EXPECT_EQ(Hex(out), "2206038e029ea705");
+  out.clear();
+  w.PackedVarints(4, {});  // an empty repeated field is absent, not an empty run
+  EXPECT_EQ(out, "");
+}
+
 }  // namespace
 }  // namespace gpuperf

@@ -105,6 +105,16 @@ Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::
       w.Row({l.pid ? N(*l.pid) : "", l.stat, l.severity, N(l.value), l.description});
     }
   }
+  if (m.insights_run && o.Wants("insights")) {
+    w.Begin("insights", {"rank", "rule", "pid", "device", "at_stake_kind", "at_stake_ns",
+                         "at_stake_bytes", "finding", "stack", "suggestion"});
+    for (size_t i = 0; i < m.insights.size(); ++i) {
+      const Insight& in = m.insights[i];
+      w.Row({N(i + 1), in.rule, N(in.pid), in.device ? N(*in.device) : "", StakeKindName(in.stake),
+             N(in.at_stake_ns), N(in.at_stake_bytes), in.finding, Join(in.stack, ";"),
+             in.suggestion});
+    }
+  }
   if (o.Wants("kernels")) {
     w.Begin("kernels", {"name", "short_name", "calls", "total_ns", "avg_ns", "median_ns", "min_ns",
                         "max_ns", "gpu_time_fraction", "grid", "block", "registers_per_thread",

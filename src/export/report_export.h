@@ -13,10 +13,11 @@
 namespace gpuperf {
 
 // Section names, in report order. "loss" (what the recording lost) is always shown in
-// text output when anything was lost, whatever sections are chosen.
+// text output when anything was lost, whatever sections are chosen. "insights" shows only
+// when the report ran its insight rules (--insights; choosing the section runs them).
 inline constexpr std::string_view kReportSections[] = {
-    "summary", "loss",   "kernels",     "runtime_api", "driver_api", "memcpy", "memset",
-    "sync",    "memory", "utilization", "nvtx",        "overhead",   "ranks",  "energy"};
+    "summary", "loss",   "insights",    "kernels", "runtime_api", "driver_api", "memcpy", "memset",
+    "sync",    "memory", "utilization", "nvtx",    "overhead",    "ranks",      "energy"};
 
 struct ReportRenderOptions {
   std::vector<std::string> sections;  // empty: all

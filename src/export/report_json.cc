@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "export/report_insights.h"
 #include "export/report_ranks.h"
 #include "format/enum_names.h"
 
@@ -301,6 +302,7 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   // What was lost is always part of the document: nothing lost silently.
   j["data_loss"] = Loss(model);
   j["read_warnings"] = model.read_warnings;
+  if (model.insights_run && options.Wants("insights")) j["insights"] = InsightsJson(model);
   if (options.Wants("kernels")) j["kernels"] = Kernels(model);
   if (options.Wants("runtime_api")) j["runtime_api"] = Apis(model.runtime_api);
   if (options.Wants("driver_api")) j["driver_api"] = Apis(model.driver_api);

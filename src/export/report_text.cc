@@ -6,6 +6,7 @@
 
 #include "base/units.h"
 #include "export/report_export.h"
+#include "export/report_insights.h"
 #include "export/report_ranks.h"
 #include "export/text_table.h"
 #include "format/enum_names.h"
@@ -361,6 +362,8 @@ Status ExportReportText(const ReportModel& model, const ReportRenderOptions& opt
                         std::ostream& out) {
   if (options.Wants("summary")) Summary(model, out);
   Loss(model, out);
+  // The findings come first: they say where to look in the tables below.
+  if (model.insights_run && options.Wants("insights")) InsightsText(model, out);
   if (options.Wants("kernels")) Kernels(model, options, out);
   if (options.Wants("runtime_api")) {
     Apis(model.runtime_api, "CUDA runtime API", options.total_runtime_api, out);

@@ -55,8 +55,9 @@ enum ThreadStat : size_t {
 };
 // The trace's stat of each ThreadStat.
 inline constexpr StatId kThreadStats[kThreadStatCount] = {
-    StatId::callbacks, StatId::callback_ns, StatId::stacks_unwound,
-    StatId::api_calls_from_callbacks, StatId::table_stacks, StatId::launch_stacks_unsampled};
+    StatId::callbacks,      StatId::callback_ns,
+    StatId::stacks_unwound, StatId::api_calls_from_callbacks,
+    StatId::table_stacks,   StatId::launch_stacks_unsampled};
 
 struct ThreadBuffers {
   std::atomic<RecordChunk<LaunchLinkRecord>*> links{nullptr};

@@ -253,9 +253,9 @@ void WriterThread::WriteStats() {
   ThreadStatTotals(totals);
   for (size_t i = 0; i < kThreadStatCount; ++i) SetStat(kThreadStats[i], totals[i]);
   UpdatePythonStats();
-  // Cumulative values: readers take the last record of each stat.
   // The live page's update is counted in the snapshot after it.
   if (hooks_.on_stats) hooks_.on_stats(NowNs(CLOCK_MONOTONIC), closing_);
+  // Cumulative values: readers take the last record of each stat.
   for (uint32_t id = 1; id < kStatSlots; ++id) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);
     if (value != 0) writer_->Add(StatRecord{pid_, id, value});

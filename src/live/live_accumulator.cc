@@ -202,9 +202,13 @@ void LiveAccumulator::SetDeviceUuid(uint32_t device_id, const uint8_t (&uuid)[16
 // end of the union so far. Work that arrives after later work was folded (CUPTI hands
 // buffers over out of order now and then) adds only its part past that end.
 void LiveAccumulator::FoldActivity() {
-  std::sort(pending_.begin(), pending_.end(), [](const Interval& a, const Interval& b) {
+  auto earlier = [](const Interval& a, const Interval& b) {
     return a.slot != b.slot ? a.slot < b.slot : a.start < b.start;
-  });
+  };
+  // Work of one stream on one device comes in order: sorting is then a check.
+  if (!std::is_sorted(pending_.begin(), pending_.end(), earlier)) {
+    std::sort(pending_.begin(), pending_.end(), earlier);
+  }
   for (const Interval& interval : pending_) {
     uint64_t& until = active_until_[interval.slot];
     const uint64_t from = std::max(interval.start, until);

@@ -36,12 +36,15 @@ wait_for grep -qs '^fake-app: live ' "$work/app.out" || fail "the app never fini
 counts=$(grep '^fake-app: pid=' "$work/app.out")
 totals=$(grep '^fake-app: live ' "$work/app.out")
 app_pid=$(field pid "$counts")
-page_has_all_kernels() {
+# The page is complete once its kernels and its API calls (drained separately) are all there.
+page_complete() {
   "$GPUPERF" top --once --format json --pid "$app_pid" > "$work/top.json" 2> "$work/top.err" &&
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["processes"][0]["devices"][0]["kernels"] == int(sys.argv[2]) else 1)' \
-      "$work/top.json" "$(field kernels "$counts")" 2>/dev/null
+    python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))["processes"][0]
+sys.exit(0 if (p["devices"][0]["kernels"], p["api"]["calls"]) == (int(sys.argv[2]), int(sys.argv[3])) else 1)' \
+      "$work/top.json" "$(field kernels "$counts")" "$(field runtime_api "$counts")" 2>/dev/null
 }
-wait_for page_has_all_kernels || fail "top never showed the app's $(field kernels "$counts") kernels: $(cat "$work/top.err" "$work/top.json" | head -20)"
+wait_for page_complete || fail "top never showed the app's $(field kernels "$counts") kernels and $(field runtime_api "$counts") API calls: $(cat "$work/top.err" "$work/top.json" | head -20)"
 [[ $(stat -c %a "$GPUPERF_LIVE_DIR") == 700 && $(stat -c %a "$GPUPERF_LIVE_DIR/$app_pid.live") == 600 ]] \
   || fail "live directory/page modes: $(stat -c '%a %n' "$GPUPERF_LIVE_DIR" "$GPUPERF_LIVE_DIR"/*)"
 python3 - "$work/top.json" "$counts" "$totals" <<'EOF' || fail "top --once --format json does not hold the app's totals"
@@ -97,6 +100,38 @@ EOF
 grep -q "vecAdd(float const\*, float const\*, float\*, int)" "$work/top.txt" || fail "top --once text lacks the top kernel"
 grep -qE "^ +$app_pid +- +0 .* 3\.00 MiB +4\.00 MiB +0 +ok +.*fake_cuda_app live" "$work/top.txt" ||
   fail "top --once text lacks the process row: $(cat "$work/top.txt")"
+
+# --- NVML joined by UUID (a stand-in libnvidia-ml.so.1: CUDA device 0 is NVML's device 3) ---
+nvml=$bin/tests/fake_nvml
+if [[ -e $nvml/libnvidia-ml.so.1 ]]; then
+  LD_LIBRARY_PATH=$nvml "$GPUPERF" top --once --format json --pid "$app_pid" > "$work/nvml.json" ||
+    fail "top with NVML failed"
+  python3 - "$work/nvml.json" <<'EOF' || fail "top --format json did not join NVML: $(head -c 600 "$work/nvml.json")"
+import json, sys
+data = json.load(open(sys.argv[1]))
+d = data["processes"][0]["devices"][0]
+n = d.get("nvml", {})
+ok = (data["nvml"]["available"] and len(data["nvml"]["gpus"]) == 4 and d["gpu"] == 3 and
+      d["device"] == 0 and n.get("gpu") == 3 and n.get("utilization_percent") == 87 and
+      n.get("power_watts") == 351.5 and n.get("sm_clock_mhz") == 1980 and
+      "temperature_c" not in n)
+sys.exit(0 if ok else 1)
+EOF
+  LD_LIBRARY_PATH=$nvml "$GPUPERF" top --once --pid "$app_pid" > "$work/nvml.txt"
+  grep -qE "^ +3 +NVIDIA H100 80GB HBM3 \(fake NVML\) +87% +12\.0 GiB +79\.6 GiB +1980 +2619 +351 W +-$" "$work/nvml.txt" ||
+    fail "top's device table: $(head -12 "$work/nvml.txt")"
+  grep -qE "^ +$app_pid +- +3 " "$work/nvml.txt" || fail "top's process row does not name NVML's device 3"
+  # serve labels the device as DCGM does: NVML's index.
+  LD_LIBRARY_PATH=$nvml "$GPUPERF" serve --listen 127.0.0.1:0 2> "$work/nvml-serve.err" &
+  nvml_serve=$!
+  pids+=("$nvml_serve")
+  wait_for grep -qs "metrics at" "$work/nvml-serve.err"
+  nvml_port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$work/nvml-serve.err")
+  curl -sf "http://127.0.0.1:$nvml_port/metrics" |
+    grep -q "^gpuperf_gpu_operations_total{pid=\"$app_pid\",gpu=\"3\",UUID=\"GPU-01000000-0000-0000-0000-000000000000\"" ||
+    fail "serve does not label the device gpu=\"3\" with NVML"
+  kill -TERM "$nvml_serve"
+fi
 
 # --- the same totals through gpuperf serve ---
 "$GPUPERF" serve --listen 127.0.0.1:0 2> "$work/serve.err" &

@@ -39,12 +39,16 @@ shows() { screen | grep -q -- "$1"; }
 tmux_ new-session -d -s top -x 150 -y 40 \
   "GPUPERF_LIVE_DIR='$GPUPERF_LIVE_DIR' '$GPUPERF' top --interval 0.3 --no-nvml; echo \$? > '$work/status'; sleep 30"
 wait_for shows "vecAdd(float const\*, float const\*, float\*, int)" || fail "top never showed the kernel: $(screen)"
+# API calls are drained apart from kernels: wait for the failing cudaMalloc too.
+wait_for bash -c "tmux -L '$socket' capture-pane -p -t top | grep -qE '^ +$app_pid +3 +1 .*cudaMalloc'" ||
+  fail "top never showed the failing cudaMalloc: $(screen)"
 screen > "$work/first.txt"
 grep -q "^gpuperf top - .* - 1 process - sorted by GPU active - .*keys: g k m a p (or s) sort, q quit" "$work/first.txt" \
   || fail "title line: $(head -1 "$work/first.txt")"
 grep -qE "^ +$app_pid +- +0 .*3\.00 MiB +4\.00 MiB +0 +ok " "$work/first.txt" || fail "no row for the app: $(cat "$work/first.txt")"
 grep -q "TOP KERNELS" "$work/first.txt" && grep -q "scale(float\*, int)" "$work/first.txt" || fail "kernel table"
-grep -qE "^ +$app_pid +3 +1 .*cudaMalloc" "$work/first.txt" || fail "the failing cudaMalloc is not listed first: $(cat "$work/first.txt")"
+grep -A3 "CUDA API" "$work/first.txt" | grep -qE "^ +$app_pid +3 +1 .*cudaMalloc" ||
+  fail "the failing cudaMalloc is not listed first: $(cat "$work/first.txt")"
 # Nothing scrolled or spilled: every line fits the 150 columns, the screen is 40 lines.
 [[ $(widest "$work/first.txt") -le 150 ]] || fail "lines wider than the terminal"
 

@@ -141,4 +141,20 @@ MemsetRecord& TestTrace::Memset(uint32_t pid, uint32_t correlation_id, uint64_t 
   return trace_.memsets.back();
 }
 
+DeviceRecord H100Device() {
+  DeviceRecord d;
+  d.compute_major = 9;
+  d.compute_minor = 0;
+  d.sm_count = 132;
+  d.warp_size = 32;
+  d.max_threads_per_block = 1024;
+  d.max_warps_per_sm = 64;
+  d.max_blocks_per_sm = 32;
+  d.max_registers_per_block = 65536;
+  d.max_registers_per_sm = 65536;
+  d.max_shared_per_block = 48 * 1024;
+  d.max_shared_per_sm = 228 * 1024;
+  return d;
+}
+
 }  // namespace gpuperf::testing

@@ -61,4 +61,7 @@ class TestTrace {
   std::map<uint32_t, uint64_t> next_pc_;
 };
 
+// An H100 SXM's limits as the CUDA runtime reports them (what occupancy needs).
+DeviceRecord H100Device();
+
 }  // namespace gpuperf::testing

@@ -18,6 +18,7 @@ constexpr SectionFactory kSections[] = {
     MakeProcessesSection, MakeKernelsSection, MakeApiSection,         MakeCopiesSection,
     MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
     MakeOverheadSection,  MakeLossSection,    MakeRanksSection,       MakeEnergySection,
+    MakeInsightsSection,  // last: its rules read what the other sections found
 };
 
 // The records of `records` that `keep` accepts: the chunk itself when it accepts all
@@ -90,13 +91,17 @@ ReportContext::ReportContext(const ReportOptions& options)
 
 std::vector<std::string> ReportContext::StackFrames(StackId id, uint32_t tid) {
   std::vector<std::string> out;
-  if (id == 0 || id >= stacks_.size() || stacks_[id].id != id) return out;
   std::vector<Frame> frames;
-  symbols_.ResolveStack(stacks_[id], frames, tid);  // outermost first
+  ResolveStack(id, tid, frames);  // outermost first
   for (size_t i = frames.size(); i-- > 0 && out.size() < options_.stack_frames;) {
     out.push_back(FrameWithLocation(frames[i]));
   }
   return out;
+}
+
+void ReportContext::ResolveStack(StackId id, uint32_t tid, std::vector<Frame>& out) {
+  if (id == 0 || id >= stacks_.size() || stacks_[id].id != id) return;
+  symbols_.ResolveStack(stacks_[id], out, tid);
 }
 
 void ReportContext::LinkApiCalls(uint32_t pid) {
@@ -129,7 +134,9 @@ class ReportBuilder final : public RecordSink {
       context_.time_begin_ = options.begin_ns ? origin + *options.begin_ns : 0;
       context_.time_end_ = options.end_ns ? origin + *options.end_ns : kNoTime;
     }
-    for (SectionFactory make : kSections) sections_.push_back(make(context_));
+    for (SectionFactory make : kSections) {
+      if (auto section = make(context_)) sections_.push_back(std::move(section));
+    }
   }
 
   void OnString(StringId id, std::string_view text) override {
@@ -182,6 +189,8 @@ class ReportBuilder final : public RecordSink {
       if (kind == CallKind::kOther) links_.push_back(l);
     }
     context_.correlator_.AddLinks(links_);
+    auto kept = Kept(records, kept_links_, [&](const LaunchLinkRecord& l) { return PidOk(l.pid); });
+    for (auto& s : sections_) s->OnLaunchLinks(kept);
   }
 
   void OnKernel(std::span<const KernelRecord> records) override {
@@ -347,6 +356,7 @@ class ReportBuilder final : public RecordSink {
   std::vector<NvtxRecord> nvtx_;
   std::vector<OverheadRecord> overheads_;
   std::vector<LaunchLinkRecord> links_;
+  std::vector<LaunchLinkRecord> kept_links_;
 };
 
 namespace {

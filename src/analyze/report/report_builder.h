@@ -152,6 +152,9 @@ class ReportContext {
   // The innermost options().stack_frames frames of a stack launched by thread `tid`,
   // "function (file:line)" (Python frames merged in: SymbolTable::ResolveStack).
   std::vector<std::string> StackFrames(StackId id, uint32_t tid);
+  // Every frame of that stack, outermost first (empty for an unknown stack); the views
+  // stay valid as long as the context.
+  void ResolveStack(StackId id, uint32_t tid, std::vector<Frame>& out);
   // The link of an API call (its stack, thread, enter time), when the trace has one. The
   // report keeps the links of calls that wait or allocate, not of those that launch
   // kernels, copies or sets (see LinkApiCalls).
@@ -217,10 +220,14 @@ class ReportSection {
   virtual void OnMemory(std::span<const MemoryRecord> records) {}
   virtual void OnNvtxRanges(std::span<const NvtxRecord> records) {}
   virtual void OnOverheads(std::span<const OverheadRecord> records) {}
+  // Every launch link of the selected processes (unfiltered by time: a link is where a
+  // record's stack is found, whenever the record falls).
+  virtual void OnLaunchLinks(std::span<const LaunchLinkRecord> records) {}
   // After the whole trace, in the order the sections are listed in report_builder.cc.
   virtual void Finish(ReportModel& model) = 0;
 };
 
+// A factory may return nullptr: the section is not wanted by these options.
 using SectionFactory = std::unique_ptr<ReportSection> (*)(ReportContext& context);
 
 std::unique_ptr<ReportSection> MakeProcessesSection(ReportContext& context);
@@ -235,5 +242,7 @@ std::unique_ptr<ReportSection> MakeOverheadSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeRanksSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeEnergySection(ReportContext& context);
+// analyze/insights/insights_section.cc; only with ReportOptions::insights.
+std::unique_ptr<ReportSection> MakeInsightsSection(ReportContext& context);
 
 }  // namespace gpuperf::report

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyze/energy/energy_model.h"
+#include "analyze/insights/insight.h"
 #include "analyze/occupancy.h"
 #include "analyze/ranks/ranks_model.h"
 #include "gpuperf/records.h"
@@ -40,6 +41,8 @@ struct ReportOptions {
   uint32_t max_gaps = 50;                 // longest gaps kept per device
   uint32_t max_leaks = 50;                // largest leaks kept
   uint32_t stack_frames = 5;              // frames shown per stack (innermost first)
+  // Run the insight rules (analyze/insights/rules.h): findings ranked by time at stake.
+  bool insights = false;
   // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
 };
@@ -258,6 +261,8 @@ struct ReportModel {
   RanksModel ranks;    // empty unless several ranks or NCCL kernels
   EnergyModel energy;  // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
+  bool insights_run = false;      // ReportOptions::insights was set
+  std::vector<Insight> insights;  // most time at stake first
 };
 
 // Streams the trace at `path` (file or directory) once, or twice when a time-range or

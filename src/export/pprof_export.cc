@@ -1,0 +1,289 @@
+#include "export/pprof_export.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "analyze/correlation.h"
+#include "analyze/data_loss.h"
+#include "analyze/demangle.h"
+#include "analyze/launch_costs.h"
+#include "analyze/launch_sink.h"
+#include "analyze/symbol_table.h"
+#include "export/pprof_profile.h"
+#include "format/enum_names.h"
+
+namespace gpuperf {
+namespace {
+
+using Line = PprofProfileBuilder::Line;
+using Label = PprofProfileBuilder::Label;
+
+// What the export keeps beyond the launch sink: the API calls' durations (through the
+// aggregator), the clock pairs and the time span of the work.
+class PprofSink final : public LaunchSink {
+ public:
+  PprofSink(Correlator& correlator, LaunchCostAggregator& costs)
+      : LaunchSink(correlator), costs_(costs) {}
+
+  void OnApi(std::span<const ApiRecord> records) override { costs_.AddApiCalls(records); }
+  void OnClock(std::span<const ClockRecord> records) override {
+    clocks.insert(clocks.end(), records.begin(), records.end());
+  }
+
+  std::vector<ClockRecord> clocks;
+
+ private:
+  LaunchCostAggregator& costs_;
+};
+
+// The time span of the recording: processes and GPU work, CLOCK_MONOTONIC.
+struct Span {
+  uint64_t first = std::numeric_limits<uint64_t>::max();
+  uint64_t last = 0;
+  void Add(uint64_t start, uint64_t end) {
+    if (start != 0) first = std::min(first, start);
+    last = std::max(last, end);
+  }
+  bool empty() const { return last == 0 || first > last; }
+};
+
+class ProfileWriter {
+ public:
+  ProfileWriter(const PprofSink& names, const PprofOptions& options)
+      : names_(names), symbols_(names.strings, {.python_internals = options.python_internals}) {
+    symbols_.AddAll(names.modules, names.symbols, names.python_codes, names.threads);
+    profile_.AddSampleType("gpu_time", "nanoseconds");
+    profile_.AddSampleType("launches", "count");
+    profile_.AddSampleType("cpu_launch_time", "nanoseconds");
+    profile_.SetDefaultSampleType("gpu_time");
+    profile_.SetPeriod("gpu_time", "nanoseconds", 1);
+    // One mapping per loaded object, in the trace's order (the executable comes first,
+    // which is what pprof takes as the main binary).
+    for (const ModuleRecord& m : names.modules) {
+      const uint64_t id = profile_.AddMapping(m.start, m.end, 0, Str(m.path), Str(m.build_id));
+      modules_[m.pid].push_back({m.start, m.end, id});
+    }
+    for (auto& [pid, ranges] : modules_) {
+      std::sort(ranges.begin(), ranges.end(),
+                [](const ModuleRange& a, const ModuleRange& b) { return a.start < b.start; });
+    }
+  }
+
+  void Add(const LaunchCost& cost) {
+    const LaunchSite& site = cost.site;
+    stack_.clear();  // root first
+    switch (site.join) {
+      case LaunchJoin::kJoined: {
+        const std::vector<uint64_t>& cpu = CpuLocations(site.stack, site.pid, site.tid);
+        stack_.insert(stack_.end(), cpu.begin(), cpu.end());
+        break;
+      }
+      case LaunchJoin::kNoLink:
+        stack_.push_back(Named("[unknown launch]"));
+        break;
+      case LaunchJoin::kNoStack:
+        stack_.push_back(Named("[stack unavailable]"));
+        break;
+      case LaunchJoin::kStackLost:
+        stack_.push_back(Named("[stack missing from trace]"));
+        break;
+    }
+    if (site.join != LaunchJoin::kNoLink) {
+      const std::string_view api = Str(site.api);
+      stack_.push_back(Named(api.empty() ? "[unknown API]" : api));
+    }
+    if (site.graph_id != 0)
+      stack_.push_back(Named("[graph " + std::to_string(site.graph_id) + "]"));
+    stack_.push_back(GpuLocation(site));
+    std::reverse(stack_.begin(), stack_.end());  // pprof lists the leaf first
+
+    labels_.clear();
+    labels_.push_back(NumberLabel("pid", site.pid));
+    if (site.tid != 0) labels_.push_back(NumberLabel("tid", site.tid));
+    labels_.push_back(NumberLabel("device", site.device));
+    labels_.push_back(NumberLabel("stream", site.stream));
+    const int64_t values[] = {static_cast<int64_t>(cost.gpu_ns),
+                              static_cast<int64_t>(cost.activities),
+                              static_cast<int64_t>(cost.cpu_launch_ns)};
+    profile_.AddSample(stack_, values, labels_);
+  }
+
+  PprofProfileBuilder& profile() { return profile_; }
+
+ private:
+  struct ModuleRange {
+    uint64_t start, end, mapping_id;
+  };
+
+  std::string_view Str(StringId id) const {
+    return id < names_.strings.size() ? std::string_view(names_.strings[id]) : std::string_view();
+  }
+
+  uint64_t MappingOf(uint32_t pid, uint64_t pc) const {
+    auto it = modules_.find(pid);
+    if (it == modules_.end()) return 0;
+    const auto& ranges = it->second;
+    auto after = std::upper_bound(ranges.begin(), ranges.end(), pc,
+                                  [](uint64_t v, const ModuleRange& r) { return v < r.start; });
+    if (after == ranges.begin()) return 0;
+    --after;
+    return pc < after->end ? after->mapping_id : 0;
+  }
+
+  // A frame gpuperf names: a location without mapping or address.
+  uint64_t Named(std::string_view name, std::string_view system_name = {}) {
+    const Line line{profile_.Function(name, system_name.empty() ? name : system_name, ""), 0};
+    return profile_.Location(0, 0, {&line, 1});
+  }
+
+  uint64_t GpuLocation(const LaunchSite& site) {
+    switch (site.kind) {
+      case GpuActivityKind::kKernel: {
+        const std::string_view mangled = Str(site.name);
+        if (mangled.empty()) return Named("[gpu] [unnamed kernel]");
+        return Named("[gpu] " + ShortName(demangle_.Get(mangled)), mangled);
+      }
+      case GpuActivityKind::kMemcpy:
+        return Named("[gpu] memcpy " + std::string(EnumName(static_cast<MemcpyKind>(site.name))));
+      case GpuActivityKind::kMemset:
+        return Named("[gpu] memset");
+    }
+    return Named("[gpu]");
+  }
+
+  // The CPU part of a stack, root first: each native PC one location holding the
+  // functions inlined at it; each Python frame and label a location of its own.
+  const std::vector<uint64_t>& CpuLocations(StackId stack_id, uint32_t pid, uint32_t tid) {
+    const uint64_t key = uint64_t{stack_id} << 32 | tid;
+    auto [it, inserted] = cpu_locations_.try_emplace(key);
+    std::vector<uint64_t>& out = it->second;
+    if (!inserted || stack_id >= names_.stacks.size()) return out;
+    frames_.clear();
+    symbols_.ResolveStack(names_.stacks[stack_id], frames_, tid);  // outermost first
+    for (size_t i = 0; i < frames_.size();) {
+      const Frame& first = frames_[i];
+      if (first.kind != FrameKind::kNative) {
+        const Line line{profile_.Function(first.function, first.function, first.file), first.line};
+        out.push_back(profile_.Location(0, 0, {&line, 1}));
+        ++i;
+        continue;
+      }
+      // The PC's function, then what was inlined into it: pprof wants them innermost first.
+      size_t end = i + 1;
+      while (end < frames_.size() && frames_[end].kind == FrameKind::kNative &&
+             frames_[end].inlined && frames_[end].pc == first.pc) {
+        ++end;
+      }
+      lines_.clear();
+      for (size_t j = end; j-- > i;) {
+        const Frame& f = frames_[j];
+        lines_.push_back({profile_.Function(f.function, f.function, f.file), f.line});
+      }
+      out.push_back(profile_.Location(MappingOf(pid, first.pc), first.pc, lines_));
+      i = end;
+    }
+    return out;
+  }
+
+  Label NumberLabel(std::string_view key, uint64_t value) {
+    // String values: the label kind every reader (pprof, Pyroscope, Parca) indexes.
+    return {profile_.Str(key), profile_.Str(std::to_string(value))};
+  }
+
+  const PprofSink& names_;
+  SymbolTable symbols_;
+  PprofProfileBuilder profile_;
+  DemangleCache demangle_;
+  std::map<uint32_t, std::vector<ModuleRange>> modules_;
+  std::map<uint64_t, std::vector<uint64_t>> cpu_locations_;  // (stack << 32 | tid)
+  std::vector<Frame> frames_;
+  std::vector<Line> lines_;
+  std::vector<uint64_t> stack_;
+  std::vector<Label> labels_;
+};
+
+// `read` feeds every record of the trace to a sink.
+Status Export(const std::function<Status(RecordSink&)>& read, const PprofOptions& options,
+              std::ostream& out, PprofStats* stats, const ReadReport* read_report) {
+  LaunchCostAggregator costs;
+  Span span;
+  Correlator correlator([&](const GpuActivity& a) {
+    costs.Add(a);
+    span.Add(a.start_ns, a.end_ns);
+  });
+  PprofSink sink(correlator, costs);
+  GP_RETURN_IF_ERROR(read(sink));
+  correlator.Finish();
+
+  ProfileWriter writer(sink, options);
+  uint64_t activities = 0;
+  for (const LaunchCost& cost : costs.Finish()) {
+    writer.Add(cost);
+    activities += cost.activities;
+  }
+  PprofProfileBuilder& profile = writer.profile();
+
+  for (const ProcessRecord& p : sink.processes) span.Add(p.start_ns, p.end_ns);
+  if (!span.empty()) {
+    // Wall-clock time of the start, from the first pair of clock readings.
+    int64_t realtime_offset = 0;
+    if (!sink.clocks.empty()) {
+      realtime_offset = static_cast<int64_t>(sink.clocks.front().realtime_ns) -
+                        static_cast<int64_t>(sink.clocks.front().monotonic_ns);
+    }
+    const int64_t start = static_cast<int64_t>(span.first) + realtime_offset;
+    profile.SetTime(sink.clocks.empty() ? 0 : start, static_cast<int64_t>(span.last - span.first));
+  }
+  profile.AddComment(
+      "gpuperf: GPU time under the CPU stacks that launched it; the kernel, copy or set is the "
+      "leaf ([gpu] ...); concurrent GPU work adds up");
+  const JoinCounts joins = correlator.stats().all();
+  if (joins.unmatched() != 0) {
+    profile.AddComment(std::to_string(joins.unmatched()) + " of " + std::to_string(joins.total) +
+                       " GPU activities have no launch stack ([unknown launch], "
+                       "[stack unavailable], [stack missing from trace])");
+  }
+  const DataLossSummary loss =
+      SummarizeDataLoss(read_report ? *read_report : ReadReport{}, sink.loss.Rows());
+  if (loss.any()) profile.AddComment(loss.line);
+
+  const std::string bytes = profile.Serialize();
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (stats) {
+    stats->samples = profile.samples();
+    stats->locations = profile.locations();
+    stats->functions = profile.functions();
+    stats->mappings = profile.mappings();
+    stats->activities = activities;
+  }
+  if (!out) return Error(StatusCode::kIoError, "cannot write the profile");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ExportPprofFile(const std::string& trace_path, const PprofOptions& options,
+                       std::ostream& out, PprofStats* stats, ReadReport* report) {
+  ReadReport read_report;
+  Status status =
+      Export([&](RecordSink& sink) { return ReadTrace(trace_path, sink, &read_report); }, options,
+             out, stats, &read_report);
+  if (report) *report = read_report;
+  return status;
+}
+
+Status ExportPprof(const Trace& trace, const PprofOptions& options, std::ostream& out,
+                   PprofStats* stats) {
+  return Export(
+      [&](RecordSink& sink) {
+        ReplayTrace(trace, sink);
+        return Status::Ok();
+      },
+      options, out, stats, &trace.read_report);
+}
+
+}  // namespace gpuperf
