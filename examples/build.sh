@@ -43,6 +43,7 @@ targets=(
   "cuda_graph|cuda_graph.cu|shared|"
   "memcpy_kinds|memcpy_kinds.cu|shared|"
   "driver_launch|driver_launch.cu|shared|${driver_libs[*]}"
+  "hw_bound|hw_bound.cu|shared|"
   "power_pair|power_pair.cu|shared|"
 )
 if [[ -f $CUDA_ROOT/include/cublas_v2.h ]] && compgen -G "$CUDA_ROOT/lib64/libcublas.so*" >/dev/null; then

@@ -313,6 +313,109 @@ struct PythonCodeRecord {
   std::string line_table;       // raw co_linetable bytes
 };
 
+// Why a thread was off CPU: its scheduler state when it switched out.
+enum class OffCpuReason : uint8_t {
+  kOther = 0,
+  kSleep = 1,            // interruptible sleep: waits on a lock, a condition, I/O, a timer
+  kUninterruptible = 2,  // uninterruptible: disk I/O, page faults, some kernel locks
+  kPreempted = 3,        // runnable but descheduled: waited for a CPU
+};
+
+// A timer sample of a running thread (`gpuperf record --cpu`): its stack, kernel frames
+// first (gpuperf/kernel_frame_word.h), then user frames, innermost first, stands for
+// weight_ns of CPU time.
+struct CpuSampleRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t timestamp_ns = 0;
+  StackId stack_id = 0;  // 0 when no stack could be taken
+  uint32_t cpu = 0;
+  uint64_t weight_ns = 0;
+};
+
+// Time a thread spent off CPU (`gpuperf record --off-cpu`): `count` intervals between
+// start_ns and end_ns at the same stack (taken where it switched out) for the same
+// reason, blocked_ns in all (the on-CPU time between them not included).
+struct OffCpuRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t blocked_ns = 0;
+  uint32_t count = 0;
+  StackId stack_id = 0;  // 0 when no stack could be taken
+  OffCpuReason reason = OffCpuReason::kOther;
+};
+
+// ---- Hardware metrics: `gpuperf metrics` (docs/hardware-metrics.md) ----
+
+// What a metric range covers.
+enum class MetricRangeKind : uint8_t { kUnknown = 0, kKernel = 1, kNvtx = 2, kWindow = 3 };
+
+// One range CUPTI's range profiler measured: one kernel launch (kernel replay: the kernel ran
+// alone, once per pass, so `serialized` is set and its times are not those of a normal run), or
+// one NVTX range or time window (one pass, kernels kept concurrent).
+struct MetricRangeRecord {
+  uint32_t pid = 0;
+  uint32_t range_id = 0;  // 1-based, per process; MetricValueRecord names it
+  MetricRangeKind kind = MetricRangeKind::kUnknown;
+  StringId name = 0;        // the kernel (mangled) or the range's name
+  StringId metric_set = 0;  // "basic", "memory", ...
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t correlation_id = 0;  // kernels: the launch's (links its launch stack); else 0
+  uint64_t start_ns = 0;        // CPU clock: launch enter, range push
+  uint64_t end_ns = 0;          // launch exit (replay included), range pop
+  uint32_t passes = 0;          // hardware passes the metric set needed
+  uint8_t serialized = 0;       // kernels ran one at a time (replay): times are not comparable
+};
+
+// One metric of one range, as CUPTI evaluated it (units: the metric's own, e.g. percent,
+// byte/second, nanosecond).
+struct MetricValueRecord {
+  uint32_t pid = 0;
+  uint32_t range_id = 0;
+  StringId metric = 0;  // CUPTI's metric name, e.g. "dram__bytes.sum.per_second"
+  double value = 0;
+};
+
+// ---- PC sampling: `gpuperf record --pc-sampling` (variable length: chunk type 35) ----
+
+struct PcStallCount {
+  StringId reason = 0;  // CUPTI's stall reason name, e.g. "smsp__pcsamp_warps_issue_stalled_..."
+  uint64_t samples = 0;
+};
+
+// The samples of one instruction since the previous record of it (readers add them up).
+struct PcSampleRecord {
+  uint32_t pid = 0;
+  uint64_t cubin_crc = 0;       // CUPTI's CRC of the module's cubin (CubinRecord names its file)
+  StringId function = 0;        // mangled
+  uint64_t pc_offset = 0;       // from the start of the function
+  uint32_t correlation_id = 0;  // 0 in continuous mode (kernels not serialized)
+  std::vector<PcStallCount> stalls;
+};
+
+// A module the process loaded, saved as <trace dir>/<file> (named by its CRC).
+struct CubinRecord {
+  uint32_t pid = 0;
+  uint64_t crc = 0;
+  uint64_t bytes = 0;
+  StringId file = 0;  // relative to the trace's directory, e.g. "cubins/1a2b3c4d5e6f7a8b.cubin"
+};
+
+// Where an instruction of a sampled function comes from, written by `record` after the run from
+// the saved cubin: its DWARF line table (kernels built with -lineinfo) and, where nvdisasm was
+// found, the instruction's SASS text. line 0: no line information.
+struct SassLineRecord {
+  uint64_t cubin_crc = 0;
+  StringId function = 0;
+  uint64_t pc_offset = 0;
+  StringId file = 0;  // directory and name as the compiler recorded them
+  uint32_t line = 0;
+  StringId instruction = 0;  // "FFMA R4, R2, R3, R4" (0: not disassembled)
+};
+
 // Who a process was in a distributed job, from what its launcher put in the environment
 // (torchrun, Slurm, Open MPI, MPICH/PMI; docs/multi-rank.md), and which host clock its
 // timestamps use. One per process, written at start.
@@ -369,6 +472,10 @@ struct PowerSampleRecord {
   X(Clock, clock, clocks, 15)                                             \
   X(Stat, stat, stats, 16)                                                \
   X(Module, module, modules, 17)                                          \
+  X(CpuSample, cpu_sample, cpu_samples, 18)                               \
+  X(OffCpu, off_cpu, off_cpus, 19)                                        \
+  X(MetricRange, metric_range, metric_ranges, 20)                         \
+  X(MetricValue, metric_value, metric_values, 21)                         \
   X(Rank, rank, ranks, 22)                                                \
   X(PowerSample, power_sample, power_samples, 23)
 

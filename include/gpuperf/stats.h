@@ -101,6 +101,24 @@ enum class StatSeverity : uint8_t {
   X(python_intern_failed, 56, kDataLoss, "Python frames without a name (code table full or busy)") \
   X(python_unreadable_names, 57, kWarning,                                                         \
     "Python code objects whose name or file could not be read")                                    \
+  /* 60-69: CPU samples and off-CPU time (gpuperf record --cpu/--off-cpu, docs/cpu-profiling.md)   \
+   */                                                                                              \
+  X(cpu_samples, 60, kInfo, "on-CPU samples recorded")                                             \
+  X(off_cpu_intervals, 61, kInfo, "off-CPU intervals recorded")                                    \
+  X(cpu_events_lost, 62, kDataLoss,                                                                \
+    "CPU samples and off-CPU intervals lost: the eBPF ring buffer was full")                       \
+  X(cpu_stacks_truncated, 63, kWarning,                                                            \
+    "CPU stacks cut at 127 user frames (outermost frames lost)")                                   \
+  X(cpu_stacks_failed, 64, kWarning, "CPU stacks whose kernel or user part could not be read")     \
+  X(off_cpu_untimed, 65, kDataLoss,                                                                \
+    "context switches not timed (no per-thread state in the kernel)")                              \
+  X(off_cpu_stack_reuse_wrong, 66, kWarning,                                                       \
+    "off-CPU stack reuses found wrong when checked (1 in 256 is checked)")                         \
+  X(cpu_processes_followed, 67, kInfo, "child processes the CPU profiler followed at fork")        \
+  X(cpu_unmapped_pcs, 68, kWarning,                                                                \
+    "user PCs of CPU samples in no mapped file (JIT code, or the process exited first)")           \
+  X(off_cpu_stack_walks, 69, kInfo,                                                                \
+    "off-CPU stacks walked (the rest reused a thread's last ones)")                                \
   /* 70-74: the live page that gpuperf top and serve read (src/live, docs/live.md) */              \
   X(live_page_unavailable, 70, kWarning,                                                           \
     "no live page: gpuperf top and serve cannot see this process (see the log)")                   \
@@ -109,6 +127,24 @@ enum class StatSeverity : uint8_t {
     "CPU time the writer thread spent folding records into the live page (ns)")                    \
   X(live_records_left_out, 73, kInfo,                                                              \
     "records of devices past the live page's 16 (in the trace, not on the page)")                  \
+  /* 75-84: hardware metrics and PC sampling (src/inject/cupti, docs/hardware-metrics.md) */       \
+  X(metric_ranges, 75, kInfo,                                                                      \
+    "ranges (kernels, NVTX ranges, windows) the range profiler measured")                          \
+  X(metric_ranges_lost, 76, kDataLoss,                                                             \
+    "measured ranges whose values were lost (CUPTI dropped them or could not evaluate them)")      \
+  X(metric_names_unmatched, 77, kWarning,                                                          \
+    "kernel ranges whose kernel could not be named (launches and ranges did not pair up)")         \
+  X(hardware_unavailable, 78, kWarning,                                                            \
+    "contexts where counters or PC sampling could not be used (the log line says how to fix it)")  \
+  X(profiler_ns, 79, kInfo,                                                                        \
+    "time the range profiler and PC sampling took on the application's threads (ns)")              \
+  X(pc_samples, 80, kInfo, "PC samples collected")                                                 \
+  X(pc_samples_dropped, 81, kDataLoss, "PC samples the hardware dropped (its buffer was full)")    \
+  X(pc_samples_unattributed, 82, kInfo,                                                            \
+    "PC samples CUPTI does not attribute to an instruction (kernels of the driver and libraries)") \
+  X(cubins_saved, 83, kInfo, "cubins saved beside the trace for line mapping")                     \
+  X(cubins_not_saved, 84, kWarning,                                                                \
+    "cubins not saved (disk error, or over the size cap): their samples stay at SASS offsets")     \
   /* 85-94: ranks and GPU power (src/inject/power, docs/energy.md) */                              \
   X(power_samples, 85, kInfo, "GPU power readings taken through NVML")                             \
   X(power_unavailable, 86, kInfo,                                                                  \

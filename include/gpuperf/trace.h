@@ -17,6 +17,9 @@ struct Trace {
   std::vector<StackRecord> stacks;   // indexed by StackId; stacks[0] is empty
   std::vector<SymbolRecord> symbols;
   std::vector<PythonCodeRecord> python_codes;
+  std::vector<PcSampleRecord> pc_samples;
+  std::vector<CubinRecord> cubins;
+  std::vector<SassLineRecord> sass_lines;
 #define GPUPERF_TRACE_VECTOR(Type, name, plural, number) std::vector<Type##Record> plural;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_TRACE_VECTOR)
 #undef GPUPERF_TRACE_VECTOR

@@ -28,6 +28,9 @@ class RecordSink {
   virtual void OnStack(const StackRecord& stack) {}
   virtual void OnSymbol(const SymbolRecord& symbol) {}
   virtual void OnPythonCode(const PythonCodeRecord& code) {}
+  virtual void OnPcSample(const PcSampleRecord& sample) {}
+  virtual void OnCubin(const CubinRecord& cubin) {}
+  virtual void OnSassLine(const SassLineRecord& line) {}
 #define GPUPERF_SINK_ON(Type, name, plural, number) \
   virtual void On##Type(std::span<const Type##Record> records) {}
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_SINK_ON)

@@ -54,6 +54,10 @@ class TraceWriter {
   virtual void AddSymbol(const SymbolRecord& symbol) = 0;
   // Code ids are the caller's (the injection library's code table), unique per pid.
   virtual void AddPythonCode(const PythonCodeRecord& code) = 0;
+  // PC sampling (chunk type 35): samples, the cubins they point into, and their lines.
+  virtual void AddPcSample(const PcSampleRecord& sample) = 0;
+  virtual void AddCubin(const CubinRecord& cubin) = 0;
+  virtual void AddSassLine(const SassLineRecord& line) = 0;
 
 #define GPUPERF_WRITER_ADD(Type, name, plural, number) \
   virtual void Add(const Type##Record& record) = 0;

@@ -10,15 +10,19 @@
 #include <unordered_map>
 #include <utility>
 
-#include "analyze/demangle.h"
+#include "analyze/cpu_time.h"
 #include "analyze/energy/energy.h"
+#include "analyze/flame_graph_cpu.h"
+#include "analyze/flame_graph_names.h"
 #include "analyze/launch_sink.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/symbol_table.h"
-#include "format/enum_names.h"
 
 namespace gpuperf {
 namespace {
+
+using flame::GraphResolver;
+using flame::NameSources;
 
 // Everything that decides where an activity lands in the graph. Activities with equal
 // keys are added up while streaming, so resolving names happens once per key.
@@ -182,151 +186,6 @@ Status AddEnergy(LaunchAggregator& aggregator, std::span<const PowerSampleRecord
   return Status::Ok();
 }
 
-// What the trace says about names; views into a loaded Trace or a streaming sink.
-struct NameSources {
-  const std::vector<std::string>& strings;
-  const std::vector<StackRecord>& stacks;  // indexed by stack id
-  SymbolTable& symbols;
-  std::span<const ProcessRecord> processes;
-  std::span<const ThreadRecord> threads;
-  std::span<const RankRecord> ranks;
-
-  std::string_view Str(StringId id) const {
-    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
-  }
-};
-
-// Folded stacks separate frames with ';' and end with " <weight>": keep names one line
-// and free of separators.
-std::string Sanitize(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    if (c == ';') c = ':';
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  return out;
-}
-
-std::string Abbreviate(std::string_view text, size_t max_chars) {
-  if (text.size() <= max_chars) return std::string(text);
-  return std::string(text.substr(0, max_chars)) + "...";
-}
-
-class GraphResolver {
- public:
-  GraphResolver(const NameSources& names, const FlameGraphOptions& options, FlameGraph& graph)
-      : names_(names), options_(options), graph_(graph) {}
-
-  uint32_t Intern(std::string name, FlameFrameKind kind) {
-    name = Sanitize(name);
-    auto key = std::make_pair(name, kind);
-    auto it = index_.find(key);
-    if (it != index_.end()) return it->second;
-    const auto id = static_cast<uint32_t>(graph_.frames.size());
-    graph_.frames.push_back({name, kind});
-    index_.emplace(std::move(key), id);
-    return id;
-  }
-
-  const std::vector<uint32_t>& CpuFrames(StackId stack_id, uint32_t tid) {
-    const uint64_t key = uint64_t{stack_id} << 32 | tid;
-    auto it = cpu_frames_.find(key);
-    if (it != cpu_frames_.end()) return it->second;
-    std::vector<uint32_t>& ids = cpu_frames_[key];
-    frames_.clear();
-    if (stack_id < names_.stacks.size())
-      names_.symbols.ResolveStack(names_.stacks[stack_id], frames_, tid);
-    for (const Frame& f : frames_) {
-      switch (f.kind) {
-        case FrameKind::kNative:
-          ids.push_back(
-              Intern(options_.full_names ? std::string(f.function) : ShortName(f.function),
-                     FlameFrameKind::kCpu));
-          break;
-        case FrameKind::kPython:  // qualified names are short already
-          ids.push_back(Intern(FrameWithLocation(f), FlameFrameKind::kPython));
-          break;
-        case FrameKind::kLabel:
-          ids.push_back(Intern(std::string(f.function), FlameFrameKind::kContext));
-          break;
-      }
-    }
-    return ids;
-  }
-
-  // The GPU frame: "[GPU<dev>] <name>"; `bare` receives the name alone (for --kernel).
-  uint32_t GpuFrame(const LaunchKey& key, std::string* bare) {
-    std::string name;
-    FlameFrameKind kind = FlameFrameKind::kKernel;
-    switch (key.kind) {
-      case GpuActivityKind::kKernel: {
-        std::string_view mangled = names_.Str(key.name);
-        if (mangled.empty()) {
-          name = "[unnamed kernel]";
-        } else if (!options_.demangle) {
-          name = std::string(mangled);
-        } else {
-          const std::string& demangled = demangle_.Get(mangled);
-          name = options_.full_names ? demangled : ShortName(demangled);
-        }
-        break;
-      }
-      case GpuActivityKind::kMemcpy:
-        name = "memcpy " + std::string(EnumName(static_cast<MemcpyKind>(key.name)));
-        kind = FlameFrameKind::kMemcpy;
-        break;
-      case GpuActivityKind::kMemset:
-        name = "memset";
-        kind = FlameFrameKind::kMemset;
-        break;
-    }
-    *bare = Sanitize(name);
-    return Intern("[GPU" + std::to_string(key.device) + "] " + name, kind);
-  }
-
-  std::string ProcessLabel(uint32_t pid) const {
-    for (const ProcessRecord& p : names_.processes) {
-      if (p.pid == pid && p.command != 0) {
-        return "[pid " + std::to_string(pid) + "] " + Abbreviate(names_.Str(p.command), 60);
-      }
-    }
-    return "[pid " + std::to_string(pid) + "]";
-  }
-
-  // "[rank 1 (node3, GPU 1)]": the process's rank, host and the GPUs it ran work on.
-  std::string RankLabel(uint32_t pid, const std::set<uint32_t>& devices) const {
-    ProcessIdentity identity;
-    identity.pid = pid;
-    for (const RankRecord& r : names_.ranks) {
-      if (r.pid == pid) identity.rank = r.rank;
-    }
-    for (const ProcessRecord& p : names_.processes) {
-      if (p.pid == pid) identity.hostname = std::string(names_.Str(p.hostname));
-    }
-    identity.devices.assign(devices.begin(), devices.end());
-    return "[" + identity.Label() + "]";
-  }
-
-  std::string ThreadLabel(const LaunchKey& key) const {
-    if (key.join == LaunchJoin::kNoLink) return "[thread unknown]";
-    for (const ThreadRecord& t : names_.threads) {
-      if (t.pid == key.pid && t.tid == key.tid && t.name != 0) {
-        return "[thread " + std::to_string(key.tid) + " " + std::string(names_.Str(t.name)) + "]";
-      }
-    }
-    return "[thread " + std::to_string(key.tid) + "]";
-  }
-
- private:
-  const NameSources& names_;
-  const FlameGraphOptions& options_;
-  FlameGraph& graph_;
-  std::map<std::pair<std::string, FlameFrameKind>, uint32_t> index_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> cpu_frames_;  // (stack << 32 | tid)
-  std::vector<Frame> frames_;
-  DemangleCache demangle_;
-};
-
 Result<std::optional<std::regex>> CompileKernelRegex(const std::string& pattern) {
   if (pattern.empty()) return std::optional<std::regex>();
   try {
@@ -337,8 +196,9 @@ Result<std::optional<std::regex>> CompileKernelRegex(const std::string& pattern)
   }
 }
 
-FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
-                   const FlameGraphOptions& options, const std::optional<std::regex>& kernel_re,
+FlameGraph Resolve(const LaunchAggregator& aggregator, const std::vector<CpuTimeEntry>& cpu,
+                   const NameSources& names, const FlameGraphOptions& options,
+                   const std::optional<std::regex>& kernel_re,
                    const CorrelationStats& correlation) {
   FlameGraph graph;
   graph.inverted = options.inverted;
@@ -367,10 +227,9 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
   std::vector<uint32_t> kept_gpu_frames;
   std::set<uint32_t> pids;
   std::set<uint32_t> devices;
-  std::map<uint32_t, std::set<uint32_t>> devices_of_pid;
   for (const auto& [key, weight] : launches) {
     std::string bare;
-    const uint32_t gpu_frame = resolver.GpuFrame(key, &bare);
+    const uint32_t gpu_frame = resolver.GpuFrame(key.kind, key.name, key.device, &bare);
     auto [it, inserted] = gpu_frame_kept.emplace(gpu_frame, true);
     if (inserted && kernel_re) it->second = std::regex_search(bare, *kernel_re);
     if (!it->second) {
@@ -381,20 +240,22 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
     kept_gpu_frames.push_back(gpu_frame);
     pids.insert(key.pid);
     devices.insert(key.device);
-    devices_of_pid[key.pid].insert(key.device);
+    resolver.NoteDevice(key.pid, key.device);
+  }
+  for (const CpuTimeEntry& e : cpu) {
+    if (!options.pid || e.pid == *options.pid) pids.insert(e.pid);
   }
   summary.processes = static_cast<uint32_t>(pids.size());
   summary.devices = static_cast<uint32_t>(devices.size());
 
-  std::map<std::vector<uint32_t>, size_t> stack_index;
+  flame::PathIndex paths;
   std::vector<uint32_t> path;
   for (size_t i = 0; i < kept.size(); ++i) {
     const LaunchKey& key = kept[i].first;
     const Weight& weight = kept[i].second;
     path.clear();
     if (options.split == FlameSplit::kRank) {
-      path.push_back(resolver.Intern(resolver.RankLabel(key.pid, devices_of_pid[key.pid]),
-                                     FlameFrameKind::kContext));
+      path.push_back(resolver.Intern(resolver.RankLabel(key.pid), FlameFrameKind::kContext));
     } else if (pids.size() > 1) {
       path.push_back(resolver.Intern(resolver.ProcessLabel(key.pid), FlameFrameKind::kContext));
     }
@@ -412,7 +273,9 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
             FlameFrameKind::kContext));
         break;
       case FlameSplit::kThread:
-        path.push_back(resolver.Intern(resolver.ThreadLabel(key), FlameFrameKind::kContext));
+        path.push_back(
+            resolver.Intern(resolver.ThreadLabel(key.pid, key.tid, key.join != LaunchJoin::kNoLink),
+                            FlameFrameKind::kContext));
         break;
     }
     switch (key.join) {
@@ -443,9 +306,7 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
     path.push_back(kept_gpu_frames[i]);
     if (options.inverted) std::reverse(path.begin(), path.end());
 
-    auto [it, inserted] = stack_index.emplace(path, graph.stacks.size());
-    if (inserted) graph.stacks.push_back(FlameStack{path, 0, 0});
-    FlameStack& stack = graph.stacks[it->second];
+    FlameStack& stack = paths.At(path, graph);
     stack.gpu_ns += weight.ns;
     stack.count += weight.count;
     const auto energy_uj = static_cast<uint64_t>(std::llround(weight.joules * 1e6));
@@ -470,6 +331,8 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
     }
   }
 
+  flame::AddCpuTime(cpu, options, pids.size() > 1, resolver, paths, graph);
+
   const auto& frames = graph.frames;
   std::sort(graph.stacks.begin(), graph.stacks.end(),
             [&frames](const FlameStack& a, const FlameStack& b) {
@@ -484,10 +347,16 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const NameSources& names,
   return graph;
 }
 
-// The launch sink plus what --split-by rank and --weight energy read.
+// The launch sink (launch_sink.h), what CPU time needs (cpu_time.h), and what --split-by
+// rank and --weight energy read.
 class FlameSink final : public LaunchSink {
  public:
-  using LaunchSink::LaunchSink;
+  explicit FlameSink(Correlator& correlator) : LaunchSink(correlator), cpu(strings) {}
+
+  void OnApi(std::span<const ApiRecord> records) override { cpu.AddApis(records); }
+  void OnSync(std::span<const SyncRecord> records) override { cpu.AddSyncs(records); }
+  void OnCpuSample(std::span<const CpuSampleRecord> records) override { cpu.AddSamples(records); }
+  void OnOffCpu(std::span<const OffCpuRecord> records) override { cpu.AddOffCpu(records); }
   void OnRank(std::span<const RankRecord> records) override {
     ranks.insert(ranks.end(), records.begin(), records.end());
   }
@@ -495,6 +364,7 @@ class FlameSink final : public LaunchSink {
     power_samples.insert(power_samples.end(), records.begin(), records.end());
   }
 
+  CpuTimeCollector cpu;  // reads `strings` as it grows
   std::vector<RankRecord> ranks;
   std::vector<PowerSampleRecord> power_samples;
 };
@@ -512,11 +382,18 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
     GP_RETURN_IF_ERROR(AddEnergy(aggregator, trace.power_samples, energy_summary));
   }
 
+  CpuTimeCollector cpu(trace.strings);
+  cpu.AddApis(trace.apis);
+  cpu.AddSyncs(trace.syncs);
+  cpu.AddSamples(trace.cpu_samples);
+  cpu.AddOffCpu(trace.off_cpus);
+
   SymbolTable symbols(trace.strings, {.python_internals = options.python_internals});
   symbols.AddAll(trace.modules, trace.symbols, trace.python_codes, trace.threads);
   NameSources names{trace.strings,   trace.stacks,  symbols,
                     trace.processes, trace.threads, trace.ranks};
-  FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  FlameGraph graph =
+      Resolve(aggregator, cpu.Finish(), names, options, kernel_re, correlator.stats());
   graph.summary.power_rate_hz = energy_summary.power_rate_hz;
   RecordingLossCollector loss;
   loss.AddProcesses(trace.processes);
@@ -544,7 +421,8 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
   SymbolTable symbols(sink.strings, {.python_internals = options.python_internals});
   symbols.AddAll(sink.modules, sink.symbols, sink.python_codes, sink.threads);
   NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads, sink.ranks};
-  FlameGraph graph = Resolve(aggregator, names, options, kernel_re, correlator.stats());
+  FlameGraph graph =
+      Resolve(aggregator, sink.cpu.Finish(), names, options, kernel_re, correlator.stats());
   graph.summary.power_rate_hz = energy_summary.power_rate_hz;
   graph.recording_loss = sink.loss.Rows();
   return graph;

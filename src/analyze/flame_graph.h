@@ -3,8 +3,15 @@
 //
 //   [context;] cpu frames (outermost first); launch API; [graph N;] [GPU<dev>] <kernel>
 //
-// each weighted by the GPU time (ns) and the number of activities under it. Exporters
-// (export/folded.h, export/flamegraph_svg.h) draw it; they never re-read the trace.
+// each weighted by the GPU time (ns) and the number of activities under it; and, for
+// recordings with CPU samples (`record --cpu/--off-cpu`, analyze/cpu_time.h),
+//
+//   [context;] cpu frames; kernel frames; [spin: GPU sync;] [cpu]
+//   [context;] cpu frames; kernel frames; [wait: GPU sync] or [sleep] ...; [off-cpu]
+//
+// weighted by on-CPU and off-CPU time, so the three kinds of time share their frames.
+// Exporters (export/folded.h, export/flamegraph_svg.h) draw it; they never re-read the
+// trace.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +26,16 @@
 
 namespace gpuperf {
 
-// kEnergy: GPU energy in microjoules, an estimate from the recording's power readings
-// (analyze/energy/energy.h).
-enum class FlameWeight : uint8_t { kGpuTime, kCount, kEnergy };
+enum class FlameWeight : uint8_t {
+  kGpuTime,
+  kCount,       // GPU activities
+  kCpuTime,     // on-CPU samples' time
+  kOffCpuTime,  // blocked time
+  kAll,         // GPU + on-CPU + off-CPU time
+  // GPU energy in microjoules, an estimate from the recording's power readings
+  // (analyze/energy/energy.h).
+  kEnergy,
+};
 // kRank: one root per process, named by its rank ("[rank 1 (node3, GPU 1)]").
 enum class FlameSplit : uint8_t { kNone, kDevice, kStream, kThread, kRank };
 
@@ -46,6 +60,14 @@ enum class FlameFrameKind : uint8_t {
   kMemcpy,
   kMemset,
   kPython,  // a Python function: "qualname (file.py:87)"
+  // CPU samples (analyze/cpu_time.h):
+  kKernelCode,  // a function of the operating system kernel
+  kOnCpu,       // the "[cpu]" leaf: on-CPU time
+  kOffCpu,      // the "[off-cpu]" leaf: blocked time
+  kGpuWait,     // "[wait: GPU sync]", "[spin: GPU sync]": inside a call that waits for the GPU
+  // PC samples (analyze/pc_frames.h):
+  kSourceLine,  // --pc-frames: "[line] file.cu:51", a kernel's share of PC samples
+  kStall,       // --pc-frames: "[stall] long_scoreboard" above its line
 };
 
 struct FlameFrame {
@@ -57,11 +79,27 @@ struct FlameFrame {
 struct FlameStack {
   std::vector<uint32_t> frames;  // indexes into FlameGraph::frames, root first
   uint64_t gpu_ns = 0;
-  uint64_t count = 0;
+  uint64_t count = 0;   // GPU activities
+  uint64_t cpu_ns = 0;  // on-CPU
+  uint64_t offcpu_ns = 0;
   uint64_t energy_uj = 0;  // with FlameWeight::kEnergy only
 
   uint64_t weight(FlameWeight w) const {
-    return w == FlameWeight::kCount ? count : w == FlameWeight::kEnergy ? energy_uj : gpu_ns;
+    switch (w) {
+      case FlameWeight::kCount:
+        return count;
+      case FlameWeight::kCpuTime:
+        return cpu_ns;
+      case FlameWeight::kOffCpuTime:
+        return offcpu_ns;
+      case FlameWeight::kAll:
+        return gpu_ns + cpu_ns + offcpu_ns;
+      case FlameWeight::kEnergy:
+        return energy_uj;
+      case FlameWeight::kGpuTime:
+        break;
+    }
+    return gpu_ns;
   }
 };
 
@@ -78,6 +116,16 @@ struct FlameSummary {
   CorrelationStats correlation;  // the join over the whole trace, before filtering
   uint64_t energy_uj = 0;        // FlameWeight::kEnergy: the kernels' estimated energy
   double power_rate_hz = 0;      // ... from power readings this often
+  // CPU samples (zero without them):
+  uint64_t cpu_ns = 0;
+  uint64_t cpu_samples = 0;
+  uint64_t offcpu_ns = 0;
+  uint64_t offcpu_intervals = 0;
+  uint64_t gpu_wait_ns = 0;  // off-CPU time inside CUDA calls that wait for the GPU
+  uint64_t gpu_spin_ns = 0;  // on-CPU time inside them
+  uint32_t cpu_threads = 0;
+
+  bool has_cpu() const { return cpu_samples + offcpu_intervals > 0; }
 
   uint64_t activities() const { return kernels + memcpys + memsets; }
 };

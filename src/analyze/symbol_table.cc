@@ -7,6 +7,7 @@
 
 #include "analyze/python_lines.h"
 #include "analyze/python_stacks.h"
+#include "gpuperf/kernel_frame_word.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stack_marker.h"
 
@@ -25,14 +26,22 @@ std::string FrameWithLocation(const Frame& frame) {
   return text;
 }
 
+bool IsKernelFrame(const Frame& frame) {
+  const std::string_view m = frame.module;
+  return m.size() > 2 && m.front() == '[' && m.back() == ']' && m != "[vdso]";
+}
+
 void SymbolTable::AddModule(const ModuleRecord& module) {
-  std::string_view path = Str(module.path);
-  size_t slash = path.rfind('/');
-  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   auto& ranges = modules_[module.pid];
-  ranges.push_back({module.start, module.end, module.load_bias, name});
+  ranges.push_back({module.start, module.end, module.load_bias, module.path});
   std::sort(ranges.begin(), ranges.end(),
             [](const ModuleRange& a, const ModuleRange& b) { return a.start < b.start; });
+}
+
+std::string_view SymbolTable::ModuleName(const ModuleRange& range) const {
+  std::string_view path = Str(range.path);
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 void SymbolTable::AddSymbol(const SymbolRecord& symbol) {
@@ -83,9 +92,12 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
     char buf[64];
     const ModuleRange* module = FindModule(pid, pc);
     std::string text;
-    if (module != nullptr) {
+    if (IsKernelFrameWord(pc)) {
+      std::snprintf(buf, sizeof(buf), "[kernel] 0x%" PRIx64, KernelFramePc(pc));
+      text = buf;
+    } else if (module != nullptr) {
       std::snprintf(buf, sizeof(buf), "+0x%" PRIx64, pc - module->load_bias);
-      text = std::string(module->name) + buf;
+      text = std::string(ModuleName(*module)) + buf;
     } else {
       std::snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
       text = buf;
@@ -95,7 +107,11 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
   Frame frame;
   frame.function = label->second;
   frame.pc = pc;
-  if (const ModuleRange* module = FindModule(pid, pc)) frame.module = module->name;
+  if (IsKernelFrameWord(pc)) {
+    frame.module = "[kernel]";
+  } else if (const ModuleRange* module = FindModule(pid, pc)) {
+    frame.module = ModuleName(*module);
+  }
   out.push_back(frame);
 }
 

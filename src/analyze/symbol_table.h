@@ -42,6 +42,10 @@ struct StackDisplayOptions {
 // the function alone when the file is unknown. How stack listings show a frame.
 std::string FrameWithLocation(const Frame& frame);
 
+// A function of the operating system kernel (CPU samples, gpuperf/kernel_frame_word.h):
+// its module reads "[kernel]" or "[<kernel module>]".
+bool IsKernelFrame(const Frame& frame);
+
 class SymbolTable {
  public:
   // `strings` must outlive the table (Trace::strings, or a streaming sink's table).
@@ -83,8 +87,9 @@ class SymbolTable {
   };
   struct ModuleRange {
     uint64_t start, end, load_bias;
-    std::string_view name;  // basename of the path
+    StringId path;  // an id, not a view: a streaming sink's table still grows (and moves)
   };
+  std::string_view ModuleName(const ModuleRange& range) const;  // the path's base name
 
   std::string_view Str(StringId id) const {
     return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "analyze/quantity.h"
+#include "analyze/report/hardware_conditions.h"
 #include "analyze/report/report_diff.h"
 #include "analyze/report/report_model.h"
 #include "cli/command.h"
@@ -57,7 +58,14 @@ Result<ReportModel> LoadReport(const std::string& path, const char* what) {
 
 int RunDiff(const DiffArgs& a) {
   std::vector<FailCondition> conditions;
+  std::vector<HardwareCondition> hardware_conditions;
   for (const std::string& text : a.fail_if) {
+    if (IsHardwareCondition(text)) {
+      auto c = ParseHardwareCondition(text);
+      if (!c.ok()) return ReportError(c.status());
+      hardware_conditions.push_back(*c);
+      continue;
+    }
     auto c = ParseFailCondition(text);
     if (!c.ok()) return ReportError(c.status());
     conditions.push_back(*c);
@@ -80,7 +88,10 @@ int RunDiff(const DiffArgs& a) {
   status = (*out)->Finish(status);
   if (!status.ok()) return ReportError(status);
 
-  const std::vector<std::string> violations = CheckFailConditions(diff, conditions, *min_time);
+  std::vector<std::string> violations = CheckFailConditions(diff, conditions, *min_time);
+  for (std::string& v : CheckHardwareConditions(*base, *now, hardware_conditions)) {
+    violations.push_back(std::move(v));
+  }
   for (const std::string& v : violations)
     std::fprintf(stderr, "gpuperf: regression: %s\n", v.c_str());
   return violations.empty() ? kExitOk : kExitFailure;
@@ -101,7 +112,9 @@ void RegisterDiff(CLI::App& app, int* exit_code) {
                   "Condition METRIC OP THRESHOLD, repeatable. A signed threshold is a change "
                   "from the baseline (+10%, +2ms), an unsigned one a bound on the new value "
                   "(api_failures>0). Metrics: " +
-                      metrics);
+                      metrics +
+                      ". Hardware metrics (gpuperf metrics): kernel:NAME:METRIC OP THRESHOLD "
+                      "or range:NAME:METRIC OP THRESHOLD, e.g. 'kernel:copy:dram_pct<50'");
   cmd->add_option("--top", a->top, "Rows per table (default 20, 0: all)");
   cmd->add_option("--min-time", a->min_time,
                   "Per-kernel/per-API conditions ignore items whose baseline total time is "

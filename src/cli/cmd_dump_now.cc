@@ -185,6 +185,6 @@ void RegisterDumpNow(CLI::App& app, int* exit_code) {
 
 }  // namespace
 
-GPUPERF_COMMAND(15, RegisterDumpNow);
+GPUPERF_COMMAND(16, RegisterDumpNow);
 
 }  // namespace gpuperf::cli

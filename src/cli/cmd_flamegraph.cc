@@ -1,5 +1,6 @@
-// gpuperf flamegraph: CPU call stacks weighted by the GPU time they launched, as our
-// interactive SVG or as folded stacks.
+// gpuperf flamegraph: CPU call stacks weighted by the GPU time they launched (and, for
+// recordings with --cpu/--off-cpu, by on-CPU and off-CPU time), as our interactive SVG or
+// as folded stacks.
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <memory>
 
 #include "analyze/flame_graph.h"
+#include "analyze/flame_pc_frames.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
@@ -30,6 +32,7 @@ struct FlamegraphArgs {
   std::string kernel;
   bool inverted = false;
   bool python_internals = false;
+  bool pc_frames = false;
   std::string title;
   double min_width_percent = 0.05;
 };
@@ -75,6 +78,9 @@ std::string JoinSummary(const char* what, const JoinCounts& c) {
 int RunFlamegraph(const FlamegraphArgs& args) {
   FlameGraphOptions options;
   options.weight = args.weight == "count"    ? FlameWeight::kCount
+                   : args.weight == "cpu"    ? FlameWeight::kCpuTime
+                   : args.weight == "offcpu" ? FlameWeight::kOffCpuTime
+                   : args.weight == "all"    ? FlameWeight::kAll
                    : args.weight == "energy" ? FlameWeight::kEnergy
                                              : FlameWeight::kGpuTime;
   options.demangle = !args.no_demangle;
@@ -106,6 +112,23 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   PrintReadWarnings(report);
   if (!graph.ok()) return ReportError(ExplainNotATrace(graph.status(), args.trace));
   // Folded text stays clean for other tools: its loss goes to stderr; the SVG draws it.
+  const bool cpu_weight =
+      options.weight == FlameWeight::kCpuTime || options.weight == FlameWeight::kOffCpuTime;
+  if (cpu_weight && !graph->summary.has_cpu()) {
+    return ReportError(
+        Error(StatusCode::kInvalidArgument,
+              args.trace + " has no CPU samples: record with --cpu and/or --off-cpu"));
+  }
+  if (args.pc_frames) {
+    auto profile = LoadPcProfile(args.trace, options.pid);
+    if (!profile.ok()) return ReportError(profile.status());
+    if (profile->functions.empty()) {
+      return ReportError(Error(StatusCode::kInvalidArgument,
+                               "--pc-frames: the trace has no PC samples (record with "
+                               "`gpuperf record --pc-sampling`)"));
+    }
+    AddPcFrames(*graph, *profile, options);
+  }
   const DataLossSummary loss = SummarizeDataLoss(report, graph->recording_loss);
   if (loss.any()) std::fprintf(stderr, "gpuperf: warning: %s\n", loss.line.c_str());
   svg.data_loss = loss.line;
@@ -127,6 +150,10 @@ int RunFlamegraph(const FlamegraphArgs& args) {
             FormatCount(copies.total + sets.total) + " joined";
   }
   line += "; " + FormatDuration(s.gpu_ns) + " GPU time";
+  if (s.has_cpu()) {
+    line +=
+        ", " + FormatDuration(s.cpu_ns) + " on CPU, " + FormatDuration(s.offcpu_ns) + " off CPU";
+  }
   if (options.weight == FlameWeight::kEnergy) {
     char energy[96];
     std::snprintf(energy, sizeof(energy), ", %.3f J of kernel energy (estimate, power read %.0f/s)",
@@ -139,13 +166,20 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     line += folded ? " (folded stacks)" : " (SVG)";  // the name does not say it
   }
   std::fprintf(stderr, "%s\n", line.c_str());
+  if (s.has_cpu() &&
+      (options.weight == FlameWeight::kGpuTime || options.weight == FlameWeight::kCount)) {
+    std::fprintf(
+        stderr,
+        "gpuperf: this recording has CPU samples: --weight cpu, offcpu or all draws them\n");
+  }
   return kExitOk;
 }
 
 void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "flamegraph",
-      "CPU call stacks weighted by the GPU time they launched (interactive SVG or folded)");
+      "CPU call stacks weighted by the GPU time they launched, and by CPU time with\n"
+      "record --cpu/--off-cpu (interactive SVG or folded)");
   auto args = std::make_shared<FlamegraphArgs>();
   cmd->add_option("trace", args->trace, "Trace file (.gpt) or directory of trace files")
       ->required();
@@ -157,10 +191,12 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
                   "svg or folded (default: from the output name, else svg)")
       ->check(CLI::IsMember({"svg", "folded"}));
   cmd->add_option("--weight", args->weight,
-                  "Frame width: GPU time in ns, activity count, or GPU energy in µJ (an "
-                  "estimate from the recording's NVML power readings)")
-      ->check(CLI::IsMember({"time", "count", "energy"}))
-      ->default_str("time");
+                  "Frame width: gpu (GPU time, also 'time'), count (GPU activities), and for\n"
+                  "recordings with --cpu/--off-cpu: cpu (on-CPU time), offcpu (blocked time),\n"
+                  "all (the three kinds of time, each under its own leaf); energy (GPU energy\n"
+                  "in µJ, an estimate from the recording's NVML power readings)")
+      ->check(CLI::IsMember({"time", "gpu", "count", "cpu", "offcpu", "all", "energy"}))
+      ->default_str("gpu");
   cmd->add_flag("--no-demangle", args->no_demangle, "Show kernel names as recorded (mangled)");
   cmd->add_flag("--full-names", args->full_names,
                 "Keep argument and template lists in function and kernel names");
@@ -176,6 +212,9 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   cmd->add_flag("--python-internals", args->python_internals,
                 "Keep the Python interpreter's own frames (_PyEval_EvalFrameDefault, ...)\n"
                 "in stacks with Python frames");
+  cmd->add_flag("--pc-frames", args->pc_frames,
+                "Above each kernel, its source lines and stall reasons, as wide as their share "
+                "of its PC samples (traces of `record --pc-sampling`)");
   cmd->add_option("--title", args->title, "SVG title");
   cmd->add_option("--min-width", args->min_width_percent,
                   "SVG: do not draw frames narrower than this % of the total")

@@ -19,6 +19,8 @@
 #include "base/record_defaults.h"
 #include "cli/command.h"
 #include "cli/other_profilers.h"
+#include "cli/pc_lines.h"
+#include "cli/record_cpu.h"
 #include "cli/record_options.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
@@ -107,10 +109,11 @@ class RecordHelpFormatter : public CLI::Formatter {
   }
 };
 
-bool HasTraceFiles(const std::string& dir) {
+// Trace files in `dir`, but `except` (the CPU profiler's own file).
+bool HasTraceFiles(const std::string& dir, const std::string& except = "") {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".gpt") return true;
+    if (entry.path().extension() == ".gpt" && entry.path().filename() != except) return true;
   }
   return false;
 }
@@ -120,7 +123,9 @@ Result<std::string> PrepareOutputDir(const RecordOptions& options) {
   std::error_code ec;
   if (dir.empty()) {
     // Never mix two runs: the default name gets a number when taken.
-    const std::string base = "gpuperf-" + fs::path(options.command[0]).filename().string();
+    const std::string base =
+        "gpuperf-" +
+        (options.command.empty() ? "system" : fs::path(options.command[0]).filename().string());
     dir = base;
     for (int n = 2; fs::exists(dir, ec) && HasTraceFiles(dir); ++n) {
       dir = base + "-" + std::to_string(n);
@@ -136,14 +141,58 @@ Result<std::string> PrepareOutputDir(const RecordOptions& options) {
     }
   }
   fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir) || access(dir.c_str(), W_OK) != 0) {
+  std::error_code is_dir_error;  // a parent we may not search: an error, not an exception
+  if (!fs::is_directory(dir, is_dir_error) || access(dir.c_str(), W_OK) != 0) {
     return Error(StatusCode::kIoError, "output directory " + dir + " is not writable" +
                                            (ec ? ": " + ec.message() : std::string()));
   }
-  return fs::absolute(dir).lexically_normal().string();
+  return fs::absolute(dir, ec).lexically_normal().string();
 }
 
-int RunRecord(RecordOptions& options) {
+// --system without a command: every process's CPU time for --duration seconds.
+int RecordSystemOnly(const RecordOptions& options) {
+  auto dir = PrepareOutputDir(options);
+  if (!dir.ok()) return ReportError(dir.status());
+  std::unique_ptr<CpuRecording> cpu = CpuRecording::Start(options, *dir);
+  if (cpu == nullptr) {
+    std::error_code ec;
+    if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
+    return kExitFailure;
+  }
+  cpu->Run();
+  // Ctrl+C ends the window early; the samples so far are kept.
+  sigset_t wait_for;
+  sigemptyset(&wait_for);
+  sigaddset(&wait_for, SIGINT);
+  sigaddset(&wait_for, SIGTERM);
+  sigprocmask(SIG_BLOCK, &wait_for, nullptr);
+  const struct timespec window = {
+      static_cast<time_t>(options.duration_s),
+      static_cast<long>((options.duration_s - static_cast<time_t>(options.duration_s)) * 1e9)};
+  sigtimedwait(&wait_for, nullptr, &window);
+  if (!cpu->Finish(static_cast<uint32_t>(getpid()))) return kExitFailure;
+  if (!options.no_symbolize) SymbolizeRecording(*dir, options.quiet);
+  if (!options.quiet) {
+    std::fprintf(stderr, "next: gpuperf report %s  |  gpuperf flamegraph --weight all %s\n",
+                 dir->c_str(), dir->c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunRecord(RecordOptions& options, std::string* recorded_dir) {
+  if (options.system && !WantsCpuRecording(options)) {
+    return ReportError(
+        Error(StatusCode::kInvalidArgument, "--system samples CPUs: add --cpu and/or --off-cpu"));
+  }
+  if (options.command.empty() && options.system) {
+    if (options.duration_s <= 0) {
+      return ReportError(Error(StatusCode::kInvalidArgument,
+                               "--system without a command needs --duration SECONDS"));
+    }
+    return RecordSystemOnly(options);
+  }
   if (options.command.empty()) {
     return ReportError(Error(StatusCode::kInvalidArgument,
                              "nothing to record: give a command after --, e.g. "
@@ -182,12 +231,24 @@ int RunRecord(RecordOptions& options) {
   } else {
     env = RecordEnvironment(options, *library, *dir);
   }
+  std::unique_ptr<CpuRecording> cpu = CpuRecording::Start(options, *dir);
+  // With the CPU profiler, the child waits until it is followed before it execs.
+  int gate[2] = {-1, -1};
+  if (cpu != nullptr && pipe2(gate, O_CLOEXEC) != 0) {
+    return ReportError(Error(StatusCode::kInternal, std::string("pipe: ") + std::strerror(errno)));
+  }
 
   pid_t child = fork();
   if (child < 0) {
     return ReportError(Error(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno)));
   }
   if (child == 0) {
+    if (gate[0] >= 0) {
+      close(gate[1]);
+      char go;
+      while (read(gate[0], &go, 1) < 0 && errno == EINTR) {
+      }
+    }
     for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -197,6 +258,12 @@ int RunRecord(RecordOptions& options) {
     _exit(127);
   }
   g_child = child;
+  if (cpu != nullptr) {
+    cpu->Follow(child);
+    cpu->Run();
+    close(gate[0]);
+    close(gate[1]);  // the child's read returns: it execs
+  }
   struct sigaction forward;
   std::memset(&forward, 0, sizeof(forward));
   forward.sa_sigaction = ForwardSignal;
@@ -218,12 +285,17 @@ int RunRecord(RecordOptions& options) {
   const uint32_t flush_period_ms =
       options.flush_period_ms ? options.flush_period_ms : kDefaultFlushPeriodMs;
 
-  if (other) {
+  const bool cpu_written = cpu != nullptr && cpu->Finish(static_cast<uint32_t>(child));
+  const std::string cpu_file = cpu_written ? cpu->file_name() : std::string();
+  if (other && !cpu_written) {
     std::error_code ec;
     if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
     return exit_code;
   }
-  if (!HasTraceFiles(*dir)) {
+  if (!HasTraceFiles(*dir, cpu_file) && cpu_written) {
+    std::fprintf(stderr, "gpuperf: %s never initialized CUDA: CPU samples only\n",
+                 options.command[0].c_str());
+  } else if (!HasTraceFiles(*dir)) {
     if (!options.quiet) {
       std::fputs(DescribeSignalEnding(status, options.command[0], false, flush_period_ms).c_str(),
                  stderr);
@@ -236,11 +308,19 @@ int RunRecord(RecordOptions& options) {
     if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
     return exit_code;
   }
+  if (recorded_dir != nullptr) *recorded_dir = *dir;
   if (!options.no_symbolize) {
     Status symbolized = SymbolizeRecording(*dir, options.quiet);
     if (!symbolized.ok()) {
       std::fprintf(stderr, "gpuperf: warning: symbolization failed: %s\n",
                    symbolized.message().c_str());
+    }
+  }
+  if (options.pc_sampling) {
+    Status lines = ResolvePcSampleLines(*dir, options.quiet);
+    if (!lines.ok()) {
+      std::fprintf(stderr, "gpuperf: warning: PC samples not mapped to lines: %s\n",
+                   lines.message().c_str());
     }
   }
   if (!options.quiet && flight_settings.window_ms) {
@@ -263,6 +343,8 @@ int RunRecord(RecordOptions& options) {
   }
   return exit_code;
 }
+
+namespace {
 
 void RegisterRecord(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RecordOptions>();

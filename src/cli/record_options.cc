@@ -72,6 +72,25 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                  "Path of libgpuperf_inject.so (default: next to the gpuperf binary)");
   cmd.add_option("--save-buffers", o.save_buffers_dir,
                  "Also save raw CUPTI buffers in this directory (for gpuperf's own tests)");
+  cmd.add_flag("--cpu", o.cpu,
+               "Also sample where the CPU runs (user and kernel stacks, eBPF; needs root or\n"
+               "CAP_BPF+CAP_PERFMON), for `flamegraph --weight cpu|all` and the report's CPU part");
+  cmd.add_option("--freq", o.cpu_frequency_hz, "--cpu samples per second of CPU time (default 99)")
+      ->check(CLI::Range(1, 10000));
+  cmd.add_flag("--off-cpu", o.off_cpu,
+               "Also time where threads block (sleeps, locks, I/O, waits for the GPU), with\n"
+               "their stacks (eBPF, as --cpu)");
+  cmd.add_flag("--system", o.system,
+               "--cpu/--off-cpu: every process on the machine, not only the command's (root);\n"
+               "without a command, for --duration seconds");
+  cmd.add_flag("--pc-sampling", o.pc_sampling,
+               "Sample the GPU's program counters with their stall reasons; `report`, `source` "
+               "and `flamegraph --pc-frames` then show the hot source lines of each kernel "
+               "(kernels built with nvcc -lineinfo)");
+  cmd.add_option("--pc-period", o.pc_period,
+                 "PC sampling period: one sample per SM every 2^N cycles (5..31; default: "
+                 "CUPTI's choice)")
+      ->check(CLI::Range(5, 31));
   cmd.add_option("command", o.command, "The command to record, after --")->expected(-1);
 }
 
@@ -99,6 +118,11 @@ Status ResolveFlightOptions(RecordOptions& o) {
     GP_ASSIGN_OR_RETURN(f.signal, ParseFlightSignal(o.flight_signal));
   }
   f.on_error = !o.no_flight_on_error;
+  if (f.window_ms && o.pc_sampling) {
+    return Error(StatusCode::kInvalidArgument,
+                 "--pc-sampling does not go with --flight: PC samples are totals of the whole "
+                 "run, not records of a window (record them without --flight)");
+  }
   if (!o.sample_launches.empty()) {
     if (o.no_stacks) {
       return Error(StatusCode::kInvalidArgument,
@@ -148,6 +172,18 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   }
   if (f.sample_launches_per_s) {
     env.emplace_back("GPUPERF_SAMPLE_LAUNCHES", std::to_string(f.sample_launches_per_s));
+  }
+  if (!o.metric_set.empty()) {
+    env.emplace_back("GPUPERF_METRICS", o.metric_set);
+    env.emplace_back("GPUPERF_METRICS_KERNEL", o.metric_kernel);
+    env.emplace_back("GPUPERF_METRICS_RANGES",
+                     o.metric_ranges.empty() ? "kernel" : o.metric_ranges);
+    // NVTX ranges reach CUPTI's callbacks only through NVTX's injection hook.
+    if (o.metric_ranges == "nvtx" && !nvtx) env.emplace_back("NVTX_INJECTION64_PATH", library);
+  }
+  if (o.pc_sampling) {
+    env.emplace_back("GPUPERF_PC_SAMPLING", "1");
+    if (o.pc_period) env.emplace_back("GPUPERF_PC_PERIOD", std::to_string(o.pc_period));
   }
   return env;
 }

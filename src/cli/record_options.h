@@ -31,6 +31,11 @@ struct RecordOptions {
   int32_t power_hz = -1;  // -1: the injection library's default
   std::string inject_lib;
   std::string save_buffers_dir;
+  // CPU time beside GPU time (eBPF, docs/cpu-profiling.md)
+  bool cpu = false;
+  bool off_cpu = false;
+  bool system = false;
+  uint32_t cpu_frequency_hz = 99;
   // --flight and --sample-launches as typed, then as checked (ResolveFlightOptions).
   std::string flight;
   uint32_t flight_memory_mb = 0;
@@ -38,7 +43,19 @@ struct RecordOptions {
   bool no_flight_on_error = false;
   std::string sample_launches;
   FlightSettings flight_settings;
+  // Hardware profilers (docs/hardware-metrics.md): set by `gpuperf metrics`, and by
+  // `record --pc-sampling`.
+  std::string metric_set;     // empty: no range profiler
+  std::string metric_kernel;  // regex: only these kernels (per-kernel mode)
+  std::string metric_ranges;  // "kernel", "nvtx" or "window:MS"
+  bool pc_sampling = false;
+  uint32_t pc_period = 0;  // 2^N cycles; 0: CUPTI's default
 };
+
+// Runs the command under the injection library and finishes the recording (symbols, PC
+// sample lines, the summary). Returns the command's exit status (or ours on our failure);
+// `recorded_dir` receives the directory of the traces (empty when none was written).
+int RunRecord(RecordOptions& options, std::string* recorded_dir = nullptr);
 
 void AddRecordOptions(CLI::App& cmd, RecordOptions& options);
 

@@ -51,6 +51,12 @@ class TotalsSink final : public RecordSink {
       }
     }
   }
+  void OnMetricRange(std::span<const MetricRangeRecord> records) override {
+    totals_.metric_ranges += records.size();
+  }
+  void OnPcSample(const PcSampleRecord& sample) override {
+    for (const PcStallCount& stall : sample.stalls) totals_.pc_samples += stall.samples;
+  }
   void OnStat(std::span<const StatRecord> records) override {
     for (const auto& r : records) stats_[r.pid].Fold(r.stat, r.value);
   }
@@ -127,10 +133,15 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
   out += "gpuperf: recorded " + FormatCount(t.processes) +
          (t.processes == 1 ? " process" : " processes") + " into " + dir + " (" +
          FormatBytes(t.bytes_on_disk) + ")\n";
-  out += "  kernels   " + FormatCount(t.kernels) + " (" + FormatDuration(t.kernel_ns) +
-         " of GPU time)\n";
-  out += "  copies    " + FormatCount(t.memcpys) + " (" + FormatBytes(t.memcpy_bytes) + "), sets " +
-         FormatCount(t.memsets) + "\n";
+  // A metrics run keeps no kernel records (replay would make their times meaningless).
+  if (t.kernels || !t.metric_ranges) {
+    out += "  kernels   " + FormatCount(t.kernels) + " (" + FormatDuration(t.kernel_ns) +
+           " of GPU time)\n";
+    out += "  copies    " + FormatCount(t.memcpys) + " (" + FormatBytes(t.memcpy_bytes) +
+           "), sets " + FormatCount(t.memsets) + "\n";
+  }
+  if (t.metric_ranges) out += "  metrics   " + FormatCount(t.metric_ranges) + " ranges measured\n";
+  if (t.pc_samples) out += "  PC samples " + FormatCount(t.pc_samples) + "\n";
   out += "  API calls " + FormatCount(t.api_calls) + ", launch stacks " +
          FormatCount(t.links_with_stack) + " of " + FormatCount(t.launch_links);
   if (t.links_not_sampled != 0) {

@@ -19,6 +19,8 @@ struct RecordTotals {
   uint64_t memcpy_bytes = 0;
   uint64_t memsets = 0;
   uint64_t launch_links = 0;
+  uint64_t metric_ranges = 0;  // `gpuperf metrics`
+  uint64_t pc_samples = 0;     // `record --pc-sampling`
   uint64_t links_with_stack = 0;
   uint64_t links_not_sampled = 0;  // linked to "[launch not sampled]" (--sample-launches)
   uint64_t lost = 0;               // every data-loss stat, summed

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "export/flamegraph_palette.h"
 #include "export/flamegraph_svg_script.h"
 
 namespace gpuperf {
@@ -31,9 +32,19 @@ constexpr const char* kHighlight = "#e600e6";  // search matches; no palette com
 struct Node {
   uint32_t frame = 0;  // index into FlameGraph::frames; unused for the root
   uint64_t value = 0;  // layout weight
-  uint64_t ns = 0;
+  uint64_t ns = 0;     // GPU time
   uint64_t count = 0;
+  uint64_t cpu_ns = 0;
+  uint64_t offcpu_ns = 0;
   std::vector<uint32_t> children;  // node indexes, alphabetical (stacks come sorted)
+
+  void Add(const FlameStack& stack, uint64_t weight) {
+    value += weight;
+    ns += stack.gpu_ns;
+    count += stack.count;
+    cpu_ns += stack.cpu_ns;
+    offcpu_ns += stack.offcpu_ns;
+  }
 };
 
 std::vector<Node> BuildTree(const FlameGraph& graph, FlameWeight weight) {
@@ -42,9 +53,7 @@ std::vector<Node> BuildTree(const FlameGraph& graph, FlameWeight weight) {
     const uint64_t value = stack.weight(weight);
     if (value == 0) continue;
     uint32_t at = 0;
-    nodes[0].value += value;
-    nodes[0].ns += stack.gpu_ns;
-    nodes[0].count += stack.count;
+    nodes[0].Add(stack, value);
     for (uint32_t frame : stack.frames) {
       uint32_t child = 0;
       // Sorted input: a matching child, if any, is the last one added.
@@ -62,110 +71,11 @@ std::vector<Node> BuildTree(const FlameGraph& graph, FlameWeight weight) {
         nodes.push_back(node);
         nodes[at].children.push_back(child);
       }
-      nodes[child].value += value;
-      nodes[child].ns += stack.gpu_ns;
-      nodes[child].count += stack.count;
+      nodes[child].Add(stack, value);
       at = child;
     }
   }
   return nodes;
-}
-
-// ---- colours ----
-
-uint32_t Fnv1a(std::string_view text) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
-
-std::string HslHex(double hue, double saturation, double lightness) {
-  const double c = (1 - std::fabs(2 * lightness - 1)) * saturation;
-  const double hp = std::fmod(hue, 360.0) / 60.0;
-  const double x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1));
-  double r = 0, g = 0, b = 0;
-  if (hp < 1) {
-    r = c, g = x;
-  } else if (hp < 2) {
-    r = x, g = c;
-  } else if (hp < 3) {
-    g = c, b = x;
-  } else if (hp < 4) {
-    g = x, b = c;
-  } else if (hp < 5) {
-    r = x, b = c;
-  } else {
-    r = c, b = x;
-  }
-  const double m = lightness - c / 2;
-  auto channel = [m](double v) {
-    return static_cast<int>(std::lround(std::clamp(v + m, 0.0, 1.0) * 255));
-  };
-  char buf[8];
-  std::snprintf(buf, sizeof(buf), "#%02x%02x%02x", channel(r), channel(g), channel(b));
-  return buf;
-}
-
-// The GPU frames' "[GPU0] " prefix does not take part, so a kernel keeps its colour on
-// every device.
-std::string_view ColourKey(const FlameFrame& frame) {
-  std::string_view name = frame.name;
-  if (frame.kind == FlameFrameKind::kKernel || frame.kind == FlameFrameKind::kMemcpy ||
-      frame.kind == FlameFrameKind::kMemset) {
-    size_t close = name.find("] ");
-    if (name.starts_with("[GPU") && close != std::string_view::npos) name.remove_prefix(close + 2);
-  }
-  return name;
-}
-
-std::string FrameColour(const FlameFrame& frame) {
-  const uint32_t h = Fnv1a(ColourKey(frame));
-  const double a = (h & 0xffff) / 65535.0;  // hue position within the palette
-  const double b = (h >> 16) / 65535.0;     // lightness jitter
-  switch (frame.kind) {
-    case FlameFrameKind::kCpu:  // warm: red through orange to amber
-      return HslHex(4 + 42 * a, 0.78, 0.58 + 0.08 * b);
-    case FlameFrameKind::kLaunchApi:  // soft violet
-      return HslHex(268 + 16 * a, 0.42, 0.74 + 0.05 * b);
-    case FlameFrameKind::kGraph:  // deeper violet
-      return HslHex(250 + 12 * a, 0.45, 0.66 + 0.04 * b);
-    case FlameFrameKind::kKernel:  // green to teal
-      return HslHex(128 + 46 * a, 0.52, 0.52 + 0.10 * b);
-    case FlameFrameKind::kMemcpy:  // sky blue
-      return HslHex(198 + 14 * a, 0.78, 0.64 + 0.06 * b);
-    case FlameFrameKind::kMemset:  // periwinkle
-      return HslHex(226 + 10 * a, 0.62, 0.72 + 0.04 * b);
-    case FlameFrameKind::kContext:
-      return HslHex(210, 0.06, 0.76 + 0.06 * b);
-    case FlameFrameKind::kPython:  // yellow, past the CPU frames' amber
-      return HslHex(54 + 10 * a, 0.85, 0.62 + 0.06 * b);
-  }
-  return "#cccccc";
-}
-
-char KindClass(FlameFrameKind kind) {
-  switch (kind) {
-    case FlameFrameKind::kContext:
-      return 'x';
-    case FlameFrameKind::kCpu:
-      return 'c';
-    case FlameFrameKind::kLaunchApi:
-      return 'a';
-    case FlameFrameKind::kGraph:
-      return 'g';
-    case FlameFrameKind::kKernel:
-      return 'k';
-    case FlameFrameKind::kMemcpy:
-      return 'm';
-    case FlameFrameKind::kMemset:
-      return 's';
-    case FlameFrameKind::kPython:
-      return 'p';
-  }
-  return 'x';
 }
 
 // ---- text ----
@@ -267,11 +177,41 @@ std::string Fixed1(double v) {
   return buf;
 }
 
+const char* WeightName(FlameWeight weight) {
+  switch (weight) {
+    case FlameWeight::kCount:
+      return "count";
+    case FlameWeight::kCpuTime:
+      return "cpu";
+    case FlameWeight::kOffCpuTime:
+      return "offcpu";
+    case FlameWeight::kAll:
+      return "all";
+    case FlameWeight::kEnergy:
+      return "energy";
+    case FlameWeight::kGpuTime:
+      break;
+  }
+  return "time";
+}
+
 std::string Plural(uint64_t n, const char* one, const char* many) {
   return FormatCount(n) + " " + (n == 1 ? one : many);
 }
 
 std::string DefaultTitle(const FlameGraphOptions& options) {
+  switch (options.weight) {
+    case FlameWeight::kCpuTime:
+      return "On-CPU time by call stack";
+    case FlameWeight::kOffCpuTime:
+      return "Off-CPU (blocked) time by call stack";
+    case FlameWeight::kAll:
+      return "GPU, on-CPU and off-CPU time by call stack";
+    case FlameWeight::kGpuTime:
+    case FlameWeight::kCount:
+    case FlameWeight::kEnergy:
+      break;
+  }
   std::string what = options.weight == FlameWeight::kCount    ? "GPU activities"
                      : options.weight == FlameWeight::kEnergy ? "GPU energy (estimate)"
                                                               : "GPU time";
@@ -281,6 +221,14 @@ std::string DefaultTitle(const FlameGraphOptions& options) {
 
 std::string Totals(const FlameSummary& s) {
   std::string out = FormatDuration(s.gpu_ns) + " GPU time";
+  if (s.has_cpu()) {
+    out += " \u00b7 " + FormatDuration(s.cpu_ns) + " on CPU (" +
+           Plural(s.cpu_samples, "sample", "samples") + ") \u00b7 " + FormatDuration(s.offcpu_ns) +
+           " off CPU";
+    if (s.gpu_wait_ns + s.gpu_spin_ns > 0) {
+      out += " (" + FormatDuration(s.gpu_wait_ns + s.gpu_spin_ns) + " waiting for the GPU)";
+    }
+  }
   out += " \u00b7 " + Plural(s.kernels, "kernel", "kernels");
   if (s.memcpys > 0) out += " \u00b7 " + Plural(s.memcpys, "copy", "copies");
   if (s.memsets > 0) out += " \u00b7 " + Plural(s.memsets, "set", "sets");
@@ -298,12 +246,29 @@ std::string Totals(const FlameSummary& s) {
 
 std::string Notes(const FlameGraphOptions& options, const FlameGraphSvgOptions& svg,
                   const FlameSummary& s, uint64_t pruned) {
-  std::string out =
-      options.weight == FlameWeight::kCount ? "Width: number of GPU activities"
-      : options.weight == FlameWeight::kEnergy
-          ? "Width: kernel energy, estimated from NVML power readings shared among the "
-            "kernels running at each moment"
-          : "Width: GPU time, summed over activities (concurrent kernels add up)";
+  std::string out;
+  switch (options.weight) {
+    case FlameWeight::kCount:
+      out = "Width: number of GPU activities";
+      break;
+    case FlameWeight::kCpuTime:
+      out = "Width: on-CPU time, summed over threads";
+      break;
+    case FlameWeight::kOffCpuTime:
+      out = "Width: time blocked, summed over threads";
+      break;
+    case FlameWeight::kAll:
+      out = "Width: GPU + on-CPU + off-CPU time, summed over threads and activities";
+      break;
+    case FlameWeight::kEnergy:
+      out =
+          "Width: kernel energy, estimated from NVML power readings shared among the kernels "
+          "running at each moment";
+      break;
+    case FlameWeight::kGpuTime:
+      out = "Width: GPU time, summed over activities (concurrent kernels add up)";
+      break;
+  }
   if (pruned > 0) {
     char threshold[32];
     std::snprintf(threshold, sizeof(threshold), "%g%%", svg.min_width_fraction * 100);
@@ -326,7 +291,11 @@ class SvgWriter {
  public:
   SvgWriter(const FlameGraph& graph, const FlameGraphOptions& options,
             const FlameGraphSvgOptions& svg)
-      : graph_(graph), options_(options), svg_(svg), nodes_(BuildTree(graph, options.weight)) {}
+      : graph_(graph),
+        options_(options),
+        svg_(svg),
+        nodes_(BuildTree(graph, options.weight)),
+        cpu_(graph.summary.has_cpu()) {}
 
   std::string Render() {
     const Node& root = nodes_[0];
@@ -370,14 +339,12 @@ class SvgWriter {
   void Header(int height) {
     const FlameSummary& s = graph_.summary;
     char layout[400];
+    // Graphs with CPU samples tell the script to split tooltips into the three kinds of time.
     std::snprintf(layout, sizeof(layout),
                   "{\"width\":%d,\"height\":%d,\"pad\":%d,\"top\":%d,\"row\":%d,\"rows\":%d,"
-                  "\"inverted\":%s,\"weight\":\"%s\",\"textPad\":%g,\"charWidth\":%g}",
+                  "\"inverted\":%s,\"weight\":\"%s\",\"textPad\":%g,\"charWidth\":%g%s}",
                   kWidth, height, kPad, kTop, kRow, rows_, graph_.inverted ? "true" : "false",
-                  options_.weight == FlameWeight::kCount    ? "count"
-                  : options_.weight == FlameWeight::kEnergy ? "energy"
-                                                            : "time",
-                  kTextPad, kCharWidth);
+                  WeightName(options_.weight), kTextPad, kCharWidth, cpu_ ? ",\"cpu\":true" : "");
     out_ += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" +
             std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
@@ -465,6 +432,9 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
     out_ += is_root ? 'r' : KindClass(graph_.frames[node.frame].kind);
     out_ += "\" data-o=\"" + std::to_string(offset) + "\" data-v=\"" + std::to_string(node.value) +
             "\" data-t=\"" + std::to_string(node.ns) + "\" data-n=\"" + std::to_string(node.count) +
+            (cpu_ ? "\" data-c=\"" + std::to_string(node.cpu_ns) + "\" data-w=\"" +
+                        std::to_string(node.offcpu_ns)
+                  : std::string()) +
             "\" data-d=\"" + std::to_string(depth) + "\"><title>";
     AppendEscaped(out_, name);
     out_ += "</title><rect x=\"" + Fixed1(x) + "\" y=\"" + std::to_string(RowY(depth)) +
@@ -498,16 +468,30 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
         {"memset", FlameFrameKind::kMemset, "memset"},
         {"context", FlameFrameKind::kContext, "[unknown launch]"},
         {"Python frame", FlameFrameKind::kPython, "main"},
+        {"kernel function", FlameFrameKind::kKernelCode, "schedule"},
+        {"on-CPU", FlameFrameKind::kOnCpu, "[cpu]"},
+        {"off-CPU", FlameFrameKind::kOffCpu, "[off-cpu]"},
+        {"GPU wait", FlameFrameKind::kGpuWait, "[wait: GPU sync]"},
+        {"source line", FlameFrameKind::kSourceLine, "[line] a.cu:1"},
+        {"stall reason", FlameFrameKind::kStall, "[stall] long_scoreboard"},
     };
-    // The Python entry only where there are Python frames: other graphs stay as they were.
-    const bool python =
-        std::any_of(graph_.frames.begin(), graph_.frames.end(),
-                    [](const FlameFrame& f) { return f.kind == FlameFrameKind::kPython; });
+    auto has_kind = [this](FlameFrameKind kind) {
+      return std::any_of(graph_.frames.begin(), graph_.frames.end(),
+                         [kind](const FlameFrame& f) { return f.kind == kind; });
+    };
+    auto optional_kind = [](FlameFrameKind kind) {
+      return kind == FlameFrameKind::kPython || kind == FlameFrameKind::kKernelCode ||
+             kind == FlameFrameKind::kOnCpu || kind == FlameFrameKind::kOffCpu ||
+             kind == FlameFrameKind::kGpuWait || kind == FlameFrameKind::kSourceLine ||
+             kind == FlameFrameKind::kStall;
+    };
     const int y = height - kFooter + 20;
     out_ += "<g class=\"legend\">";
     int x = kPad;
     for (const Entry& e : entries) {
-      if (e.kind == FlameFrameKind::kPython && !python) continue;
+      // Python, CPU-sample and PC-sample kinds only where the graph has them; with CPU
+      // samples the legend is long, so only the kinds the graph has at all.
+      if ((optional_kind(e.kind) || cpu_) && !has_kind(e.kind)) continue;
       out_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y - 10) +
               "\" width=\"12\" height=\"12\" rx=\"2\" fill=\"" +
               FrameColour(FlameFrame{e.sample, e.kind}) + "\"/><text x=\"" +
@@ -527,6 +511,7 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
   const FlameGraphOptions& options_;
   const FlameGraphSvgOptions& svg_;
   std::vector<Node> nodes_;
+  bool cpu_;  // the graph has CPU samples: tooltips and legend show the three kinds of time
   double threshold_ = 0;
   int rows_ = 0;
   uint64_t pruned_ = 0;

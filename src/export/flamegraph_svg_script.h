@@ -1,5 +1,6 @@
 // The script inside every flame graph SVG (written for gpuperf; no third-party code).
-// It reads the frames the exporter drew (class "f", data-o/-v/-t/-n attributes) and adds:
+// It reads the frames the exporter drew (class "f", data-o/-v/-t/-n attributes, and
+// data-c/-w, on- and off-CPU time, in graphs with CPU samples) and adds:
 // hover tooltips, click to zoom (ancestors stay, full width), regex search with highlight
 // and the matched share, reset, and control from the URL fragment:
 //   flame.svg#zoom=<frame name>&search=<regex>[&hover=<frame name>]
@@ -19,7 +20,10 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
   var NS = 'http://www.w3.org/2000/svg';
   var L = JSON.parse(svg.getAttribute('data-layout'));
   var KIND = {r: 'all activity', x: 'context', c: 'CPU frame', a: 'launch API',
-              g: 'CUDA graph', k: 'GPU kernel', m: 'memcpy', s: 'memset'};
+              g: 'CUDA graph', k: 'GPU kernel', m: 'memcpy', s: 'memset', p: 'Python frame',
+              e: 'kernel function', u: 'on-CPU time', o: 'off-CPU time', w: 'waiting for the GPU'};
+  var WEIGHT = {time: 'GPU time', count: 'Activities', cpu: 'On-CPU time', offcpu: 'Off-CPU time',
+                all: 'Total time'};
   var frames = [];
   var root = null;
   var zoomed = null;
@@ -188,8 +192,8 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
       end = Math.max(end, spans[j][1]);
     }
     var text = 'Matched: ' + percent(sum, root.v) + ' of total';
-    if (L.weight === 'time') text += ' (' + formatNs(sum) + ')';
-    else text += ' (' + formatCount(sum) + ' activities)';
+    if (L.weight === 'count') text += ' (' + formatCount(sum) + ' activities)';
+    else text += ' (' + formatNs(sum) + ')';
     $('matched').textContent = text;
     svg.setAttribute('data-matched', (root.v > 0 ? 100 * sum / root.v : 0).toFixed(1));
   }
@@ -205,9 +209,18 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
     var view = zoomed || root;
     var share = percent(f.v, root.v) + ' of total';
     if (zoomed && f.d >= zoomed.d) share += ', ' + percent(f.v, view.v) + ' of zoomed frame';
-    lines.push('GPU time: ' + formatNs(f.t) + (L.weight === 'time' ? ' (' + share + ')' : ''));
-    lines.push('Activities: ' + formatCount(f.n) + (L.weight === 'count' ? ' (' + share + ')' : ''));
-    if (f.n > 0) lines.push('Average: ' + formatNs(Math.round(f.t / f.n)));
+    if (L.cpu) {
+      // Recordings with CPU samples: the width, then what it is made of.
+      var width = L.weight === 'count' ? formatCount(f.v) : formatNs(f.v);
+      lines.push(WEIGHT[L.weight] + ': ' + width + ' (' + share + ')');
+      lines.push('GPU ' + formatNs(f.t) + ' \u00b7 on-CPU ' + formatNs(f.c) + ' \u00b7 off-CPU ' +
+                 formatNs(f.w));
+      if (f.n > 0) lines.push('GPU activities: ' + formatCount(f.n));
+    } else {
+      lines.push('GPU time: ' + formatNs(f.t) + (L.weight === 'time' ? ' (' + share + ')' : ''));
+      lines.push('Activities: ' + formatCount(f.n) + (L.weight === 'count' ? ' (' + share + ')' : ''));
+      if (f.n > 0) lines.push('Average: ' + formatNs(Math.round(f.t / f.n)));
+    }
     var text = tip.querySelector('text');
     while (text.firstChild) text.removeChild(text.firstChild);
     for (var i = 0; i < lines.length; i++) {
@@ -305,6 +318,7 @@ inline constexpr std::string_view kFlamegraphScript = R"JS(
         kind: g.getAttribute('class').split(' ')[1] || '',
         o: Number(g.getAttribute('data-o')), v: Number(g.getAttribute('data-v')),
         t: Number(g.getAttribute('data-t')), n: Number(g.getAttribute('data-n')),
+        c: Number(g.getAttribute('data-c') || 0), w: Number(g.getAttribute('data-w') || 0),
         d: Number(g.getAttribute('data-d'))
       };
       // Our tooltip replaces the browser's plain one.

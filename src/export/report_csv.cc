@@ -79,7 +79,8 @@ void ApiTable(CsvWriter& w, const char* section, const std::vector<ApiRow>& rows
 }  // namespace
 
 Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::ostream& out) {
-  CsvWriter w(out, o.sections.size() != 1);
+  // The CPU section is three tables: they keep their headings.
+  CsvWriter w(out, o.sections.size() != 1 || o.sections[0] == "cpu");
   if (o.Wants("summary")) {
     const ReportSummary& s = m.summary;
     w.Begin("summary", {"metric", "value"});
@@ -206,6 +207,22 @@ Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::
              N(n.gpu_time_ns)});
     }
   }
+  if (o.Wants("cpu") && !m.cpu.empty()) {
+    w.Begin("cpu_threads", {"pid", "tid", "name", "on_cpu_ns", "off_cpu_ns", "gpu_wait_ns",
+                            "preempted_ns", "top_function"});
+    for (const CpuThreadRow& t : m.cpu.threads) {
+      w.Row({N(t.pid), N(t.tid), t.name, N(t.on_cpu_ns), N(t.off_cpu_ns), N(t.gpu_wait_ns),
+             N(t.preempted_ns), t.top_function});
+    }
+    w.Begin("cpu_functions", {"function", "self_ns", "on_cpu_ns", "off_cpu_ns"});
+    for (const CpuFunctionRow& f : m.cpu.functions) {
+      w.Row({f.function, N(f.self_ns), N(f.on_cpu_ns), N(f.off_cpu_ns)});
+    }
+    w.Begin("cpu_blocked", {"pid", "tid", "reason", "off_cpu_ns", "intervals", "stack"});
+    for (const CpuBlockRow& b : m.cpu.blocked) {
+      w.Row({N(b.pid), N(b.tid), b.reason, N(b.off_cpu_ns), N(b.intervals), Join(b.stack, ";")});
+    }
+  }
   if (o.Wants("overhead")) {
     const OverheadSummary& s = m.overhead;
     w.Begin("overhead", {"source", "count", "total_ns"});
@@ -217,6 +234,29 @@ Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::
     w.Row({"gpuperf_translate", "", N(s.translate_ns)});
     w.Row({"gpuperf_compress", "", N(s.compress_ns)});
     w.Row({"wall", "", N(s.wall_ns)});
+  }
+  // Only traces with hardware data have these tables.
+  if (o.Wants("hardware") && !m.hardware.empty()) {
+    w.Begin("hardware", {"kind", "name", "short_name", "ranges", "passes", "serialized", "bound",
+                         "metric", "value"});
+    for (const HardwareRow& r : m.hardware) {
+      for (const MetricValue& v : r.metrics) {
+        w.Row({std::string(EnumName(r.kind)), r.name, r.display_name, N(r.ranges), N(r.passes),
+               r.serialized ? "1" : "0", r.verdict.bound, v.metric, F(v.value)});
+      }
+    }
+  }
+  if (o.Wants("hardware") && !m.pc_sampling.empty()) {
+    w.Begin("pc_lines", {"kernel", "short_name", "kernel_samples", "file", "line", "pc_offset",
+                         "samples", "stalls"});
+    for (const PcKernelRow& k : m.pc_sampling) {
+      for (const HotLineRow& l : k.lines) {
+        std::vector<std::string> stalls;
+        for (const auto& [name, n] : l.stalls) stalls.push_back(name + "=" + N(n));
+        w.Row({k.name, k.display_name, N(k.samples), l.file, N(l.line), N(l.pc_offset),
+               N(l.samples), Join(stalls, ";")});
+      }
+    }
   }
   // Only where there is something to say (several ranks, NCCL kernels, power readings).
   if (o.Wants("ranks") && !m.ranks.empty()) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "export/report_cpu.h"
+#include "export/report_hardware.h"
 #include "export/report_insights.h"
 #include "export/report_ranks.h"
 #include "format/enum_names.h"
@@ -312,7 +314,9 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   if (options.Wants("memory")) j["memory"] = Memory(model);
   if (options.Wants("utilization")) j["utilization"] = Utilization(model);
   if (options.Wants("nvtx")) j["nvtx"] = Nvtx(model);
+  if (options.Wants("cpu") && !model.cpu.empty()) j["cpu"] = CpuReportToJson(model.cpu);
   if (options.Wants("overhead")) j["overhead"] = Overhead(model);
+  if (options.Wants("hardware")) PutHardwareJson(model, j);
   // Present only where there is something to say, so reports of one process keep their form.
   if (options.Wants("ranks") && !model.ranks.empty()) j["ranks"] = RanksToJson(model.ranks);
   if (options.Wants("energy") && !model.energy.empty()) j["energy"] = EnergyToJson(model.energy);

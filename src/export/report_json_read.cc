@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "export/report_hardware.h"
 #include "export/report_json.h"
 #include "format/enum_names.h"
 
@@ -316,6 +317,7 @@ Result<ReportModel> ReportFromJson(const Json& doc, std::string_view what) {
   ReadUtilization(Field(doc, "utilization"), m);
   ReadNvtx(Rows(doc, "nvtx"), m);
   ReadOverhead(Field(doc, "overhead"), m);
+  ReadHardwareJson(doc, m);
   return m;
 }
 

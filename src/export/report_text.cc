@@ -5,7 +5,9 @@
 #include <string>
 
 #include "base/units.h"
+#include "export/report_cpu.h"
 #include "export/report_export.h"
+#include "export/report_hardware.h"
 #include "export/report_insights.h"
 #include "export/report_ranks.h"
 #include "export/text_table.h"
@@ -377,7 +379,9 @@ Status ExportReportText(const ReportModel& model, const ReportRenderOptions& opt
   if (options.Wants("memory")) Memory(model, out);
   if (options.Wants("utilization")) Utilization(model, out);
   if (options.Wants("nvtx")) Nvtx(model, out);
+  if (options.Wants("cpu") && !model.cpu.empty()) WriteCpuReportText(model.cpu, out);
   if (options.Wants("overhead")) Overhead(model, out);
+  if (options.Wants("hardware")) WriteHardwareText(model, out);
   if (options.Wants("ranks")) WriteRanksText(model, out);
   if (options.Wants("energy")) WriteEnergyText(model, options, out);
   if (!out) return Error(StatusCode::kIoError, "cannot write the report");

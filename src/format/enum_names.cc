@@ -130,6 +130,34 @@ std::string_view EnumName(OverheadKind value) {
   return "unknown";
 }
 
+std::string_view EnumName(OffCpuReason value) {
+  switch (value) {
+    case OffCpuReason::kSleep:
+      return "sleep";
+    case OffCpuReason::kUninterruptible:
+      return "uninterruptible";
+    case OffCpuReason::kPreempted:
+      return "preempted";
+    case OffCpuReason::kOther:
+      break;
+  }
+  return "other";
+}
+
+std::string_view EnumName(MetricRangeKind value) {
+  switch (value) {
+    case MetricRangeKind::kKernel:
+      return "kernel";
+    case MetricRangeKind::kNvtx:
+      return "nvtx";
+    case MetricRangeKind::kWindow:
+      return "window";
+    case MetricRangeKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 std::string_view EnumName(PowerSource value) {
   switch (value) {
     case PowerSource::kInstant:

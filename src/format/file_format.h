@@ -30,5 +30,7 @@ inline constexpr uint16_t kChunkStrings = 30;
 inline constexpr uint16_t kChunkStacks = 31;
 inline constexpr uint16_t kChunkSymbols = 32;
 inline constexpr uint16_t kChunkPythonCodes = 33;  // PythonCodeRecord; older readers skip it
+// PC sampling: PcSampleRecord, CubinRecord, SassLineRecord (format/gpu_profile_codec.h).
+inline constexpr uint16_t kChunkGpuProfile = 35;
 
 }  // namespace gpuperf::format

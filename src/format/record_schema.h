@@ -3,6 +3,7 @@
 // field is added in exactly one place (and the format version bumped).
 #pragma once
 
+#include <bit>
 #include <type_traits>
 
 #include "gpuperf/records.h"
@@ -128,6 +129,28 @@ GP_DEFINE_SCHEMA(StatRecord, GP_STAT_FIELDS)
   F(pid, kPlain)            \
   F(path, kString) F(build_id, kString) F(load_bias, kPlain) F(start, kPlain) F(end, kAfter)
 GP_DEFINE_SCHEMA(ModuleRecord, GP_MODULE_FIELDS)
+
+#define GP_CPU_SAMPLE_FIELDS(F) \
+  F(pid, kPlain) F(tid, kPlain) F(timestamp_ns, kDelta) F(stack_id, kStack) F(cpu, kPlain) \
+  F(weight_ns, kPlain)
+GP_DEFINE_SCHEMA(CpuSampleRecord, GP_CPU_SAMPLE_FIELDS)
+
+#define GP_OFF_CPU_FIELDS(F) \
+  F(pid, kPlain) F(tid, kPlain) F(start_ns, kDelta) F(end_ns, kAfter) F(blocked_ns, kPlain) \
+  F(count, kPlain) F(stack_id, kStack) F(reason, kPlain)
+GP_DEFINE_SCHEMA(OffCpuRecord, GP_OFF_CPU_FIELDS)
+
+#define GP_METRIC_RANGE_FIELDS(F)                                                           \
+  F(pid, kPlain)                                                                            \
+  F(range_id, kDelta) F(kind, kPlain) F(name, kString) F(metric_set, kString)               \
+      F(device_id, kPlain) F(context_id, kPlain) F(correlation_id, kDelta) F(start_ns, kDelta) \
+          F(end_ns, kAfter) F(passes, kPlain) F(serialized, kPlain)
+GP_DEFINE_SCHEMA(MetricRangeRecord, GP_METRIC_RANGE_FIELDS)
+
+#define GP_METRIC_VALUE_FIELDS(F) \
+  F(pid, kPlain) F(range_id, kDelta) F(metric, kString) F(value, kPlain)
+GP_DEFINE_SCHEMA(MetricValueRecord, GP_METRIC_VALUE_FIELDS)
+
 #define GP_RANK_FIELDS(F)                                                                   \
   F(pid, kPlain)                                                                            \
   F(rank, kPlain) F(local_rank, kPlain) F(world_size, kPlain) F(local_world_size, kPlain)   \
@@ -143,10 +166,12 @@ GP_DEFINE_SCHEMA(PowerSampleRecord, GP_POWER_SAMPLE_FIELDS)
 // clang-format on
 
 // Field values travel through the codec as uint64; signed fields zigzag so that small
-// negative numbers (error codes) stay small.
+// negative numbers (error codes) stay small; doubles travel as their bits.
 template <class T>
 uint64_t FieldToU64(T value) {
-  if constexpr (std::is_enum_v<T>) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::bit_cast<uint64_t>(static_cast<double>(value));  // exact, never rounded
+  } else if constexpr (std::is_enum_v<T>) {
     return static_cast<uint64_t>(value);
   } else if constexpr (std::is_signed_v<T>) {
     return (static_cast<uint64_t>(static_cast<int64_t>(value)) << 1) ^
@@ -158,7 +183,9 @@ uint64_t FieldToU64(T value) {
 
 template <class T>
 T FieldFromU64(uint64_t value) {
-  if constexpr (std::is_enum_v<T>) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(std::bit_cast<double>(value));
+  } else if constexpr (std::is_enum_v<T>) {
     return static_cast<T>(value);
   } else if constexpr (std::is_signed_v<T>) {
     return static_cast<T>(static_cast<int64_t>(value >> 1) ^ -static_cast<int64_t>(value & 1));

@@ -66,6 +66,44 @@ class DumpSink final : public RecordSink {
     Emit();
   }
 
+  void OnPcSample(const PcSampleRecord& sample) override {
+    line_.assign("pc_sample pid=" + std::to_string(sample.pid) + " cubin=");
+    AppendHex(sample.cubin_crc);
+    line_ += " function=";
+    AppendQuoted(line_, Str(sample.function));
+    line_ += " pc=";
+    AppendHex(sample.pc_offset);
+    line_ += " correlation_id=" + std::to_string(sample.correlation_id);
+    for (const PcStallCount& stall : sample.stalls) {
+      line_ += " stall=";
+      AppendQuoted(line_, Str(stall.reason));
+      line_ += ':' + std::to_string(stall.samples);
+    }
+    Emit();
+  }
+
+  void OnCubin(const CubinRecord& cubin) override {
+    line_.assign("cubin pid=" + std::to_string(cubin.pid) + " crc=");
+    AppendHex(cubin.crc);
+    line_ += " bytes=" + std::to_string(cubin.bytes) + " file=";
+    AppendQuoted(line_, Str(cubin.file));
+    Emit();
+  }
+
+  void OnSassLine(const SassLineRecord& line) override {
+    line_.assign("sass_line cubin=");
+    AppendHex(line.cubin_crc);
+    line_ += " function=";
+    AppendQuoted(line_, Str(line.function));
+    line_ += " pc=";
+    AppendHex(line.pc_offset);
+    line_ += " file=";
+    AppendQuoted(line_, Str(line.file));
+    line_ += " line=" + std::to_string(line.line) + " instruction=";
+    AppendQuoted(line_, Str(line.instruction));
+    Emit();
+  }
+
 #define GPUPERF_DUMP_ON(Type, name, plural, number)                      \
   void On##Type(std::span<const Type##Record> records) override {        \
     for (const Type##Record& record : records) DumpFixed(#name, record); \
@@ -86,6 +124,10 @@ class DumpSink final : public RecordSink {
         AppendQuoted(line_, Str(static_cast<StringId>(value)));
       } else if constexpr (std::is_enum_v<FieldT>) {
         line_ += EnumName(value);
+      } else if constexpr (std::is_floating_point_v<FieldT>) {
+        char buf[40];
+        std::snprintf(buf, sizeof(buf), "%.10g", static_cast<double>(value));
+        line_ += buf;
       } else {
         line_ += std::to_string(value);
       }

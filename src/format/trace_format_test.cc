@@ -42,6 +42,8 @@ T MakeRecord(TraceWriter& writer, uint64_t seed) {
     ++index;
     if constexpr (std::is_enum_v<FieldT>) {
       value = static_cast<FieldT>(1 + (seed + index) % 2);
+    } else if constexpr (std::is_floating_point_v<FieldT>) {
+      value = static_cast<FieldT>(seed) * 1.25 + 1.0 / (index + 3);  // not an integer
     } else if (enc == format::FieldEnc::kString) {
       value = writer.InternString(std::string(name) + "-" + std::to_string(seed % 3));
     } else if (enc == format::FieldEnc::kStack) {

@@ -16,6 +16,7 @@
 
 #include "base/crc32c.h"
 #include "format/file_format.h"
+#include "format/gpu_profile_codec.h"
 #include "format/record_codec.h"
 
 namespace gpuperf {
@@ -204,6 +205,21 @@ class Reader {
           for (const PythonCodeRecord& code : python_codes_) sink_.OnPythonCode(code);
         }
         break;
+      case format::kChunkGpuProfile:
+        switch (format::DecodeGpuProfile(in, count, ids_, gpu_profile_)) {
+          case format::GpuProfileDecode::kOk:
+            for (const PcSampleRecord& s : gpu_profile_.pc_samples) sink_.OnPcSample(s);
+            for (const CubinRecord& c : gpu_profile_.cubins) sink_.OnCubin(c);
+            for (const SassLineRecord& l : gpu_profile_.sass_lines) sink_.OnSassLine(l);
+            break;
+          case format::GpuProfileDecode::kMalformed:
+            ok = false;
+            break;
+          case format::GpuProfileDecode::kUnknownKind:  // from a newer gpuperf
+            ++report_.chunks_unknown;
+            return;
+        }
+        break;
 #define GPUPERF_READER_CASE(Type, name, plural, number)               \
   case number:                                                        \
     ok = format::DecodeFixed(in, count, ids_, plural##_);             \
@@ -267,6 +283,7 @@ class Reader {
   std::vector<StackRecord> stacks_;
   std::vector<SymbolRecord> symbols_;
   std::vector<PythonCodeRecord> python_codes_;
+  format::GpuProfileChunk gpu_profile_;
 #define GPUPERF_READER_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural##_;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_BUFFER)
 #undef GPUPERF_READER_BUFFER

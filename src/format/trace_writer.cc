@@ -15,6 +15,7 @@
 #include "base/crc32c.h"
 #include "format/file_format.h"
 #include "format/file_trace_writer.h"
+#include "format/gpu_profile_codec.h"
 #include "format/record_codec.h"
 
 namespace gpuperf {
@@ -87,6 +88,14 @@ class FileTraceWriter final : public TraceWriter {
     if (pending_python_codes_.size() >= options_.records_per_chunk) FlushDefinitions();
   }
 
+  void AddPcSample(const PcSampleRecord& sample) override {
+    AddGpuProfile(pending_pc_samples_, sample);
+  }
+  void AddCubin(const CubinRecord& cubin) override { AddGpuProfile(pending_cubins_, cubin); }
+  void AddSassLine(const SassLineRecord& line) override {
+    AddGpuProfile(pending_sass_lines_, line);
+  }
+
 #define GPUPERF_WRITER_ADD_IMPL(Type, name, plural, number)                              \
   void Add(const Type##Record& record) override {                                        \
     plural##_.push_back(record);                                                         \
@@ -109,6 +118,7 @@ class FileTraceWriter final : public TraceWriter {
 #define GPUPERF_WRITER_FLUSH(Type, name, plural, number) FlushRecords(plural##_, number);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_FLUSH)
 #undef GPUPERF_WRITER_FLUSH
+    FlushGpuProfile();
     Status status = last_error_;
     last_error_ = Status::Ok();
     return status;
@@ -156,6 +166,30 @@ class FileTraceWriter final : public TraceWriter {
       WriteChunk(format::kChunkPythonCodes, pending_python_codes_.size());
       pending_python_codes_.clear();
     }
+  }
+
+  template <class T>
+  void AddGpuProfile(std::vector<T>& pending, const T& record) {
+    pending.push_back(record);
+    if (pending.size() >= options_.records_per_chunk) FlushGpuProfile();
+  }
+
+  // Cubins before the lines and samples that point into them.
+  void FlushGpuProfile() {
+    if (pending_cubins_.empty() && pending_sass_lines_.empty() && pending_pc_samples_.empty()) {
+      return;
+    }
+    FlushDefinitions();
+    auto write = [this](auto& pending, auto encode) {
+      if (pending.empty()) return;
+      raw_.clear();
+      encode(pending, raw_);
+      WriteChunk(format::kChunkGpuProfile, pending.size());
+      pending.clear();
+    };
+    write(pending_cubins_, format::EncodeCubins);
+    write(pending_sass_lines_, format::EncodeSassLines);
+    write(pending_pc_samples_, format::EncodePcSamples);
   }
 
   template <class T>
@@ -213,6 +247,9 @@ class FileTraceWriter final : public TraceWriter {
   std::vector<StackRecord> pending_stacks_;
   std::vector<SymbolRecord> pending_symbols_;
   std::vector<PythonCodeRecord> pending_python_codes_;
+  std::vector<PcSampleRecord> pending_pc_samples_;
+  std::vector<CubinRecord> pending_cubins_;
+  std::vector<SassLineRecord> pending_sass_lines_;
 #define GPUPERF_WRITER_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural##_;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITER_BUFFER)
 #undef GPUPERF_WRITER_BUFFER

@@ -36,6 +36,35 @@ void ReadSwitch(const char* name, const char* yes, const char* no, bool* value,
   }
 }
 
+void ReadHardwareSettings(Config& config, std::string* error) {
+  if (const char* set = std::getenv("GPUPERF_METRICS"); set && *set) config.metric_set = set;
+  if (const char* regex = std::getenv("GPUPERF_METRICS_KERNEL")) config.metric_kernel_regex = regex;
+  if (const char* ranges = std::getenv("GPUPERF_METRICS_RANGES"); ranges && *ranges) {
+    const std::string text = ranges;
+    if (text == "nvtx") {
+      config.metric_ranges = MetricRanges::kNvtx;
+    } else if (text.rfind("window:", 0) == 0 && text.size() > 7 &&
+               text.find_first_not_of("0123456789", 7) == std::string::npos) {
+      config.metric_ranges = MetricRanges::kWindows;
+      config.metric_window_ms = static_cast<uint32_t>(std::strtoul(text.c_str() + 7, nullptr, 10));
+    } else if (text != "kernel" && error->empty()) {
+      *error = "GPUPERF_METRICS_RANGES=" + text + " is not kernel, nvtx or window:MS";
+    }
+  }
+  ReadSwitch("GPUPERF_PC_SAMPLING", "1", "0", &config.pc_sampling, error);
+  uint64_t value = 0;
+  if (ReadUint("GPUPERF_PC_PERIOD", &value, error) && value) {
+    if (value >= 5 && value <= 31) {
+      config.pc_sampling_period = static_cast<uint32_t>(value);
+    } else if (error->empty()) {
+      *error = "GPUPERF_PC_PERIOD=" + std::to_string(value) + " is not within 5..31";
+    }
+  }
+  value = 0;
+  if (ReadUint("GPUPERF_CUBIN_CAP_MB", &value, error) && value)
+    config.cubin_cap_bytes = value << 20;
+}
+
 }  // namespace
 
 Config ReadConfigFromEnvironment(std::string* error) {
@@ -105,6 +134,14 @@ Config ReadConfigFromEnvironment(std::string* error) {
   value = 0;
   if (ReadUint("GPUPERF_SAMPLE_LAUNCHES", &value, error)) {
     config.sample_launches_per_s = static_cast<uint32_t>(std::min<uint64_t>(value, 1u << 30));
+  }
+  ReadHardwareSettings(config, error);
+  // The flight ring keeps timed records of a window; PC samples and metric ranges are totals
+  // of the run (record refuses the mix; this is for a hand-set environment).
+  if (config.flight_window_ms && (config.pc_sampling || !config.metric_set.empty())) {
+    config.pc_sampling = false;
+    config.metric_set.clear();
+    if (error->empty()) *error = "GPUPERF_FLIGHT_MS turns PC sampling and metrics off";
   }
   // Keep buffers sane: CUPTI needs room for at least a few records per buffer.
   if (config.buffer_bytes < (64u << 10)) config.buffer_bytes = 64u << 10;

@@ -11,6 +11,10 @@
 
 namespace gpuperf::inject {
 
+// What `gpuperf metrics` measures one range of: each kernel (kernel replay, serialized), or
+// each NVTX range, or each time window (one pass, kernels stay concurrent).
+enum class MetricRanges { kKernels, kNvtx, kWindows };
+
 struct Config {
   std::string output_dir = ".";
   uint32_t activities = kDefaultActivities;
@@ -55,6 +59,17 @@ struct Config {
   bool flight_on_error = true;               // dump when a CUDA call returns an error
   // --sample-launches: at most this many launch stacks per second per thread (0: all).
   uint32_t sample_launches_per_s = 0;
+
+  // Hardware profilers (docs/hardware-metrics.md). `gpuperf metrics` names a metric set;
+  // `gpuperf record --pc-sampling` turns PC sampling on. One of the two per process: CUPTI
+  // refuses PC sampling once its profiler API is initialized.
+  std::string metric_set;           // GPUPERF_METRICS=basic|memory|compute|tensor; empty: off
+  std::string metric_kernel_regex;  // GPUPERF_METRICS_KERNEL: per-kernel mode, matching kernels
+  MetricRanges metric_ranges = MetricRanges::kKernels;  // GPUPERF_METRICS_RANGES
+  uint32_t metric_window_ms = 0;                        // ... =window:MS
+  bool pc_sampling = false;                             // GPUPERF_PC_SAMPLING=1
+  uint32_t pc_sampling_period = 0;  // GPUPERF_PC_PERIOD: 2^N cycles, 5..31; 0: CUPTI's default
+  uint64_t cubin_cap_bytes = uint64_t{4} << 30;  // GPUPERF_CUBIN_CAP_MB: cubins saved, at most
 };
 
 // Parses GPUPERF_* variables. `error` receives a description of the first bad value

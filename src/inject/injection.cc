@@ -18,6 +18,7 @@
 
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
+#include "inject/cupti/hardware.h"
 #include "inject/log.h"
 #include "inject/power/power_sampler.h"
 #include "inject/rank_identity.h"
@@ -80,6 +81,8 @@ void FinishRecording(const char* why) {
   // The exit path's forced flush must be the last delivery: a periodic flush still
   // running on the writer thread would otherwise race with shutdown.
   recorder->writer.StopCuptiFlushes(2000);
+  // Ranges still being measured, the last PC samples.
+  FinishHardwareProfilers();
   // Forced: CUPTI also hands over records of work that had not finished.
   FlushActivities(true);
   recorder->disabled.store(true);
@@ -164,6 +167,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
     recorder.capturing.store(inside);
     LogVerbose("capture range %s", inside ? "started" : "ended");
   }
+  CollectHardwareData();
   // Every linked call yields a record only when these kinds are all on (the default).
   constexpr uint32_t kLinkedKinds = kActKernel | kActMemcpy | kActMemset | kActMemory;
   if (inside && recorder.subscribed &&
@@ -275,9 +279,11 @@ void Initialize() {
   // kinds, so --no-stacks keeps them). Only with neither, or GPUPERF_API_SOURCE=cupti and
   // no stacks, is CUPTI's single subscriber slot left free for another tool.
   const bool api_records = (r.config.activities & (kActRuntime | kActDriver)) != 0;
-  if (r.config.stacks || (r.config.api_from_callbacks && api_records)) {
+  const bool hardware = !r.config.metric_set.empty() || r.config.pc_sampling;
+  if (r.config.stacks || (r.config.api_from_callbacks && api_records) || hardware) {
     r.subscribed = EnableCallbacks(r);
   }
+  if (hardware) StartHardwareProfilers(r);
   if (r.config.delay_ms == 0) {
     EnableActivities(r, true);
     r.capturing.store(true);

@@ -58,6 +58,14 @@ void LogOnce(const char* format, ...) {
   va_end(args);
 }
 
+void LogOnceFor(const void* key, const char* format, ...) {
+  if (g_level.load() < static_cast<int>(LogLevel::kNormal) || !FirstTime(key)) return;
+  va_list args;
+  va_start(args, format);
+  Emit(format, args);
+  va_end(args);
+}
+
 void LogVerbose(const char* format, ...) {
   if (g_level.load() < static_cast<int>(LogLevel::kVerbose)) return;
   va_list args;

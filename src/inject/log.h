@@ -11,6 +11,8 @@ LogLevel GetLogLevel();
 
 // printf-style; prints at most once per call site key (the format string's address).
 void LogOnce(const char* format, ...) __attribute__((format(printf, 1, 2)));
+// As LogOnce, once per `key` rather than per format (many messages, one format).
+void LogOnceFor(const void* key, const char* format, ...) __attribute__((format(printf, 2, 3)));
 // printf-style; only with GPUPERF_LOG=verbose.
 void LogVerbose(const char* format, ...) __attribute__((format(printf, 1, 2)));
 

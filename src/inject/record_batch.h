@@ -22,13 +22,16 @@ struct RecordBatch {
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_VECTOR)
 #undef GPUPERF_BATCH_VECTOR
   std::vector<DeviceUuid> device_uuids;
+  // PC sampling (variable length): the cubins first, then samples that point into them.
+  std::vector<CubinRecord> cubins;
+  std::vector<PcSampleRecord> pc_samples;
 
   size_t RecordCount() const {
     size_t n = 0;
 #define GPUPERF_BATCH_COUNT(Type, name, plural, number) n += plural.size();
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_COUNT)
 #undef GPUPERF_BATCH_COUNT
-    return n;
+    return n + cubins.size() + pc_samples.size();
   }
   // Approximate heap bytes, for the memory budget.
   size_t ApproxBytes() const {
@@ -37,6 +40,10 @@ struct RecordBatch {
   n += plural.capacity() * sizeof(Type##Record);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_BATCH_BYTES)
 #undef GPUPERF_BATCH_BYTES
+    n += cubins.capacity() * sizeof(CubinRecord);
+    for (const PcSampleRecord& s : pc_samples) {
+      n += sizeof(PcSampleRecord) + s.stalls.capacity() * sizeof(PcStallCount);
+    }
     return n;
   }
 };

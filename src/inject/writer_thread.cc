@@ -228,6 +228,8 @@ void WriterThread::WriteCycle() {
   for (const auto& record : batch->plural) writer_->Add(record);
     GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_BATCH)
 #undef GPUPERF_WRITE_BATCH
+    for (const CubinRecord& cubin : batch->cubins) writer_->AddCubin(cubin);
+    for (const PcSampleRecord& sample : batch->pc_samples) writer_->AddPcSample(sample);
   }
   for (const ApiRecord& call : api_calls) writer_->Add(call);
   for (const LaunchLinkRecord& link : links) writer_->Add(link);

@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "gpuperf/kernel_frame_word.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stack_marker.h"
 #include "gpuperf/trace_append.h"
@@ -43,8 +44,10 @@ class StackAndModuleSink : public RecordSink {
   void OnStack(const StackRecord& stack) override {
     for (size_t i = 0; i < stack.pcs.size(); ++i) {
       // Python frames are code ids and markers stand for no frame, not addresses: the
-      // analysis names them.
-      if (IsPythonFrameWord(stack.pcs[i]) || IsStackMarkerWord(stack.pcs[i])) continue;
+      // analysis names them. Kernel frames were named by the recorder
+      // (gpuperf/kernel_frame_word.h).
+      const uint64_t word = stack.pcs[i];
+      if (IsPythonFrameWord(word) || IsStackMarkerWord(word) || IsKernelFrameWord(word)) continue;
       bool return_address = i > 0 || innermost_is_return_address;
       auto [it, added] = pcs.emplace(PcKey{stack.pid, stack.pcs[i]}, return_address);
       if (!added) it->second = it->second || return_address;

@@ -485,6 +485,74 @@ uint64_t ThreadCpuNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
+// For `gpuperf metrics`: kernels whose names give the fake's counters a memory-bound, a
+// compute-bound and a latency-bound profile (fake_cupti/hw_control.cc), the first step inside
+// an NVTX range with a nested one, a graph launch (never measured per kernel), then M rounds.
+int Metrics(int argc, char** argv) {
+  const int rounds = ArgOr(argc, argv, 2, 2);
+  const char* kKernels[] = {"_Z11copy_kernelPK6float4PS_m", "_Z10fma_kernelPfi",
+                            "_Z14latency_kernelPKjPji"};
+  fake_cupti_nvtx_push("step");
+  Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, "step");
+  fake_cupti_nvtx_push("inner");
+  LaunchKernel(kKernels[0], /*nested=*/true);
+  fake_cupti_nvtx_pop();
+  LaunchKernel(kKernels[1]);
+  fake_cupti_nvtx_pop();
+  Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, nullptr);
+  GraphLaunch(7);
+  for (int r = 0; r < rounds; ++r) {
+    for (const char* kernel : kKernels) LaunchKernel(kernel, /*nested=*/r % 2 == 1);
+  }
+  DeviceSynchronize();
+  ReportCounts();
+  return 0;
+}
+
+// For `gpuperf record --pc-sampling`: loads CUBIN as a module of the context, launches
+// FUNCTION, and queues the samples given as OFFSET:STALL_INDEX:COUNT (the fake's stall indexes
+// are 2, 5, 9); half before and half after a pause of two flush periods, so that both the
+// periodic collection and the one at exit deliver some.
+int PcSampling(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "fake-app: pc_sampling CUBIN FUNCTION [OFFSET:STALL:COUNT...]\n");
+    return 2;
+  }
+  FILE* file = fopen(argv[2], "rb");
+  if (file == nullptr) {
+    fprintf(stderr, "fake-app: cannot open %s\n", argv[2]);
+    return 2;
+  }
+  std::vector<char> cubin;
+  char chunk[4096];
+  for (size_t n; (n = fread(chunk, 1, sizeof(chunk), file)) > 0;)
+    cubin.insert(cubin.end(), chunk, chunk + n);
+  fclose(file);
+  const uint64_t crc = fake_cupti_load_module(g_context, cubin.data(), cubin.size());
+  const char* function = argv[3];
+  uint64_t samples = 0;
+  for (int i = 4; i < argc; ++i) {
+    if (i == 4 + (argc - 4) / 2) {
+      LaunchKernel(function);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    }
+    unsigned long long offset = 0;
+    unsigned stall = 0, count = 0;
+    if (sscanf(argv[i], "%llx:%u:%u", &offset, &stall, &count) != 3) {
+      fprintf(stderr, "fake-app: bad sample '%s'\n", argv[i]);
+      return 2;
+    }
+    if (fake_cupti_pc_sample(g_context, crc, function, offset, stall, count)) samples += count;
+  }
+  LaunchKernel(function);
+  DeviceSynchronize();
+  ReportCounts();
+  printf("fake-app: cubin_crc=%016llx pc_samples=%llu\n", (unsigned long long)crc,
+         (unsigned long long)samples);
+  fflush(stdout);
+  return 0;
+}
+
 int Many(int argc, char** argv) {
   int launches = ArgOr(argc, argv, 2, 200000);
   const auto start = std::chrono::steady_clock::now();
@@ -858,6 +926,8 @@ const Scenario kScenarios[] = {
     {"chain", Chain,
      "[N=4] [M=300]: N threads x M launches through libraries without frame pointers"},
 #endif
+    {"metrics", Metrics, "[M=2]: copy/fma/latency kernels, NVTX ranges, a graph, M rounds"},
+    {"pc_sampling", PcSampling, "CUBIN FUNCTION [OFFSET:STALL:COUNT...]: a module and samples"},
     {"churn", Churn, "[N=10000] [M=2]: N short-lived threads (8 at a time) x M launches, RSS"},
     {"self_kill", SelfKill, "[M=300] [WAIT_MS=700]: launches, a pause, then SIGKILL to itself"},
     {"abort", Abort, "[M=300]: launches, then an uncaught exception (abort)"},

@@ -47,8 +47,10 @@ uint64_t TestTrace::PcFor(uint32_t pid, const std::string& frame) {
     pc = kModuleBase + std::stoull(frame, nullptr, 16);
   } else {
     const size_t bang = frame.find('!');
-    const std::string module =
-        bang == std::string::npos ? "/opt/app/libapp.so" : "/usr/lib/" + frame.substr(0, bang);
+    // "[kernel]!schedule": a kernel frame of a CPU sample, named as the recorder names them.
+    const std::string module = bang == std::string::npos ? "/opt/app/libapp.so"
+                               : frame[0] == '['         ? frame.substr(0, bang)
+                                                         : "/usr/lib/" + frame.substr(0, bang);
     const std::string function = bang == std::string::npos ? frame : frame.substr(bang + 1);
     SymbolRecord symbol;
     symbol.pid = pid;

@@ -27,7 +27,8 @@ class TestTrace {
   // A stack of symbolized frames, outermost first. Names starting with "0x" stay
   // unsymbolized (their PC is inside the process's module, so they resolve to
   // "libapp.so+0x..."). "module!function" puts the function in that module (e.g.
-  // "libpython3.11.so!_PyEval_EvalFrameDefault"). Returns the new stack id.
+  // "libpython3.11.so!_PyEval_EvalFrameDefault"; "[kernel]!schedule" is a kernel frame).
+  // Returns the new stack id.
   StackId Stack(uint32_t pid, const std::vector<std::string>& frames_outermost_first);
 
   // A Python code object of process `pid`: lines from `first_line` + 1 on, one line per

@@ -6,13 +6,22 @@
 
 namespace gpuperf {
 
+namespace {
+
+// Fields named *_ns that are not CLOCK_MONOTONIC times: wall-clock time, and durations.
+bool IsMonotonicTime(std::string_view name) {
+  return name.ends_with("_ns") && name != "realtime_ns" && name != "weight_ns" &&
+         name != "blocked_ns";
+}
+
+}  // namespace
+
 template <class R>
 void ShiftRecordTimes(R& record, int64_t offset_ns) {
   format::ForEachField(record, [offset_ns](const char* field, auto& value, format::FieldEnc) {
     using FieldT = std::remove_cvref_t<decltype(value)>;
     if constexpr (std::is_same_v<FieldT, uint64_t>) {
-      const std::string_view name(field);
-      if (name.ends_with("_ns") && name != "realtime_ns" && value != 0) {
+      if (IsMonotonicTime(field) && value != 0) {
         value = static_cast<uint64_t>(static_cast<int64_t>(value) + offset_ns);
       }
     }

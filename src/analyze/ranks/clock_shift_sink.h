@@ -21,6 +21,10 @@ class ClockShiftSink final : public RecordSink {
   void OnStack(const StackRecord& stack) override { inner_.OnStack(stack); }
   void OnSymbol(const SymbolRecord& symbol) override { inner_.OnSymbol(symbol); }
   void OnPythonCode(const PythonCodeRecord& code) override { inner_.OnPythonCode(code); }
+  // PC sampling's records carry no time.
+  void OnPcSample(const PcSampleRecord& sample) override { inner_.OnPcSample(sample); }
+  void OnCubin(const CubinRecord& cubin) override { inner_.OnCubin(cubin); }
+  void OnSassLine(const SassLineRecord& line) override { inner_.OnSassLine(line); }
 #define GPUPERF_SHIFT_ON(Type, name, plural, number)              \
   void On##Type(std::span<const Type##Record> records) override { \
     inner_.On##Type(Shifted(records, plural##_));                 \

@@ -58,6 +58,10 @@ TEST(ClockShift, MovesEveryTimestampAndNothingElse) {
       {"clock", "monotonic_ns=1005"},  // realtime_ns is wall-clock time: never shifted
       {"stat", ""},
       {"module", ""},
+      {"cpu_sample", "timestamp_ns=1005"},  // weight_ns and blocked_ns are durations
+      {"off_cpu", "start_ns=1005 end_ns=1005"},
+      {"metric_range", "start_ns=1005 end_ns=1005"},
+      {"metric_value", ""},
       {"rank", ""},
       {"power_sample", "timestamp_ns=1005"},
   };
@@ -78,8 +82,31 @@ class Collect final : public RecordSink {
   void OnKernel(std::span<const KernelRecord> records) override {
     kernels.insert(kernels.end(), records.begin(), records.end());
   }
+  void OnPcSample(const PcSampleRecord& sample) override { pc_samples.push_back(sample); }
+  void OnCubin(const CubinRecord&) override { ++cubins; }
+  void OnSassLine(const SassLineRecord&) override { ++sass_lines; }
   std::vector<KernelRecord> kernels;
+  std::vector<PcSampleRecord> pc_samples;
+  int cubins = 0, sass_lines = 0;
 };
+
+TEST(ClockShift, PcSamplingRecordsPassThrough) {
+  Collect inner;
+  ClockAlignment identity;
+  ClockShiftSink sink(inner, identity);
+  PcSampleRecord sample;
+  sample.pid = 3;
+  sample.pc_offset = 0x40;
+  sample.stalls = {{7, 12}};
+  sink.OnPcSample(sample);
+  sink.OnCubin(CubinRecord{});
+  sink.OnSassLine(SassLineRecord{});
+  ASSERT_EQ(inner.pc_samples.size(), 1u);
+  EXPECT_EQ(inner.pc_samples[0].pc_offset, 0x40u);
+  EXPECT_EQ(inner.pc_samples[0].stalls[0].samples, 12u);
+  EXPECT_EQ(inner.cubins, 1);
+  EXPECT_EQ(inner.sass_lines, 1);
+}
 
 TEST(ClockShift, SinkShiftsEachProcessByItsHostsOffset) {
   // An alignment with pid 2 on a host 7 s ahead (built the way AlignClocks does).

@@ -17,7 +17,8 @@ namespace {
 constexpr SectionFactory kSections[] = {
     MakeProcessesSection, MakeKernelsSection, MakeApiSection,         MakeCopiesSection,
     MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
-    MakeOverheadSection,  MakeLossSection,    MakeRanksSection,       MakeEnergySection,
+    MakeOverheadSection,  MakeCpuSection,     MakeLossSection,        MakeHardwareSection,
+    MakeRanksSection,     MakeEnergySection,
     MakeInsightsSection,  // last: its rules read what the other sections found
 };
 
@@ -104,6 +105,11 @@ void ReportContext::ResolveStack(StackId id, uint32_t tid, std::vector<Frame>& o
   symbols_.ResolveStack(stacks_[id], out, tid);
 }
 
+std::string ReportContext::ThreadName(uint32_t pid, uint32_t tid) const {
+  auto it = thread_names_.find(uint64_t{pid} << 32 | tid);
+  return it == thread_names_.end() ? std::string() : Str(it->second);
+}
+
 void ReportContext::LinkApiCalls(uint32_t pid) {
   if (std::find(api_calls_linked_.begin(), api_calls_linked_.end(), pid) !=
       api_calls_linked_.end()) {
@@ -154,7 +160,10 @@ class ReportBuilder final : public RecordSink {
     context_.symbols_.AddPythonCode(code);
   }
   void OnThread(std::span<const ThreadRecord> records) override {
-    for (const auto& r : records) context_.symbols_.AddThread(r);
+    for (const auto& r : records) {
+      context_.symbols_.AddThread(r);
+      if (r.name != 0) context_.thread_names_[uint64_t{r.pid} << 32 | r.tid] = r.name;
+    }
   }
   void OnModule(std::span<const ModuleRecord> records) override {
     for (const auto& r : records) context_.symbols_.AddModule(r);
@@ -254,6 +263,35 @@ class ReportBuilder final : public RecordSink {
   void OnOverhead(std::span<const OverheadRecord> records) override {
     auto kept = Kept(records, overheads_, [&](const OverheadRecord& o) { return PidOk(o.pid); });
     for (auto& s : sections_) s->OnOverheads(kept);
+  }
+  void OnCpuSample(std::span<const CpuSampleRecord> records) override {
+    auto kept = Kept(records, cpu_samples_, [&](const CpuSampleRecord& c) {
+      return PidOk(c.pid) && TimeOk(c.timestamp_ns);
+    });
+    for (auto& s : sections_) s->OnCpuSamples(kept);
+  }
+  void OnOffCpu(std::span<const OffCpuRecord> records) override {
+    auto kept = Kept(records, off_cpus_,
+                     [&](const OffCpuRecord& o) { return PidOk(o.pid) && TimeOk(o.start_ns); });
+    for (auto& s : sections_) s->OnOffCpu(kept);
+  }
+
+  void OnMetricRange(std::span<const MetricRangeRecord> records) override {
+    auto kept =
+        Kept(records, metric_ranges_, [&](const MetricRangeRecord& r) { return PidOk(r.pid); });
+    for (auto& s : sections_) s->OnMetricRanges(kept);
+  }
+  void OnMetricValue(std::span<const MetricValueRecord> records) override {
+    auto kept =
+        Kept(records, metric_values_, [&](const MetricValueRecord& v) { return PidOk(v.pid); });
+    for (auto& s : sections_) s->OnMetricValues(kept);
+  }
+  void OnPcSample(const PcSampleRecord& sample) override {
+    if (!PidOk(sample.pid)) return;
+    for (auto& s : sections_) s->OnPcSample(sample);
+  }
+  void OnSassLine(const SassLineRecord& line) override {
+    for (auto& s : sections_) s->OnSassLine(line);
   }
 
   ReportModel Finish(const ReadReport& read_report) {
@@ -355,8 +393,12 @@ class ReportBuilder final : public RecordSink {
   std::vector<MemoryRecord> memory_;
   std::vector<NvtxRecord> nvtx_;
   std::vector<OverheadRecord> overheads_;
+  std::vector<CpuSampleRecord> cpu_samples_;
+  std::vector<OffCpuRecord> off_cpus_;
   std::vector<LaunchLinkRecord> links_;
   std::vector<LaunchLinkRecord> kept_links_;
+  std::vector<MetricRangeRecord> metric_ranges_;
+  std::vector<MetricValueRecord> metric_values_;
 };
 
 namespace {

@@ -155,6 +155,8 @@ class ReportContext {
   // Every frame of that stack, outermost first (empty for an unknown stack); the views
   // stay valid as long as the context.
   void ResolveStack(StackId id, uint32_t tid, std::vector<Frame>& out);
+  const std::vector<std::string>& strings() const { return strings_; }
+  std::string ThreadName(uint32_t pid, uint32_t tid) const;
   // The link of an API call (its stack, thread, enter time), when the trace has one. The
   // report keeps the links of calls that wait or allocate, not of those that launch
   // kernels, copies or sets (see LinkApiCalls).
@@ -196,6 +198,7 @@ class ReportContext {
   std::vector<std::string> strings_;
   std::vector<StackRecord> stacks_;
   SymbolTable symbols_;
+  std::unordered_map<uint64_t, StringId> thread_names_;  // (pid << 32 | tid)
   Correlator correlator_;  // the links of API calls: FindLink, LinkApiCalls
   PerProcess<ProcessInfo> processes_;
   std::vector<uint32_t> api_calls_linked_;  // pids LinkApiCalls has done
@@ -220,9 +223,15 @@ class ReportSection {
   virtual void OnMemory(std::span<const MemoryRecord> records) {}
   virtual void OnNvtxRanges(std::span<const NvtxRecord> records) {}
   virtual void OnOverheads(std::span<const OverheadRecord> records) {}
+  virtual void OnCpuSamples(std::span<const CpuSampleRecord> records) {}
+  virtual void OnOffCpu(std::span<const OffCpuRecord> records) {}
   // Every launch link of the selected processes (unfiltered by time: a link is where a
   // record's stack is found, whenever the record falls).
   virtual void OnLaunchLinks(std::span<const LaunchLinkRecord> records) {}
+  virtual void OnMetricRanges(std::span<const MetricRangeRecord> records) {}
+  virtual void OnMetricValues(std::span<const MetricValueRecord> records) {}
+  virtual void OnPcSample(const PcSampleRecord& sample) {}
+  virtual void OnSassLine(const SassLineRecord& line) {}
   // After the whole trace, in the order the sections are listed in report_builder.cc.
   virtual void Finish(ReportModel& model) = 0;
 };
@@ -239,10 +248,12 @@ std::unique_ptr<ReportSection> MakeMemorySection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeUtilizationSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeNvtxSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeOverheadSection(ReportContext& context);
+std::unique_ptr<ReportSection> MakeCpuSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeRanksSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeEnergySection(ReportContext& context);
 // analyze/insights/insights_section.cc; only with ReportOptions::insights.
 std::unique_ptr<ReportSection> MakeInsightsSection(ReportContext& context);
+std::unique_ptr<ReportSection> MakeHardwareSection(ReportContext& context);
 
 }  // namespace gpuperf::report

@@ -208,6 +208,54 @@ std::string FormatMetric(MetricUnit unit, double value) {
   return std::to_string(value);
 }
 
+bool ParseComparison(std::string_view text, Comparison* out, std::string* why) {
+  if (text.empty() || (text.front() != '<' && text.front() != '>')) {
+    *why = "no comparison (>, >=, <, <=)";
+    return false;
+  }
+  const bool greater = text.front() == '>';
+  text.remove_prefix(1);
+  const bool or_equal = !text.empty() && text.front() == '=';
+  if (or_equal) text.remove_prefix(1);
+  out->op = greater ? (or_equal ? FailCondition::Op::kGreaterEqual : FailCondition::Op::kGreater)
+                    : (or_equal ? FailCondition::Op::kLessEqual : FailCondition::Op::kLess);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  double sign = 1;
+  out->relative_to_base = !text.empty() && (text.front() == '+' || text.front() == '-');
+  if (out->relative_to_base) {
+    sign = text.front() == '-' ? -1 : 1;
+    text.remove_prefix(1);
+  }
+  double number = 0;
+  if (!SplitNumber(text, &number, &out->unit)) {
+    *why = "no number after the comparison";
+    return false;
+  }
+  out->number = sign * number;
+  return true;
+}
+
+double ChangeFromBase(bool percent, double base, double now) {
+  if (!percent) return now - base;
+  // Anything from nothing is an infinite increase, nothing from nothing none.
+  if (base == 0) return now > 0 ? INFINITY : 0;
+  return (now - base) / base * 100.0;
+}
+
+bool Holds(FailCondition::Op op, double value, double threshold) {
+  switch (op) {
+    case FailCondition::Op::kGreater:
+      return value > threshold;
+    case FailCondition::Op::kGreaterEqual:
+      return value >= threshold;
+    case FailCondition::Op::kLess:
+      return value < threshold;
+    case FailCondition::Op::kLessEqual:
+      return value <= threshold;
+  }
+  return false;
+}
+
 Result<FailCondition> ParseFailCondition(std::string_view text) {
   FailCondition c;
   c.text = std::string(text);
@@ -229,42 +277,32 @@ Result<FailCondition> ParseFailCondition(std::string_view text) {
                                                    "': unknown metric '" + std::string(name) +
                                                    "' (metrics: " + names + ")");
   }
-  std::string_view rest = text.substr(op + 1);
-  const bool greater = text[op] == '>';
-  bool or_equal = false;
-  if (!rest.empty() && rest.front() == '=') {
-    or_equal = true;
-    rest.remove_prefix(1);
-  }
-  c.op = greater ? (or_equal ? FailCondition::Op::kGreaterEqual : FailCondition::Op::kGreater)
-                 : (or_equal ? FailCondition::Op::kLessEqual : FailCondition::Op::kLess);
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  double sign = 1;
-  if (!rest.empty() && (rest.front() == '+' || rest.front() == '-')) {
-    c.relative_to_base = true;
-    sign = rest.front() == '-' ? -1 : 1;
-    rest.remove_prefix(1);
-  }
-  double number = 0;
-  std::string_view unit;
-  if (!SplitNumber(rest, &number, &unit)) return bad("no number after the comparison");
+  Comparison comparison;
+  std::string why;
+  if (!ParseComparison(text.substr(op), &comparison, &why)) return bad(why);
+  c.op = comparison.op;
+  c.relative_to_base = comparison.relative_to_base;
+  const double threshold = comparison.number;  // signed
+  const std::string_view unit = comparison.unit;
+  // The threshold's text without its sign, for the unit parsers.
+  const std::string_view rest = text.substr(text.find_first_not_of("<>=+- ", op));
   if (unit == "%") {
     c.percent = true;
     if (!c.relative_to_base && c.metric->unit != MetricUnit::kFraction) {
       return bad("a percentage needs a sign (+10% means 10% more than the baseline)");
     }
-    c.threshold = sign * number;
+    c.threshold = threshold;
   } else if (unit.empty()) {
-    if (c.metric->unit == MetricUnit::kNs && number != 0) return bad("a time needs a unit");
-    c.threshold = sign * number;
+    if (c.metric->unit == MetricUnit::kNs && threshold != 0) return bad("a time needs a unit");
+    c.threshold = threshold;
   } else if (c.metric->unit == MetricUnit::kNs) {
     auto ns = ParseDurationNs(rest);
     if (!ns.ok()) return bad(ns.status().message());
-    c.threshold = sign * static_cast<double>(*ns);
+    c.threshold = (threshold < 0 ? -1.0 : 1.0) * static_cast<double>(*ns);
   } else if (c.metric->unit == MetricUnit::kBytes) {
     auto bytes = ParseBytes(rest);
     if (!bytes.ok()) return bad(bytes.status().message());
-    c.threshold = sign * static_cast<double>(*bytes);
+    c.threshold = (threshold < 0 ? -1.0 : 1.0) * static_cast<double>(*bytes);
   } else {
     return bad("unit '" + std::string(unit) + "' does not fit metric " +
                std::string(c.metric->name));
@@ -306,30 +344,11 @@ namespace {
 bool Violates(const FailCondition& c, double base, double now) {
   double value = now;
   if (c.relative_to_base) {
-    if (c.percent) {
-      if (base == 0) {
-        // Anything from nothing is an infinite increase, nothing from nothing none.
-        value = now > 0 ? INFINITY : 0;
-      } else {
-        value = (now - base) / base * 100.0;
-      }
-    } else {
-      value = now - base;
-    }
+    value = ChangeFromBase(c.percent, base, now);
   } else if (c.percent) {
     value = now * 100.0;  // a fraction metric against an absolute percentage
   }
-  switch (c.op) {
-    case FailCondition::Op::kGreater:
-      return value > c.threshold;
-    case FailCondition::Op::kGreaterEqual:
-      return value >= c.threshold;
-    case FailCondition::Op::kLess:
-      return value < c.threshold;
-    case FailCondition::Op::kLessEqual:
-      return value <= c.threshold;
-  }
-  return false;
+  return Holds(c.op, value, c.threshold);
 }
 
 std::string ThresholdText(const FailCondition& c) {

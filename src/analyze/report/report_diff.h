@@ -47,6 +47,21 @@ struct FailCondition {
 
 Result<FailCondition> ParseFailCondition(std::string_view text);
 
+// The comparison that ends a condition: op [sign] number [unit]. A sign makes the threshold a
+// change from the baseline. Shared with the hardware conditions (hardware_conditions.h).
+struct Comparison {
+  FailCondition::Op op = FailCondition::Op::kGreater;
+  bool relative_to_base = false;
+  double number = 0;  // signed
+  std::string_view unit;
+};
+// `text` starts at the operator. On error returns false and says why in `why`.
+bool ParseComparison(std::string_view text, Comparison* out, std::string* why);
+// The change from `base` to `now`: in percent of `base`, or in the metric's unit.
+double ChangeFromBase(bool percent, double base, double now);
+// Whether `value` op `threshold` holds (the condition is violated).
+bool Holds(FailCondition::Op op, double value, double threshold);
+
 // One value of a metric in both reports.
 struct MetricDelta {
   const DiffMetric* metric = nullptr;

@@ -17,6 +17,7 @@
 #include "analyze/insights/insight.h"
 #include "analyze/occupancy.h"
 #include "analyze/ranks/ranks_model.h"
+#include "analyze/report/hardware_model.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
@@ -198,6 +199,49 @@ struct OverheadSummary {
   uint64_t in_app_ns() const { return cupti_ns + callback_ns; }
 };
 
+// CPU time (`record --cpu/--off-cpu`, analyze/cpu_time.h): where threads ran and where
+// they blocked, with what waited for the GPU.
+struct CpuFunctionRow {
+  std::string function;     // as flame graphs show it
+  uint64_t self_ns = 0;     // on-CPU samples with this function innermost
+  uint64_t on_cpu_ns = 0;   // on-CPU samples with it anywhere on the stack
+  uint64_t off_cpu_ns = 0;  // blocked time with it anywhere on the stack
+};
+
+struct CpuThreadRow {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  std::string name;
+  uint64_t on_cpu_ns = 0;
+  uint64_t off_cpu_ns = 0;
+  uint64_t gpu_wait_ns = 0;   // on- or off-CPU inside CUDA calls that wait for the GPU
+  uint64_t preempted_ns = 0;  // runnable, waiting for a CPU
+  std::string top_function;   // the most on-CPU self time
+};
+
+// Where threads blocked: one row per stack and reason.
+struct CpuBlockRow {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  std::string reason;  // "GPU sync", or the scheduler's: "sleep", "uninterruptible", ...
+  uint64_t off_cpu_ns = 0;
+  uint64_t intervals = 0;
+  std::vector<std::string> stack;  // user frames, innermost first
+};
+
+struct CpuReport {
+  uint64_t on_cpu_ns = 0;
+  uint64_t samples = 0;
+  uint64_t off_cpu_ns = 0;
+  uint64_t intervals = 0;
+  uint64_t gpu_wait_ns = 0;               // off-CPU inside CUDA calls that wait for the GPU
+  uint64_t gpu_spin_ns = 0;               // on-CPU inside them
+  std::vector<CpuThreadRow> threads;      // most time first
+  std::vector<CpuFunctionRow> functions;  // most on-CPU self time first
+  std::vector<CpuBlockRow> blocked;       // most blocked time first
+  bool empty() const { return samples + intervals == 0; }
+};
+
 // A non-zero counter of what went wrong while recording or reading.
 struct LossRow {
   std::optional<uint32_t> pid;  // absent for problems of the reader
@@ -257,9 +301,12 @@ struct ReportModel {
   std::vector<LeakRow> leaks;
   std::vector<UtilizationRow> utilization;
   std::vector<NvtxRow> nvtx;
+  CpuReport cpu;
   OverheadSummary overhead;
-  RanksModel ranks;    // empty unless several ranks or NCCL kernels
-  EnergyModel energy;  // empty unless the recording read GPU power
+  std::vector<HardwareRow> hardware;     // `gpuperf metrics`: kernels, then ranges
+  std::vector<PcKernelRow> pc_sampling;  // `record --pc-sampling`: hot lines per kernel
+  RanksModel ranks;                      // empty unless several ranks or NCCL kernels
+  EnergyModel energy;                    // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
   bool insights_run = false;      // ReportOptions::insights was set
   std::vector<Insight> insights;  // most time at stake first

@@ -27,6 +27,7 @@ struct CallbackIdPlan {
   bool traced = false;  // an API record when it is the thread's outermost call
 };
 
+std::atomic<CallbackObserver> g_observer{nullptr};
 std::vector<CallbackIdPlan> g_runtime_plan;
 LaunchSampler g_sampler;          // --sample-launches
 StackId g_not_sampled_stack = 0;  // the stack its unsampled launches link to
@@ -217,6 +218,9 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
   auto* recorder = static_cast<Recorder*>(userdata);
   if (recorder == nullptr || recorder->disabled.load(std::memory_order_relaxed)) return;
   try {
+    if (CallbackObserver observer = g_observer.load(std::memory_order_acquire)) {
+      observer(domain, cbid, cbdata);
+    }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
       const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
       if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
@@ -312,6 +316,16 @@ bool EnableCallbacks(Recorder& recorder) {
   GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
   return true;
+}
+
+void SetCallbackObserver(CallbackObserver observer) {
+  g_observer.store(observer, std::memory_order_release);
+}
+
+bool EnableExtraCallback(int domain, uint32_t cbid) {
+  if (g_subscriber == nullptr) return false;
+  return GP_CUPTI_CALL(cuptiEnableCallback(
+             1, g_subscriber, static_cast<CUpti_CallbackDomain>(domain), cbid)) == CUPTI_SUCCESS;
 }
 
 void SetApiCallbacks(bool enable) {

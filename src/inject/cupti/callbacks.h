@@ -3,6 +3,8 @@
 // CUPTI loses (cudaDeviceReset, context destruction).
 #pragma once
 
+#include <cstdint>
+
 namespace gpuperf::inject {
 
 struct Recorder;
@@ -17,6 +19,13 @@ bool EnableCallbacks(Recorder& recorder);
 
 // Switches the API callbacks on and off (capture range; the benchmark toggle).
 void SetApiCallbacks(bool enable);
+
+// The hardware profilers (hardware.h) see every callback of gpuperf's subscriber before the
+// tracer does: `domain` and `cbid` are CUPTI's, `data` its callback data.
+using CallbackObserver = void (*)(int domain, uint32_t cbid, const void* data);
+void SetCallbackObserver(CallbackObserver observer);
+// Enables one more callback on gpuperf's subscriber; false when there is no subscriber.
+bool EnableExtraCallback(int domain, uint32_t cbid);
 
 // The marker function the eBPF collector's uprobe reads correlation ids from.
 extern "C" void gpuperf_launch_marker(unsigned correlation_id);

@@ -15,6 +15,14 @@ inline const char* CuptiErrorText(CUptiResult result) {
   return text;
 }
 
+// A CUPTI parameter struct, zeroed, with its structSize set (the profiler APIs check it).
+template <class Params>
+Params CuptiParams(size_t struct_size) {
+  Params params{};
+  params.structSize = struct_size;
+  return params;
+}
+
 #define GP_CUPTI_CALL(call)                                                      \
   ([&]() -> CUptiResult {                                                        \
     CUptiResult gp_result_ = (call);                                             \

@@ -65,6 +65,10 @@ class FlightRing final : public TraceWriter {
   void AddStack(const StackRecord& stack) override;
   void AddSymbol(const SymbolRecord& symbol) override;
   void AddPythonCode(const PythonCodeRecord& code) override;
+  // Never sent: the configuration turns PC sampling off under the flight recorder.
+  void AddPcSample(const PcSampleRecord&) override {}
+  void AddCubin(const CubinRecord&) override {}
+  void AddSassLine(const SassLineRecord&) override {}
 #define GPUPERF_FLIGHT_ADD(Type, name, plural, number) \
   void Add(const Type##Record& record) override;
   GPUPERF_FIXED_RECORD_TYPES(GPUPERF_FLIGHT_ADD)

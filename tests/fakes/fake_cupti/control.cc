@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "fake_cupti/hw_state.h"
 #include "fake_cupti/state.h"
 
 using fake_cupti::G;
@@ -189,6 +190,7 @@ int fake_cupti_kind_enabled(CUpti_ActivityKind kind, uint32_t context_id) {
 }
 
 int fake_cupti_emit_kernel(const FakeCuptiKernel* k) {
+  fake_cupti::ProfilerSawKernel(k->context_id, k->name);
   CUpti_ActivityKernel10 record{};
   if (fake_cupti::KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, k->context_id)) {
     record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;

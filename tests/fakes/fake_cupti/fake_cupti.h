@@ -152,6 +152,18 @@ void fake_cupti_drop_records(size_t n);
 // Returns 0 on success, -1 if a subscriber already exists.
 int fake_cupti_set_second_subscriber(const char* name);
 
+// ---- hardware profilers (see hw_state.h for the failures FAKE_CUPTI_FAIL injects) ----
+
+// Issues CUPTI_CBID_RESOURCE_MODULE_LOADED for a module of `context_id` with this cubin;
+// returns the CRC cuptiGetCubinCrc gives it.
+uint64_t fake_cupti_load_module(uint32_t context_id, const void* cubin, size_t size);
+// Queues PC samples on a context where PC sampling is enabled and configured (else returns 0).
+int fake_cupti_pc_sample(uint32_t context_id, uint64_t cubin_crc, const char* function,
+                         uint64_t pc_offset, uint32_t stall_index, uint32_t samples);
+// NVTX callbacks (CUPTI_CB_DOMAIN_NVTX) of nvtxRangePushA / nvtxRangePop.
+void fake_cupti_nvtx_push(const char* name);
+void fake_cupti_nvtx_pop(void);
+
 // ---- what the fake did ----
 typedef struct FakeCuptiStats {
   uint64_t api_calls;

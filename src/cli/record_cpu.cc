@@ -1,0 +1,183 @@
+#include "cli/record_cpu.h"
+
+#include <unistd.h>
+
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "base/units.h"
+#include "symbolize/symbolizer.h"
+
+#if GPUPERF_HAVE_EBPF
+#include "ebpf/cpu_profile.h"
+#include "ebpf/cpu_recorder.h"
+#endif
+
+namespace gpuperf::cli {
+
+bool WantsCpuRecording(const RecordOptions& options) {
+  return options.cpu || options.off_cpu;
+}
+
+#if GPUPERF_HAVE_EBPF
+namespace {
+
+class EbpfCpuRecording final : public CpuRecording {
+ public:
+  EbpfCpuRecording(const RecordOptions& options, std::string dir)
+      : quiet_(options.quiet),
+        symbolize_(!options.no_symbolize),
+        duration_ns_(static_cast<uint64_t>(options.duration_s * 1e9)),
+        dir_(std::move(dir)),
+        file_("cpu." + std::to_string(getpid()) + ".gpt") {}
+
+  ~EbpfCpuRecording() override { StopDraining(); }
+
+  Status Begin(const RecordOptions& options) {
+    ebpf::CpuRecorderOptions recorder_options;
+    recorder_options.path = dir_ + "/" + file_;
+    GP_ASSIGN_OR_RETURN(recorder_, ebpf::CpuRecorder::Create(recorder_options));
+    ebpf::CpuProfileOptions profile_options;
+    profile_options.on_cpu = options.cpu;
+    profile_options.off_cpu = options.off_cpu;
+    profile_options.frequency_hz = options.cpu_frequency_hz;
+    profile_options.system_wide = options.system;
+    // Benchmarks (bench/cpu_overhead/run.sh) ask what the profiler cost.
+    const char* cost = std::getenv("GPUPERF_CPU_COST");
+    measure_cost_ = cost != nullptr && *cost != '\0' && *cost != '0';
+    profile_options.measure_cost = measure_cost_;
+    Result<std::unique_ptr<ebpf::CpuProfile>> profile =
+        ebpf::CpuProfile::Start(profile_options, *recorder_);
+    if (!profile.ok()) {
+      unlink(recorder_options.path.c_str());
+      return profile.status();
+    }
+    profile_ = std::move(*profile);
+    recorder_->LoadKernelSymbols();  // now that the programs are in it, before the command runs
+    return Status::Ok();
+  }
+
+  void Run() override {
+    if (drainer_.joinable()) return;
+    started_ = std::chrono::steady_clock::now();
+    drainer_ = std::thread([this] { DrainLoop(); });
+  }
+
+  void Follow(pid_t pid) override {
+    Status followed = profile_->Follow(static_cast<uint32_t>(pid));
+    if (!followed.ok()) std::fprintf(stderr, "gpuperf: warning: %s\n", followed.message().c_str());
+  }
+
+  bool Finish(uint32_t stats_pid) override {
+    StopDraining();
+    const ebpf::CpuProfileCost cost = profile_->KernelCost();
+    profile_->Stop();
+    if (measure_cost_) {
+      std::fprintf(stderr, "gpuperf: CPU profiler cost: kernel_ns=%llu runs=%llu drain_ns=%llu\n",
+                   static_cast<unsigned long long>(cost.kernel_ns),
+                   static_cast<unsigned long long>(cost.runs),
+                   static_cast<unsigned long long>(drain_cpu_ns_));
+    }
+    Status written = recorder_->Finish(profile_->counters(), dir_, stats_pid);
+    if (!written.ok()) {
+      std::fprintf(stderr, "gpuperf: warning: CPU samples not written: %s\n",
+                   written.message().c_str());
+      return false;
+    }
+    if (symbolize_) {
+      // Samples are interrupted instructions, not return addresses: named at their own
+      // address (SymbolizeOptions). The directory's symbolization then skips them.
+      SymbolizeOptions options;
+      options.innermost_is_return_address = false;
+      Status named = SymbolizeTraceFile(dir_ + "/" + file_, options, nullptr);
+      if (!named.ok()) {
+        std::fprintf(stderr, "gpuperf: warning: CPU samples not symbolized: %s\n",
+                     named.message().c_str());
+      }
+    }
+    const ebpf::CpuRecordingTotals& t = recorder_->totals();
+    if (!quiet_) {
+      std::fprintf(stderr,
+                   "gpuperf: CPU: %s samples (%s on CPU), %s off-CPU intervals (%s blocked) in %s "
+                   "processes, %s threads -> %s\n",
+                   FormatCount(t.samples).c_str(), FormatDuration(t.on_cpu_ns).c_str(),
+                   FormatCount(t.off_cpu_intervals).c_str(), FormatDuration(t.off_cpu_ns).c_str(),
+                   FormatCount(t.processes).c_str(), FormatCount(t.threads).c_str(), file_.c_str());
+    }
+    return true;
+  }
+
+  std::string file_name() const override { return file_; }
+
+ private:
+  // Hands the ring buffer to the recorder every few milliseconds; stops sampling once
+  // --duration has passed (the command may run on).
+  void DrainLoop() {
+    while (!stop_.load()) {
+      profile_->Drain();
+      if (duration_ns_ != 0 &&
+          std::chrono::steady_clock::now() - started_ >= std::chrono::nanoseconds(duration_ns_)) {
+        profile_->Stop();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    timespec used;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
+    drain_cpu_ns_ = static_cast<uint64_t>(used.tv_sec) * 1000000000ull + used.tv_nsec;
+  }
+
+  void StopDraining() {
+    stop_.store(true);
+    if (drainer_.joinable()) drainer_.join();
+  }
+
+  bool quiet_;
+  bool symbolize_;
+  bool measure_cost_ = false;
+  uint64_t drain_cpu_ns_ = 0;  // the draining thread's CPU time
+  uint64_t duration_ns_;
+  std::string dir_;
+  std::string file_;
+  std::unique_ptr<ebpf::CpuRecorder> recorder_;
+  std::unique_ptr<ebpf::CpuProfile> profile_;
+  std::chrono::steady_clock::time_point started_;
+  std::atomic<bool> stop_{false};
+  std::thread drainer_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuRecording> CpuRecording::Start(const RecordOptions& options,
+                                                  const std::string& dir) {
+  if (!WantsCpuRecording(options)) return nullptr;
+  auto recording = std::make_unique<EbpfCpuRecording>(options, dir);
+  Status started = recording->Begin(options);
+  if (!started.ok()) {
+    std::fprintf(stderr, "gpuperf: %s; %s\n", started.message().c_str(),
+                 options.command.empty() ? "nothing recorded" : "recording the GPU only");
+    return nullptr;
+  }
+  return recording;
+}
+
+#else
+
+std::unique_ptr<CpuRecording> CpuRecording::Start(const RecordOptions& options,
+                                                  const std::string&) {
+  if (!WantsCpuRecording(options)) return nullptr;
+  std::fprintf(stderr,
+               "gpuperf: this gpuperf was built without its eBPF CPU profiler (it needs libbpf, "
+               "bpftool and clang at build time); %s\n",
+               options.command.empty() ? "nothing recorded" : "recording the GPU only");
+  return nullptr;
+}
+
+#endif
+
+}  // namespace gpuperf::cli

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The CPU side of `gpuperf record --cpu/--off-cpu`, in the kernel.
+ *
+ *  - on_cpu_sample (perf_event, a cpu-clock timer on every CPU): one event per tick that
+ *    lands on a followed process, with its kernel and user stacks, weighted by the
+ *    sampling period.
+ *  - on_switch (tp_btf/sched_switch): a thread that switches out notes when and why (its
+ *    state) and where (its stacks); when it switches back in, the interval joins the
+ *    pending run of intervals at those stacks, sent as one event when the run is full,
+ *    falls apart, or its thread exits (on_exit).
+ *  - on_fork (tp_btf/sched_process_fork): children of followed processes are followed;
+ *    on_exec (tp_btf/sched_process_exec) tells the loader their memory maps changed.
+ *
+ * What makes off-CPU time affordable for programs that switch 100k times a second: a
+ * kernel stack walk costs ~3 us and a user one ~1.5 us (measured with bpf_stats), so
+ * stacks are sent once (a stacks event with a run-unique id) and reused while the thread
+ * blocks where it blocked before, recognized without walking by where it entered the
+ * kernel (instruction, stack pointer, system call); one reuse in 256 is walked anyway
+ * and counted if that recognition was wrong. Intervals at one stack travel as one event.
+ * The path every context switch takes counts nothing and sends nothing. Everything goes
+ * through one ring buffer, submitted without wakeups: the loader drains it on a timer. */
+#include "ebpf/kernel_types.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "ebpf/cpu_profile_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Settings, fixed before load. */
+const volatile __u32 follow_all = 0;   /* --system: every process but our own */
+const volatile __u32 own_pid = 0;      /* gpuperf record itself */
+const volatile __u32 reuse_stacks = 1; /* skip the off-CPU stack walk when registers match */
+/* Off-CPU time of kernel threads (--system only: followed processes have none). */
+const volatile __u32 include_kernel_threads = 0;
+/* Intervals of a thread at the same stacks merge while the on-CPU time between them stays
+ * under merge_gap_ns and the run spans less than merge_span_ns. */
+const volatile __u64 merge_gap_ns = 1000000;
+const volatile __u64 merge_span_ns = 20000000;
+
+/* Run-unique ids of the stacks events; 0 means none. */
+__u64 next_stack_id = 1;
+
+/* Followed processes: one bit per thread group id (pid_max is at most 2^22), in global
+ * memory the loader writes through its mmap of .bss: the test on every context switch is a
+ * load, not a map lookup. The loader sets the recorded command's bit; forks set their
+ * children's. */
+#define GP_PID_LIMIT (1u << 22)
+__u64 followed_pids[GP_PID_LIMIT / 64];
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 8 << 20); /* the loader may resize it */
+} events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, GP_COUNTERS);
+  __type(key, __u32);
+  __type(value, __u64);
+} counters SEC(".maps");
+
+/* Stacks a thread sent, recognized by where it entered the kernel, with the pending run
+ * of off-CPU intervals spent there. */
+#define GP_STACK_SLOTS 4
+#define GP_STACKLESS_SLOT GP_STACK_SLOTS /* preemptions whose stacks were not walked */
+#define GP_NO_SLOT 0xff
+#define GP_CHECK_EVERY 256
+struct stack_slot {
+  __u64 key;      /* reuse_key_of() when the stacks were walked; 0: none */
+  __u64 hash;     /* of the stacks */
+  __u64 stack_id; /* 0: slot unused */
+  __u64 run_start_ns;
+  __u64 run_end_ns;
+  __u64 run_blocked_ns;
+  __u32 run_count; /* 0: no pending run */
+  __u32 run_reason;
+};
+
+struct thread_state {
+  __u64 out_ns; /* when it switched out; 0 while it runs or when not timed */
+  __u32 out_slot;
+  __u32 out_reason;
+  __u32 next_slot; /* the slot new stacks take */
+  __u32 reuses;
+  struct stack_slot slots[GP_STACK_SLOTS + 1];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct thread_state);
+} threads SEC(".maps");
+
+static __always_inline void count(__u32 which) {
+  __u64* value = bpf_map_lookup_elem(&counters, &which);
+  if (value) *value += 1;
+}
+
+/* The word of followed_pids that holds a pid's bit, bounded where the verifier sees it (the
+ * compiler would otherwise fold the mask into the shifts of the 64-bit value it came from). */
+static __always_inline __u64 pid_word(__u32 tgid) {
+  __u64 word = tgid / 64;
+  asm volatile("%[word] &= 0xffff" : [word] "+r"(word));
+  return word;
+}
+
+static __always_inline int followed(__u32 tgid) {
+  if (tgid == 0) return 0;
+  if (follow_all) return tgid != own_pid;
+  if (tgid >= GP_PID_LIMIT) return 0;
+  return (followed_pids[pid_word(tgid)] >> (tgid % 64)) & 1;
+}
+
+/* Fills the kernel and user stacks of the current task. */
+static __always_inline void take_stacks(void* ctx, struct gp_event_stacks* stacks) {
+  long kernel = bpf_get_stack(ctx, stacks->kernel_pcs, sizeof(stacks->kernel_pcs), 0);
+  if (kernel < 0) {
+    count(GP_COUNT_KERNEL_STACK_FAILED);
+    kernel = 0;
+  }
+  long user = bpf_get_stack(ctx, stacks->user_pcs, sizeof(stacks->user_pcs), BPF_F_USER_STACK);
+  if (user < 0) {
+    count(GP_COUNT_USER_STACK_FAILED);
+    user = 0;
+  }
+  stacks->kernel_depth = kernel / sizeof(__u64);
+  stacks->user_depth = user / sizeof(__u64);
+  stacks->user_truncated = stacks->user_depth >= GP_MAX_STACK_DEPTH;
+  if (stacks->user_truncated) count(GP_COUNT_USER_STACK_TRUNCATED);
+  /* The top of the user stack, from the user registers the kernel saved on entry (the
+   * interrupted ones for a sample in user mode, the system call's otherwise). */
+  stacks->top_words = 0;
+  if (user > 0) {
+    struct pt_regs___kernel* regs = (void*)bpf_task_pt_regs(bpf_get_current_task_btf());
+    __u64 sp = regs ? regs->sp : 0;
+    if (sp != 0 &&
+        bpf_probe_read_user(stacks->user_top, sizeof(stacks->user_top), (void*)sp) == 0) {
+      stacks->top_words = GP_STACK_TOP_WORDS;
+    }
+  }
+}
+
+static __always_inline void fill_header(struct gp_event_header* h, __u32 kind, __u32 pid,
+                                        __u32 tid, __u64 time_ns) {
+  h->kind = kind;
+  h->pid = pid;
+  h->tid = tid;
+  h->cpu = bpf_get_smp_processor_id();
+  h->time_ns = time_ns;
+}
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data* ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  __u32 tid = (__u32)id;
+  if (tid == 0 || !followed(tgid)) return 0; /* idle, or not ours */
+  struct gp_on_cpu_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) {
+    count(GP_COUNT_RINGBUF_FULL);
+    return 0;
+  }
+  fill_header(&e->header, GP_EVENT_ON_CPU, tgid, tid, bpf_ktime_get_ns());
+  e->weight_ns = ctx->sample_period;
+  take_stacks(ctx, &e->stacks);
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  count(GP_COUNT_ON_CPU_SAMPLES);
+  return 0;
+}
+
+static __always_inline __u32 off_cpu_reason(bool preempt, struct task_struct* task) {
+  if (preempt) return GP_OFF_CPU_PREEMPTED;
+  unsigned int state;
+  if (bpf_core_field_exists(task->__state)) {
+    state = task->__state;
+  } else {
+    struct task_struct___before_5_14* old = (void*)task;
+    state = (unsigned int)BPF_CORE_READ(old, state);
+  }
+  if (state == GP_TASK_RUNNING) return GP_OFF_CPU_PREEMPTED; /* yielded, still runnable */
+  if (state & GP_TASK_INTERRUPTIBLE) return GP_OFF_CPU_SLEEP;
+  if (state & GP_TASK_UNINTERRUPTIBLE) return GP_OFF_CPU_UNINTERRUPTIBLE;
+  return GP_OFF_CPU_OTHER;
+}
+
+/* Where the thread entered the kernel: instruction, stack pointer and system call of its
+ * saved user registers. The same as when a slot's stacks were walked means the thread
+ * blocks at the same place at the same depth, almost always reached the same way (the
+ * frame pointer and the top of the stack would tell more, but in code without frame
+ * pointers they hold loop variables that change every time). 0: unknown. */
+static __always_inline __u64 reuse_key_of(struct task_struct* task) {
+  struct pt_regs___kernel* regs = (void*)bpf_task_pt_regs(task);
+  if (!regs) return 0;
+  __u64 h = regs->ip * 0x9E3779B97F4A7C15ull;
+  h = (h ^ (h >> 29) ^ regs->sp) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 31) ^ regs->orig_ax) * 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  return h ? h : 1;
+}
+
+static __always_inline __u64 stacks_hash(const struct gp_event_stacks* s) {
+  __u64 h = ((__u64)s->kernel_depth << 16 | s->user_depth) * 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < GP_MAX_STACK_DEPTH; i++) {
+    if (i >= s->kernel_depth) break;
+    h = (h ^ s->kernel_pcs[i]) * 0x100000001B3ull;
+  }
+  for (int i = 0; i < GP_MAX_STACK_DEPTH; i++) {
+    if (i >= s->user_depth) break;
+    h = (h ^ s->user_pcs[i]) * 0x100000001B3ull;
+  }
+  return h;
+}
+
+/* Sends the pending run of a slot and forgets it. */
+static __always_inline void send_run(struct task_struct* task, struct stack_slot* slot) {
+  if (slot->run_count == 0) return;
+  struct gp_off_cpu_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) {
+    count(GP_COUNT_RINGBUF_FULL);
+  } else {
+    fill_header(&e->header, GP_EVENT_OFF_CPU, task->tgid, task->pid, slot->run_end_ns);
+    e->start_ns = slot->run_start_ns;
+    e->blocked_ns = slot->run_blocked_ns;
+    e->stack_id = slot->stack_id;
+    e->count = slot->run_count;
+    e->reason = slot->run_reason;
+    bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  }
+  slot->run_count = 0;
+}
+
+/* Walks the current thread's stacks and finds or makes the slot that holds them. */
+static __always_inline __u32 walk_to_slot(void* ctx, struct task_struct* task,
+                                          struct thread_state* s, __u64 key, __u64 now) {
+  count(GP_COUNT_STACK_WALKS);
+  struct gp_stacks_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) {
+    count(GP_COUNT_RINGBUF_FULL);
+    return GP_NO_SLOT;
+  }
+  take_stacks(ctx, &e->stacks);
+  __u64 hash = stacks_hash(&e->stacks); /* the top words hold locals: not part of it */
+  for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
+    if (s->slots[i].stack_id != 0 && s->slots[i].hash == hash) {
+      bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP); /* sent before */
+      s->slots[i].key = key;
+      return i;
+    }
+  }
+  __u32 i = s->next_slot % GP_STACK_SLOTS;
+  s->next_slot = i + 1;
+  struct stack_slot* slot = &s->slots[i];
+  send_run(task, slot);
+  slot->key = key;
+  slot->hash = hash;
+  slot->stack_id = __sync_fetch_and_add(&next_stack_id, 1);
+  fill_header(&e->header, GP_EVENT_STACKS, task->tgid, task->pid, now);
+  e->stack_id = slot->stack_id;
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  count(GP_COUNT_STACKS_SENT);
+  return i;
+}
+
+/* The slot of the stacks the current thread switches out at. A thread preempted where it
+ * was not before (an involuntary switch, wherever it was running: the on-CPU samples say
+ * where that is) is timed without walking its stacks. */
+static __always_inline __u32 slot_of(void* ctx, struct task_struct* task, struct thread_state* s,
+                                     __u64 now, bool preempt) {
+  __u64 key = reuse_stacks ? reuse_key_of(task) : 0;
+  if (key != 0) {
+    for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
+      if (s->slots[i].key != key || s->slots[i].stack_id == 0) continue;
+      if (++s->reuses % GP_CHECK_EVERY != 0) return i;
+      count(GP_COUNT_REUSE_CHECKS);
+      __u32 walked = walk_to_slot(ctx, task, s, key, now);
+      if (walked != i) {
+        count(GP_COUNT_REUSE_MISMATCHES);
+        s->slots[i].key = 0;
+      }
+      return walked;
+    }
+  }
+  if (preempt) {
+    count(GP_COUNT_PREEMPTIONS_UNWALKED);
+    return GP_STACKLESS_SLOT;
+  }
+  return walk_to_slot(ctx, task, s, key, now);
+}
+
+static __always_inline void switch_out(void* ctx, bool preempt, struct task_struct* prev,
+                                       __u64 now) {
+  if (!followed(prev->tgid)) return;
+  if ((prev->flags & GP_PF_KTHREAD) && !include_kernel_threads) return;
+  struct thread_state* s =
+      bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!s) {
+    count(GP_COUNT_THREAD_STATE_FAILED);
+    return;
+  }
+  __u32 slot = slot_of(ctx, prev, s, now, preempt);
+  s->out_slot = slot;
+  s->out_reason = off_cpu_reason(preempt, prev);
+  s->out_ns = slot <= GP_STACKLESS_SLOT ? now : 0;
+}
+
+static __always_inline void switch_in(struct task_struct* next, __u64 now) {
+  if (!followed(next->tgid)) return;
+  struct thread_state* s = bpf_task_storage_get(&threads, next, 0, 0);
+  if (!s || s->out_ns == 0) return;
+  __u64 start = s->out_ns;
+  s->out_ns = 0;
+  __u32 i = s->out_slot;
+  if (i > GP_STACKLESS_SLOT) return;
+  struct stack_slot* slot = &s->slots[i];
+  if (slot->run_count != 0 && slot->run_reason == s->out_reason &&
+      start - slot->run_end_ns <= merge_gap_ns && now - slot->run_start_ns <= merge_span_ns) {
+    slot->run_end_ns = now;
+    slot->run_blocked_ns += now - start;
+    slot->run_count += 1;
+    return;
+  }
+  send_run(next, slot);
+  slot->run_start_ns = start;
+  slot->run_end_ns = now;
+  slot->run_blocked_ns = now - start;
+  slot->run_reason = s->out_reason;
+  slot->run_count = 1;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_struct* next) {
+  __u64 now = bpf_ktime_get_ns();
+  if (prev->pid != 0) switch_out(ctx, preempt, prev, now);
+  if (next->pid != 0) switch_in(next, now);
+  return 0;
+}
+
+/* A thread's pending runs would wait for intervals that never come. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct* p) {
+  if (!followed(p->tgid)) return 0;
+  struct thread_state* s = bpf_task_storage_get(&threads, p, 0, 0);
+  if (!s) return 0;
+  for (__u32 i = 0; i <= GP_STACKLESS_SLOT; i++) send_run(p, &s->slots[i]);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct* p) {
+  if (!followed(p->tgid)) return 0;
+  struct gp_event_header* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) {
+    count(GP_COUNT_RINGBUF_FULL);
+    return 0;
+  }
+  fill_header(e, GP_EVENT_EXEC, p->tgid, p->pid, bpf_ktime_get_ns());
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
+  if (follow_all) return 0;
+  __u32 child_tgid = child->tgid;
+  if (child_tgid == parent->tgid || !followed(parent->tgid) || child_tgid >= GP_PID_LIMIT) {
+    return 0;
+  }
+  __sync_fetch_and_or(&followed_pids[pid_word(child_tgid)], 1ull << (child_tgid % 64));
+  count(GP_COUNT_PROCESSES_FOLLOWED);
+  return 0;
+}

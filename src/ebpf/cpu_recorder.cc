@@ -1,0 +1,333 @@
+#include "ebpf/cpu_recorder.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ebpf/kernel_symbols.h"
+#include "ebpf/leaf_frames.h"
+#include "ebpf/proc_maps.h"
+#include "gpuperf/kernel_frame_word.h"
+#include "gpuperf/stats.h"
+
+namespace gpuperf::ebpf {
+namespace {
+
+constexpr uint64_t kMapsRefreshNs = 100'000'000;  // a process's maps at most every 100 ms
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line);
+  return line;
+}
+
+// argv joined by spaces, as the injection library records it.
+std::string CommandLine(uint32_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  std::replace(raw.begin(), raw.end(), '\0', ' ');
+  return raw;
+}
+
+uint32_t ParentPid(uint32_t pid) {
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
+  const std::string stat = ReadFirstLine("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  uint32_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+// Pids that have a GPU trace of their own in `dir` (files NAME.PID.gpt).
+std::set<uint32_t> PidsWithTraces(const std::string& dir, const std::string& own_file) {
+  std::set<uint32_t> pids;
+  DIR* listing = opendir(dir.c_str());
+  if (listing == nullptr) return pids;
+  while (dirent* entry = readdir(listing)) {
+    std::string name = entry->d_name;
+    if (name.size() < 5 || name.substr(name.size() - 4) != ".gpt" || name == own_file) continue;
+    name.resize(name.size() - 4);
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos) continue;
+    try {
+      pids.insert(static_cast<uint32_t>(std::stoul(name.substr(dot + 1))));
+    } catch (...) {
+    }
+  }
+  closedir(listing);
+  return pids;
+}
+
+// The tracing machinery's own frames at the top of a kernel stack taken in a tracepoint
+// (the BPF program, the tracepoint's dispatch): not the thread's.
+bool IsTracingFrame(std::string_view name) {
+  return name.starts_with("bpf_") || name.starts_with("__bpf_") ||
+         name.starts_with("__traceiter_") || name.starts_with("trace_call_bpf");
+}
+
+}  // namespace
+
+struct CpuRecorder::State {
+  CpuRecorderOptions options;
+  std::unique_ptr<TraceWriter> writer;
+  std::map<std::string, ElfLayout> elf_cache;
+  // Read once the profiler's programs are loaded (LoadKernelSymbols, else at the first
+  // kernel frame): they are in kallsyms then, and their own frames (the top of stacks taken
+  // in tracepoints) are left out.
+  std::optional<KernelSymbols> kernel_symbols;
+  MissedFrames missed{[this](uint32_t pid, uint64_t pc) {
+    auto it = processes.find(pid);
+    return it != processes.end() && Mapped(it->second, pc);
+  }};
+
+  struct Process {
+    std::string command;
+    uint32_t parent = 0;
+    uint64_t first_ns = 0;
+    uint64_t last_ns = 0;
+    uint64_t maps_read_ns = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;   // mapped [start, end), sorted
+    std::set<std::pair<std::string, uint64_t>> modules;  // (path, start) already written
+  };
+  std::unordered_map<uint32_t, Process> processes;
+  std::set<std::pair<uint32_t, uint32_t>> threads;       // (pid, tid) named
+  std::unordered_map<std::string, StackId> stack_ids;    // (pid, pcs) as bytes
+  std::unordered_map<uint64_t, StackId> bpf_stacks;      // the programs' stack ids
+  std::set<std::pair<uint32_t, uint64_t>> kernel_words;  // to name at the end
+  uint64_t unmapped_pcs = 0;
+  std::vector<uint64_t> pcs;
+  std::string key;
+
+  void ReadMaps(uint32_t pid, Process& p, uint64_t now) {
+    p.maps_read_ns = now;
+    for (const MappedModule& m : ReadProcessModules(pid, elf_cache)) {
+      if (!p.modules.emplace(m.path, m.start).second) continue;
+      ModuleRecord record;
+      record.pid = pid;
+      record.path = writer->InternString(m.path);
+      record.build_id = writer->InternString(m.build_id);
+      record.load_bias = m.load_bias;
+      record.start = m.start;
+      record.end = m.end;
+      writer->Add(record);
+      p.ranges.emplace_back(m.start, m.end);
+    }
+    std::sort(p.ranges.begin(), p.ranges.end());
+  }
+
+  static bool Mapped(const Process& p, uint64_t pc) {
+    const std::pair<uint64_t, uint64_t> probe(pc, UINT64_MAX);
+    auto after = std::upper_bound(p.ranges.begin(), p.ranges.end(), probe);
+    return after != p.ranges.begin() && pc < (after - 1)->second;
+  }
+
+  Process& See(uint32_t pid, uint32_t tid, uint64_t now) {
+    auto [it, added] = processes.try_emplace(pid);
+    Process& p = it->second;
+    if (added) {
+      p.command = CommandLine(pid);
+      p.parent = ParentPid(pid);
+      p.first_ns = now;
+      ReadMaps(pid, p, now);
+    }
+    p.last_ns = std::max(p.last_ns, now);
+    if (threads.emplace(pid, tid).second) {
+      const std::string name =
+          ReadFirstLine("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+      if (!name.empty()) writer->Add(ThreadRecord{pid, tid, writer->InternString(name)});
+    }
+    return p;
+  }
+
+  // Interns kernel + user PCs of one process as a stack; new stacks get their user PCs
+  // checked against the process's modules (a dlopen since the last read: read again).
+  StackId Intern(uint32_t pid, Process& p, const gp_event_stacks& s, uint64_t now) {
+    const uint16_t kernel_depth = std::min<uint16_t>(s.kernel_depth, GP_MAX_STACK_DEPTH);
+    const uint16_t user_depth = std::min<uint16_t>(s.user_depth, GP_MAX_STACK_DEPTH);
+    if (kernel_depth + user_depth == 0) return 0;
+    if (kernel_depth > 0 && !kernel_symbols) kernel_symbols = KernelSymbols::Load();
+    uint16_t kernel_from = 0;
+    while (kernel_from < kernel_depth &&
+           IsTracingFrame(kernel_symbols->Find(s.kernel_pcs[kernel_from]).function)) {
+      ++kernel_from;
+    }
+    pcs.clear();
+    for (uint16_t i = kernel_from; i < kernel_depth; ++i) {
+      pcs.push_back(MakeKernelFrameWord(s.kernel_pcs[i]));
+    }
+    const std::span<const uint64_t> walked(s.user_pcs, user_depth);
+    RefreshIfUnmapped(pid, p, walked, now);
+    const std::vector<uint64_t> user = missed.Complete(
+        pid, walked, {s.user_top, std::min<size_t>(s.top_words, GP_STACK_TOP_WORDS)});
+    pcs.insert(pcs.end(), user.begin(), user.end());
+    key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
+    key.append(reinterpret_cast<const char*>(pcs.data()), pcs.size() * sizeof(uint64_t));
+    auto [it, added] = stack_ids.try_emplace(key, 0);
+    if (!added) return it->second;
+    it->second = static_cast<StackId>(stack_ids.size());
+    writer->AddStack(StackRecord{pid, it->second, pcs});
+    for (uint64_t pc : pcs) {
+      if (IsKernelFrameWord(pc)) kernel_words.emplace(pid, pc);
+    }
+    for (uint16_t i = 0; i < user_depth; ++i) unmapped_pcs += !Mapped(p, s.user_pcs[i]);
+    return it->second;
+  }
+
+  // Reads the process's maps again when a PC is in none of them (a dlopen since), at most
+  // every kMapsRefreshNs.
+  void RefreshIfUnmapped(uint32_t pid, Process& p, std::span<const uint64_t> pcs, uint64_t now) {
+    for (uint64_t pc : pcs) {
+      if (Mapped(p, pc)) continue;
+      if (now - p.maps_read_ns >= kMapsRefreshNs) ReadMaps(pid, p, now);
+      return;
+    }
+  }
+
+  void NameKernelFrames() {
+    if (kernel_words.empty()) return;
+    const KernelSymbols& symbols = *kernel_symbols;
+    const StringId kernel = writer->InternString("[kernel]");
+    for (const auto& [pid, word] : kernel_words) {
+      const uint64_t pc = KernelFramePc(word);
+      const KernelSymbols::Lookup found = symbols.Find(pc);
+      SymbolRecord record;
+      record.pid = pid;
+      record.pc = word;
+      const StringId module = found.module.empty()
+                                  ? kernel
+                                  : writer->InternString("[" + std::string(found.module) + "]");
+      record.frames.push_back(
+          {found.function.empty() ? 0 : writer->InternString(found.function), 0, 0, module, pc});
+      writer->AddSymbol(record);
+    }
+  }
+};
+
+CpuRecorder::CpuRecorder(std::unique_ptr<State> state) : state_(std::move(state)) {}
+CpuRecorder::~CpuRecorder() = default;
+
+Result<std::unique_ptr<CpuRecorder>> CpuRecorder::Create(const CpuRecorderOptions& options) {
+  auto state = std::make_unique<State>();
+  state->options = options;
+  GP_ASSIGN_OR_RETURN(state->writer, TraceWriter::Create(options.path));
+  return std::unique_ptr<CpuRecorder>(new CpuRecorder(std::move(state)));
+}
+
+void CpuRecorder::OnCpuSample(const gp_on_cpu_event& e) {
+  State& s = *state_;
+  State::Process& p = s.See(e.header.pid, e.header.tid, e.header.time_ns);
+  CpuSampleRecord record;
+  record.pid = e.header.pid;
+  record.tid = e.header.tid;
+  record.timestamp_ns = e.header.time_ns;
+  record.stack_id = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns);
+  record.cpu = e.header.cpu;
+  record.weight_ns = e.weight_ns;
+  s.writer->Add(record);
+  ++totals_.samples;
+  totals_.on_cpu_ns += e.weight_ns;
+}
+
+void CpuRecorder::OnStacks(const gp_stacks_event& e) {
+  State& s = *state_;
+  State::Process& p = s.See(e.header.pid, e.header.tid, e.header.time_ns);
+  s.bpf_stacks[e.stack_id] = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns);
+}
+
+void CpuRecorder::LoadKernelSymbols() {
+  state_->kernel_symbols = KernelSymbols::Load();
+}
+
+void CpuRecorder::OnExec(const gp_event_header& e) {
+  State& s = *state_;
+  auto it = s.processes.find(e.pid);
+  if (it == s.processes.end()) return;  // read when first seen
+  State::Process& p = it->second;
+  p.command = CommandLine(e.pid);
+  p.ranges.clear();
+  p.modules.clear();
+  s.ReadMaps(e.pid, p, e.time_ns);
+}
+
+void CpuRecorder::OnOffCpu(const gp_off_cpu_event& e) {
+  State& s = *state_;
+  s.See(e.header.pid, e.header.tid, e.header.time_ns);
+  OffCpuRecord record;
+  record.pid = e.header.pid;
+  record.tid = e.header.tid;
+  record.start_ns = e.start_ns;
+  record.end_ns = e.header.time_ns;
+  record.blocked_ns = e.blocked_ns;
+  record.count = e.count;
+  auto stack = s.bpf_stacks.find(e.stack_id);
+  record.stack_id = stack == s.bpf_stacks.end() ? 0 : stack->second;
+  record.reason = static_cast<OffCpuReason>(e.reason <= 3 ? e.reason : 0);
+  s.writer->Add(record);
+  ++totals_.off_cpu_records;
+  totals_.off_cpu_intervals += e.count;
+  totals_.off_cpu_ns += e.blocked_ns;
+}
+
+Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& output_dir,
+                           uint32_t stats_pid) {
+  State& s = *state_;
+  s.NameKernelFrames();
+  const std::string own_file = s.options.path.substr(s.options.path.rfind('/') + 1);
+  const std::set<uint32_t> traced = PidsWithTraces(output_dir, own_file);
+  const StringId host = s.writer->InternString(HostName());
+  const StringId version = s.writer->InternString(GPUPERF_VERSION);
+  for (const auto& [pid, p] : s.processes) {
+    if (traced.count(pid) != 0) continue;  // its own trace says who it is
+    ProcessRecord record;
+    record.pid = pid;
+    record.parent_pid = p.parent;
+    record.command = s.writer->InternString(p.command);
+    record.hostname = host;
+    record.gpuperf_version = version;
+    record.start_ns = p.first_ns;
+    record.end_ns = std::max(p.last_ns, p.first_ns + 1);  // complete: nothing lost at its end
+    s.writer->Add(record);
+  }
+  const std::pair<StatId, uint64_t> stats[] = {
+      {StatId::cpu_samples, totals_.samples},
+      {StatId::off_cpu_intervals, totals_.off_cpu_intervals},
+      {StatId::cpu_events_lost, c[GP_COUNT_RINGBUF_FULL]},
+      {StatId::cpu_stacks_truncated, c[GP_COUNT_USER_STACK_TRUNCATED]},
+      {StatId::cpu_stacks_failed, c[GP_COUNT_KERNEL_STACK_FAILED] + c[GP_COUNT_USER_STACK_FAILED]},
+      {StatId::off_cpu_untimed, c[GP_COUNT_THREAD_STATE_FAILED]},
+      {StatId::off_cpu_stack_reuse_wrong, c[GP_COUNT_REUSE_MISMATCHES]},
+      {StatId::cpu_processes_followed, c[GP_COUNT_PROCESSES_FOLLOWED]},
+      {StatId::cpu_unmapped_pcs, s.unmapped_pcs},
+      {StatId::off_cpu_stack_walks, c[GP_COUNT_STACK_WALKS]},
+  };
+  for (const auto& [id, value] : stats) {
+    if (value != 0) s.writer->Add(StatRecord{stats_pid, static_cast<uint32_t>(id), value});
+  }
+  totals_.stacks = s.stack_ids.size();
+  totals_.processes = static_cast<uint32_t>(s.processes.size());
+  totals_.threads = static_cast<uint32_t>(s.threads.size());
+  return s.writer->Close();
+}
+
+}  // namespace gpuperf::ebpf

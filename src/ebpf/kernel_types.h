@@ -1,0 +1,46 @@
+/* The few kernel types the BPF programs read, declared by hand for CO-RE.
+ *
+ * Instead of a vmlinux.h dumped from the build machine's /sys/kernel/btf/vmlinux: the
+ * build then needs no kernel BTF (containers and chroots often have none, and the
+ * machine that runs gpuperf is rarely the one that built it), and the ~3 MB header is
+ * not parsed on every build. Each struct lists only the fields we read; with
+ * preserve_access_index, libbpf relocates every access to the running kernel's own
+ * layout at load time (from its BTF), so field order and offsets here do not matter.
+ * The uapi headers provide the stable ABI: map types, helper flags, the perf event
+ * program context. */
+#ifndef GPUPERF_EBPF_KERNEL_TYPES_H_
+#define GPUPERF_EBPF_KERNEL_TYPES_H_
+
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/types.h>
+
+typedef _Bool bool;
+
+struct task_struct {
+  int pid;
+  int tgid;
+  unsigned int __state; /* 5.14 and later */
+  unsigned int flags;
+} __attribute__((preserve_access_index));
+
+/* Kernels before 5.14 call the state field `state` (a long). */
+struct task_struct___before_5_14 {
+  long state;
+} __attribute__((preserve_access_index));
+
+/* The user registers saved at kernel entry (arch/x86 naming, not the uapi one). */
+struct pt_regs___kernel {
+  unsigned long bp;
+  unsigned long sp;
+  unsigned long ip;
+  unsigned long orig_ax;
+} __attribute__((preserve_access_index));
+
+/* include/linux/sched.h */
+#define GP_TASK_RUNNING 0x0000
+#define GP_TASK_INTERRUPTIBLE 0x0001
+#define GP_TASK_UNINTERRUPTIBLE 0x0002
+#define GP_PF_KTHREAD 0x00200000
+
+#endif /* GPUPERF_EBPF_KERNEL_TYPES_H_ */
