@@ -60,6 +60,26 @@ PY
 "$GPUPERF" report "$dir/job" > "$dir/report.txt" 2>/dev/null
 grep -q 'straggler: rank 1 (.*, GPU 1) arrived last' "$dir/report.txt" || fail "no straggler line"
 
+# The insight rules across ranks: rank 1 is the straggler and its CPU made it late (it
+# slept before each step; its kernels took as long as rank 0's). Rank 0's all-reduces
+# last ~50 ms each, but that is waiting for rank 1, not communication to overlap.
+"$GPUPERF" report "$dir/job" --insights --json -o "$dir/insights.json" 2>/dev/null || fail "report --insights failed"
+python3 - "$dir/insights.json" <<'PY' || fail "rank insights"
+import json, sys
+found = json.load(open(sys.argv[1]))["insights"]
+rules = [f["rule"] for f in found]
+assert rules.count("straggler_rank") == 1, rules
+assert "comm_not_overlapped" not in rules and "rank_power" not in rules, rules
+s = next(f for f in found if f["rule"] == "straggler_rank")
+ev = {e["name"]: e["value"] for e in s["evidence"]}
+assert 40e6 <= ev["median_delay"] <= 60e6, ev
+assert ev["last_arrivals"] >= 11, ev
+assert "Rank 1 (" in s["finding"] and "its CPU launched late" in s["finding"], s["finding"]
+assert ev["idle_excess"] >= 10 * 40e6, ev  # rank 1's GPU waited for each late step
+PY
+"$GPUPERF" report "$dir/job" --insights --sections insights 2>/dev/null | grep -q '\[straggler_rank\] pid' \
+  || fail "no straggler_rank finding in the text report"
+
 # NVML refused by the driver, missing entirely, or switched off.
 run_basic() {  # NAME ENV...: the basic scenario recorded with extra environment
   local name=$1; shift

@@ -64,22 +64,29 @@ Trace MakeRank(const RankJobOptions& o, uint32_t rank) {
     t.Link(pid, pid, correlation, stack, "cudaLaunchKernel", local(start) - 5 * kUs);
     t.Kernel(pid, name, correlation++, local(start), local(stop), device, stream);
   };
-  const uint64_t D = o.slow_rank >= 0 ? o.delay_ns : 0;
-  const uint64_t d = static_cast<int32_t>(rank) == o.slow_rank ? o.delay_ns : 0;
+  const bool slow = static_cast<int32_t>(rank) == o.slow_rank;
+  const uint64_t last = o.slow_rank >= 0 ? o.delay_ns + o.slow_kernel_ns : 0;  // D + E
+  const uint64_t d = slow ? o.delay_ns : 0;
+  const uint64_t e = slow ? o.slow_kernel_ns : 0;
   for (uint32_t step = 0; step < o.steps; ++step) {
     const uint64_t t0 = kJobStartNs + step * o.step_ns;
     kernel("_Z7forwardv", t0 + d, t0 + d + 300 * kUs, 7);
-    kernel("_Z8backwardv", t0 + d + 300 * kUs, t0 + d + 600 * kUs, 7);
+    kernel("_Z8backwardv", t0 + d + 300 * kUs, t0 + d + e + 600 * kUs, 7);
     kernel("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
-           t0 + d + 400 * kUs, t0 + D + 700 * kUs, 99);
+           t0 + d + e + 400 * kUs, t0 + last + 400 * kUs + o.comm_ns, 99);
+    if (slow && o.extra_kernel_ns > 0) {
+      const uint64_t after = t0 + last + 400 * kUs + o.comm_ns;
+      kernel("_Z8evaluatev", after, after + o.extra_kernel_ns, 7);
+    }
   }
   if (o.power_interval_ns > 0) {
     uint64_t energy_mj = 1'000'000;
     uint64_t previous_mw = 0;
     for (uint64_t at = kJobStartNs; at <= end; at += o.power_interval_ns) {
       const uint64_t since = (at - kJobStartNs) % o.step_ns;
-      const bool computing = since >= d && since < d + 600 * kUs && at < end;
-      const uint32_t mw = computing ? 300'000 : 100'000;
+      const bool computing = since >= d && since < d + e + 600 * kUs && at < end;
+      const double scale = static_cast<int32_t>(rank) == o.hot_rank ? o.hot_power_scale : 1.0;
+      const auto mw = static_cast<uint32_t>((computing ? 300'000 : 100'000) * scale);
       if (at > kJobStartNs)
         energy_mj += (previous_mw + mw) * o.power_interval_ns / 2 / 1'000'000'000;
       const bool edge = at == kJobStartNs || at + o.power_interval_ns > end;

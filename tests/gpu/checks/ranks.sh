@@ -3,7 +3,8 @@
 #    a step) recorded in one command: one trace per rank, each knowing its rank; the report's
 #    ranks section names rank 1 the straggler with a median delay of 50 ms +-10%, with
 #    communication/compute/overlap figures; --split-by rank report; the merged timeline has a
-#    process track per rank; a fixture with PROVENANCE under $out/ranks/ddp_fixture/;
+#    process track per rank; report --insights has one straggler_rank finding naming rank 1
+#    late by its CPU; a fixture with PROVENANCE under $out/ranks/ddp_fixture/;
 #  - on any GPU: examples/power_pair (tensor-core burn, then a sleeping spin): the energy
 #    section ranks tensor_burn above idle_spin in joules and in watts, and the power readings'
 #    integral agrees with NVML's energy counter over the same stretch within +-10%.
@@ -52,6 +53,17 @@ PY
 )
   [[ $verdict == PASS* ]] || problems+=("${verdict#FAIL }")
   echo "   $verdict" | tee -a "$results"
+  # The insight rules across ranks: straggler_rank names rank 1, late by its CPU (the sleep).
+  "$gp" report "$dir" --insights --sections insights > "$rdir/ddp_insights.txt" 2>&1
+  "$gp" report "$dir" --insights --json -o "$work/ddp_insights.json" 2>/dev/null
+  grep -E '^  [0-9]+\. ' "$rdir/ddp_insights.txt" | cut -c1-200 | sed 's/^/   /' | tee -a "$results"
+  python3 - "$work/ddp_insights.json" 2> "$work/ddp_insights.check" <<'PY' \
+    || problems+=("straggler_rank: $(tail -1 "$work/ddp_insights.check")")
+import json, sys
+found = [f for f in json.load(open(sys.argv[1]))["insights"] if f["rule"] == "straggler_rank"]
+assert len(found) == 1 and found[0]["finding"].startswith("Rank 1 ("), [f["finding"] for f in found]
+assert "its CPU launched late" in found[0]["finding"], found[0]["finding"]
+PY
   # The merged timeline: one process track per rank, named after it.
   "$gp" export "$dir" -o "$rdir/ddp.perfetto-trace" > /dev/null 2>&1 || problems+=("export failed")
   "$gp" export "$dir" -o "$work/ddp.json" > /dev/null 2>&1
