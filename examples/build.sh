@@ -44,6 +44,7 @@ targets=(
   "memcpy_kinds|memcpy_kinds.cu|shared|"
   "driver_launch|driver_launch.cu|shared|${driver_libs[*]}"
   "hw_bound|hw_bound.cu|shared|"
+  "power_pair|power_pair.cu|shared|"
 )
 if [[ -f $CUDA_ROOT/include/cublas_v2.h ]] && compgen -G "$CUDA_ROOT/lib64/libcublas.so*" >/dev/null; then
   targets+=("cublas_gemm|cublas_gemm.cu|shared|-lcublas")
@@ -82,8 +83,8 @@ if compgen -G "$out/*.log" >/dev/null; then
   exit 1
 fi
 
-# The Python example travels with the binaries.
-cp "$src/pytorch_transformer.py" "$out/"
+# The Python examples travel with the binaries.
+cp "$src/pytorch_transformer.py" "$src/pytorch_ddp.py" "$out/"
 
 # Shared builds must need libcudart.so.13; static ones must not.
 if command -v readelf >/dev/null; then

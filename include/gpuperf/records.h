@@ -416,6 +416,41 @@ struct SassLineRecord {
   StringId instruction = 0;  // "FFMA R4, R2, R3, R4" (0: not disassembled)
 };
 
+// Who a process was in a distributed job, from what its launcher put in the environment
+// (torchrun, Slurm, Open MPI, MPICH/PMI; docs/multi-rank.md), and which host clock its
+// timestamps use. One per process, written at start.
+struct RankRecord {
+  uint32_t pid = 0;
+  int32_t rank = -1;  // global rank; -1: the environment named none (not a rank)
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  int32_t local_world_size = -1;
+  int32_t node_rank = -1;        // GROUP_RANK, SLURM_NODEID, ...
+  StringId launcher = 0;         // "torchrun", "slurm", "openmpi", "pmi", "env"
+  StringId job_id = 0;           // TORCHELASTIC_RUN_ID, SLURM_JOB_ID, ...
+  StringId master = 0;           // MASTER_ADDR:MASTER_PORT when set
+  StringId boot_id = 0;          // /proc/sys/kernel/random/boot_id: one CLOCK_MONOTONIC per boot
+  StringId visible_devices = 0;  // CUDA_VISIBLE_DEVICES as the process saw it
+};
+
+// Where a power reading came from.
+enum class PowerSource : uint8_t {
+  kNone = 0,      // no power reading (an energy-counter reading alone)
+  kInstant = 1,   // NVML_FI_DEV_POWER_INSTANT
+  kAveraged = 2,  // nvmlDeviceGetPowerUsage (a trailing average on recent GPUs)
+};
+
+// One NVML reading of a device's board power, and of its energy counter when taken
+// (the counter is read at the start, about once a second, and at the end).
+struct PowerSampleRecord {
+  uint32_t pid = 0;
+  uint32_t device_id = 0;  // the CUDA device of the process, as in KernelRecord
+  uint64_t timestamp_ns = 0;
+  uint32_t power_mw = 0;
+  uint64_t energy_mj = 0;  // NVML total energy since the driver loaded; 0: not read
+  PowerSource source = PowerSource::kNone;
+};
+
 // Every fixed-size record type: X(TypeName, snake_name, plural, chunk type number); the
 // plural names the vectors of them (Trace::kernels, Trace::memories).
 // Chunk type numbers are part of the file format: never reuse or renumber one.
@@ -440,6 +475,8 @@ struct SassLineRecord {
   X(CpuSample, cpu_sample, cpu_samples, 18)                               \
   X(OffCpu, off_cpu, off_cpus, 19)                                        \
   X(MetricRange, metric_range, metric_ranges, 20)                         \
-  X(MetricValue, metric_value, metric_values, 21)
+  X(MetricValue, metric_value, metric_values, 21)                         \
+  X(Rank, rank, ranks, 22)                                                \
+  X(PowerSample, power_sample, power_samples, 23)
 
 }  // namespace gpuperf

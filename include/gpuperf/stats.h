@@ -144,7 +144,17 @@ enum class StatSeverity : uint8_t {
     "PC samples CUPTI does not attribute to an instruction (kernels of the driver and libraries)") \
   X(cubins_saved, 83, kInfo, "cubins saved beside the trace for line mapping")                     \
   X(cubins_not_saved, 84, kWarning,                                                                \
-    "cubins not saved (disk error, or over the size cap): their samples stay at SASS offsets")
+    "cubins not saved (disk error, or over the size cap): their samples stay at SASS offsets")     \
+  /* 85-94: ranks and GPU power (src/inject/power, docs/energy.md) */                              \
+  X(power_samples, 85, kInfo, "GPU power readings taken through NVML")                             \
+  X(power_unavailable, 86, kInfo,                                                                  \
+    "NVML could not be used (no libnvidia-ml.so.1, or it failed): no power readings")              \
+  X(power_read_failed, 87, kWarning, "NVML power readings that failed")                            \
+  X(power_read_ns, 88, kInfo, "time the power sampler spent in NVML (ns)")                         \
+  X(power_device_unmatched, 89, kWarning,                                                          \
+    "GPUs in use that NVML could not be matched to (no power readings for them)")                  \
+  X(power_matched_by_index, 90, kInfo,                                                             \
+    "GPUs matched to NVML by index, not by UUID (libcuda did not say their UUID)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -56,6 +56,13 @@ struct ReadReport {
 // Reads FILE or every *.gpt file in DIR (sorted by name) into the sink.
 Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report);
 
+// Reads FILE or DIR like ReadTrace, but only the chunks of `chunk_types` (record type
+// numbers of records.h, or format chunk types) and the strings they name: a quick look at
+// the small record kinds (processes, ranks, clocks) of a large trace. Other chunks are
+// skipped unread and unchecked.
+Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_types,
+                       RecordSink& sink, ReadReport* report);
+
 // Reads trace bytes already in memory (the fuzz target and tests use this).
 Status ReadTraceBytes(std::span<const uint8_t> bytes, std::string_view display_name,
                       RecordSink& sink, ReadReport* report);

@@ -1,6 +1,7 @@
 #include "analyze/flame_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <regex>
@@ -10,9 +11,11 @@
 #include <utility>
 
 #include "analyze/cpu_time.h"
+#include "analyze/energy/energy.h"
 #include "analyze/flame_graph_cpu.h"
 #include "analyze/flame_graph_names.h"
 #include "analyze/launch_sink.h"
+#include "analyze/ranks/rank_scan.h"
 #include "analyze/symbol_table.h"
 
 namespace gpuperf {
@@ -53,6 +56,8 @@ struct LaunchKeyHash {
 struct Weight {
   uint64_t ns = 0;
   uint64_t count = 0;
+  uint32_t tag = 0;   // dense id of the key, for energy attribution
+  double joules = 0;  // FlameWeight::kEnergy
 };
 
 // Open addressing with linear probing: the aggregation's only hot lookup, ~3x faster
@@ -83,6 +88,12 @@ class LaunchMap {
   template <class Fn>
   void ForEach(Fn fn) const {
     for (const Slot& slot : slots_) {
+      if (slot.used) fn(slot.key, slot.weight);
+    }
+  }
+  template <class Fn>
+  void ForEachMutable(Fn fn) {
+    for (Slot& slot : slots_) {
       if (slot.used) fn(slot.key, slot.weight);
     }
   }
@@ -129,9 +140,22 @@ class LaunchAggregator {
     if (last_ == nullptr || !(key == last_key_)) {
       last_key_ = key;
       last_ = &launches_[key];
+      if (last_->count == 0) last_->tag = tags_++;  // a new key
     }
     last_->ns += a.duration_ns();
     ++last_->count;
+    if (options_.weight == FlameWeight::kEnergy && a.kind == GpuActivityKind::kKernel) {
+      energy_spans_.push_back({a.pid, a.device_id, a.start_ns, a.end_ns, last_->tag});
+    }
+  }
+
+  // FlameWeight::kEnergy: shares the readings' energy among the kernels added.
+  EnergyAttribution AttributeEnergy(std::span<const PowerSampleRecord> samples) {
+    EnergyAttribution energy = gpuperf::AttributeEnergy(samples, std::move(energy_spans_), tags_);
+    launches_.ForEachMutable([&energy](const LaunchKey&, Weight& weight) {
+      weight.joules = energy.joules_by_tag[weight.tag];
+    });
+    return energy;
   }
 
   const LaunchMap& launches() const { return launches_; }
@@ -143,7 +167,24 @@ class LaunchAggregator {
   LaunchKey last_key_;
   Weight* last_ = nullptr;
   uint64_t filtered_out_ = 0;
+  uint32_t tags_ = 0;
+  std::vector<EnergySpan> energy_spans_;
 };
+
+// --weight energy needs the recording's power readings; the summary says how often.
+Status AddEnergy(LaunchAggregator& aggregator, std::span<const PowerSampleRecord> samples,
+                 FlameSummary& summary) {
+  if (samples.empty()) {
+    return Error(StatusCode::kInvalidArgument,
+                 "this trace has no GPU power readings (recorded without NVML, or with "
+                 "--power-hz 0): --weight energy needs them (docs/energy.md)");
+  }
+  const EnergyAttribution energy = aggregator.AttributeEnergy(samples);
+  for (const EnergyDevice& d : energy.devices) {
+    summary.power_rate_hz = std::max(summary.power_rate_hz, d.rate_hz);
+  }
+  return Status::Ok();
+}
 
 Result<std::optional<std::regex>> CompileKernelRegex(const std::string& pattern) {
   if (pattern.empty()) return std::optional<std::regex>();
@@ -199,6 +240,7 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const std::vector<CpuTime
     kept_gpu_frames.push_back(gpu_frame);
     pids.insert(key.pid);
     devices.insert(key.device);
+    resolver.NoteDevice(key.pid, key.device);
   }
   for (const CpuTimeEntry& e : cpu) {
     if (!options.pid || e.pid == *options.pid) pids.insert(e.pid);
@@ -212,11 +254,14 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const std::vector<CpuTime
     const LaunchKey& key = kept[i].first;
     const Weight& weight = kept[i].second;
     path.clear();
-    if (pids.size() > 1) {
+    if (options.split == FlameSplit::kRank) {
+      path.push_back(resolver.Intern(resolver.RankLabel(key.pid), FlameFrameKind::kContext));
+    } else if (pids.size() > 1) {
       path.push_back(resolver.Intern(resolver.ProcessLabel(key.pid), FlameFrameKind::kContext));
     }
     switch (options.split) {
       case FlameSplit::kNone:
+      case FlameSplit::kRank:
         break;
       case FlameSplit::kDevice:
         path.push_back(
@@ -264,8 +309,11 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const std::vector<CpuTime
     FlameStack& stack = paths.At(path, graph);
     stack.gpu_ns += weight.ns;
     stack.count += weight.count;
+    const auto energy_uj = static_cast<uint64_t>(std::llround(weight.joules * 1e6));
+    stack.energy_uj += energy_uj;
 
     summary.gpu_ns += weight.ns;
+    summary.energy_uj += energy_uj;
     switch (key.kind) {
       case GpuActivityKind::kKernel:
         summary.kernels += weight.count;
@@ -299,7 +347,8 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const std::vector<CpuTime
   return graph;
 }
 
-// The launch sink (launch_sink.h) and what CPU time needs (cpu_time.h).
+// The launch sink (launch_sink.h), what CPU time needs (cpu_time.h), and what --split-by
+// rank and --weight energy read.
 class FlameSink final : public LaunchSink {
  public:
   explicit FlameSink(Correlator& correlator) : LaunchSink(correlator), cpu(strings) {}
@@ -308,8 +357,16 @@ class FlameSink final : public LaunchSink {
   void OnSync(std::span<const SyncRecord> records) override { cpu.AddSyncs(records); }
   void OnCpuSample(std::span<const CpuSampleRecord> records) override { cpu.AddSamples(records); }
   void OnOffCpu(std::span<const OffCpuRecord> records) override { cpu.AddOffCpu(records); }
+  void OnRank(std::span<const RankRecord> records) override {
+    ranks.insert(ranks.end(), records.begin(), records.end());
+  }
+  void OnPowerSample(std::span<const PowerSampleRecord> records) override {
+    power_samples.insert(power_samples.end(), records.begin(), records.end());
+  }
 
   CpuTimeCollector cpu;  // reads `strings` as it grows
+  std::vector<RankRecord> ranks;
+  std::vector<PowerSampleRecord> power_samples;
 };
 
 }  // namespace
@@ -320,6 +377,10 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
   LaunchAggregator aggregator(options);
   Correlator correlator([&aggregator](const GpuActivity& a) { aggregator.Add(a); });
   CorrelateTrace(trace, correlator);
+  FlameSummary energy_summary;
+  if (options.weight == FlameWeight::kEnergy) {
+    GP_RETURN_IF_ERROR(AddEnergy(aggregator, trace.power_samples, energy_summary));
+  }
 
   CpuTimeCollector cpu(trace.strings);
   cpu.AddApis(trace.apis);
@@ -329,9 +390,11 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
 
   SymbolTable symbols(trace.strings, {.python_internals = options.python_internals});
   symbols.AddAll(trace.modules, trace.symbols, trace.python_codes, trace.threads);
-  NameSources names{trace.strings, trace.stacks, symbols, trace.processes, trace.threads};
+  NameSources names{trace.strings,   trace.stacks,  symbols,
+                    trace.processes, trace.threads, trace.ranks};
   FlameGraph graph =
       Resolve(aggregator, cpu.Finish(), names, options, kernel_re, correlator.stats());
+  graph.summary.power_rate_hz = energy_summary.power_rate_hz;
   RecordingLossCollector loss;
   loss.AddProcesses(trace.processes);
   loss.AddStats(trace.stats);
@@ -349,13 +412,18 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
   FlameSink sink(correlator);
   GP_RETURN_IF_ERROR(ReadTrace(path, sink, report));
   correlator.Finish();
+  FlameSummary energy_summary;
+  if (options.weight == FlameWeight::kEnergy) {
+    GP_RETURN_IF_ERROR(AddEnergy(aggregator, sink.power_samples, energy_summary));
+  }
 
   // Built after reading: the string table no longer moves.
   SymbolTable symbols(sink.strings, {.python_internals = options.python_internals});
   symbols.AddAll(sink.modules, sink.symbols, sink.python_codes, sink.threads);
-  NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads};
+  NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads, sink.ranks};
   FlameGraph graph =
       Resolve(aggregator, sink.cpu.Finish(), names, options, kernel_re, correlator.stats());
+  graph.summary.power_rate_hz = energy_summary.power_rate_hz;
   graph.recording_loss = sink.loss.Rows();
   return graph;
 }

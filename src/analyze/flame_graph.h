@@ -32,8 +32,12 @@ enum class FlameWeight : uint8_t {
   kCpuTime,     // on-CPU samples' time
   kOffCpuTime,  // blocked time
   kAll,         // GPU + on-CPU + off-CPU time
+  // GPU energy in microjoules, an estimate from the recording's power readings
+  // (analyze/energy/energy.h).
+  kEnergy,
 };
-enum class FlameSplit : uint8_t { kNone, kDevice, kStream, kThread };
+// kRank: one root per process, named by its rank ("[rank 1 (node3, GPU 1)]").
+enum class FlameSplit : uint8_t { kNone, kDevice, kStream, kThread, kRank };
 
 struct FlameGraphOptions {
   FlameWeight weight = FlameWeight::kGpuTime;
@@ -78,6 +82,7 @@ struct FlameStack {
   uint64_t count = 0;   // GPU activities
   uint64_t cpu_ns = 0;  // on-CPU
   uint64_t offcpu_ns = 0;
+  uint64_t energy_uj = 0;  // with FlameWeight::kEnergy only
 
   uint64_t weight(FlameWeight w) const {
     switch (w) {
@@ -89,6 +94,8 @@ struct FlameStack {
         return offcpu_ns;
       case FlameWeight::kAll:
         return gpu_ns + cpu_ns + offcpu_ns;
+      case FlameWeight::kEnergy:
+        return energy_uj;
       case FlameWeight::kGpuTime:
         break;
     }
@@ -107,6 +114,8 @@ struct FlameSummary {
   uint32_t devices = 0;
   uint64_t filtered_out = 0;     // activities left out by --pid / --kernel
   CorrelationStats correlation;  // the join over the whole trace, before filtering
+  uint64_t energy_uj = 0;        // FlameWeight::kEnergy: the kernels' estimated energy
+  double power_rate_hz = 0;      // ... from power readings this often
   // CPU samples (zero without them):
   uint64_t cpu_ns = 0;
   uint64_t cpu_samples = 0;

@@ -19,11 +19,14 @@ void AddCpuTime(const std::vector<CpuTimeEntry>& entries, const FlameGraphOption
     threads.emplace(e.pid, e.tid);
     const bool on_cpu = e.kind == CpuTimeKind::kOnCpu;
     path.clear();
-    if (process_labels) {
+    if (options.split == FlameSplit::kRank) {
+      path.push_back(resolver.Intern(resolver.RankLabel(e.pid), FlameFrameKind::kContext));
+    } else if (process_labels) {
       path.push_back(resolver.Intern(resolver.ProcessLabel(e.pid), FlameFrameKind::kContext));
     }
     switch (options.split) {
       case FlameSplit::kNone:
+      case FlameSplit::kRank:
         break;
       case FlameSplit::kThread:
         path.push_back(

@@ -1,6 +1,7 @@
 #include "analyze/flame_graph_names.h"
 
 #include "analyze/cpu_time.h"
+#include "analyze/ranks/rank_scan.h"
 #include "format/enum_names.h"
 
 namespace gpuperf::flame {
@@ -107,6 +108,20 @@ std::string GraphResolver::ProcessLabel(uint32_t pid) const {
     }
   }
   return "[pid " + std::to_string(pid) + "]";
+}
+
+std::string GraphResolver::RankLabel(uint32_t pid) const {
+  ProcessIdentity identity;
+  identity.pid = pid;
+  for (const RankRecord& r : names_.ranks) {
+    if (r.pid == pid) identity.rank = r.rank;
+  }
+  for (const ProcessRecord& p : names_.processes) {
+    if (p.pid == pid) identity.hostname = std::string(names_.Str(p.hostname));
+  }
+  auto it = devices_of_pid_.find(pid);
+  if (it != devices_of_pid_.end()) identity.devices.assign(it->second.begin(), it->second.end());
+  return "[" + identity.Label() + "]";
 }
 
 std::string GraphResolver::ThreadLabel(uint32_t pid, uint32_t tid, bool known) const {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@ struct NameSources {
   SymbolTable& symbols;
   std::span<const ProcessRecord> processes;
   std::span<const ThreadRecord> threads;
+  std::span<const RankRecord> ranks;
 
   std::string_view Str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
@@ -57,6 +59,10 @@ class GraphResolver {
   std::string ProcessLabel(uint32_t pid) const;
   // `known`: the activity has a launching thread at all.
   std::string ThreadLabel(uint32_t pid, uint32_t tid, bool known) const;
+  // --split-by rank: "[rank 1 (node3, GPU 1)]", the process's rank, host and the GPUs it
+  // ran work on (NoteDevice each before asking, so GPU and CPU stacks share one root).
+  void NoteDevice(uint32_t pid, uint32_t device) { devices_of_pid_[pid].insert(device); }
+  std::string RankLabel(uint32_t pid) const;
 
  private:
   struct Resolved {
@@ -70,6 +76,7 @@ class GraphResolver {
   FlameGraph& graph_;
   std::map<std::pair<std::string, FlameFrameKind>, uint32_t> index_;
   std::unordered_map<uint64_t, Resolved> cpu_frames_;  // (stack << 32 | tid)
+  std::map<uint32_t, std::set<uint32_t>> devices_of_pid_;
   std::vector<Frame> frames_;
   DemangleCache demangle_;
 };

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "analyze/data_loss.h"
+#include "analyze/ranks/rank_scan.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
@@ -136,11 +137,12 @@ uint32_t TimelineBuilder::ProcessTrack(uint32_t pid) {
   TimelineTrack track;
   track.kind = TrackKind::kProcess;
   track.pid = pid;
-  const uint32_t process_index = index_.ProcessIndex(pid);
-  track.sort_rank = static_cast<int32_t>(process_index * 1000);
-  std::string command(index_.str(index_.processes[pid].command));
+  track.sort_rank = static_cast<int32_t>(index_.ProcessOrder(pid) * 1000);
+  const ScannedProcess& process = index_.processes[pid];
+  std::string command(index_.str(process.command));
   if (command.size() > 120) command = command.substr(0, 117) + "...";
   track.name = command.empty() ? "process " + std::to_string(pid) : command;
+  if (process.rank >= 0) track.name = RankTrackName(pid);
   const uint32_t id = NewTrack(std::move(track));
   process_tracks_.emplace(pid, id);
   return id;
@@ -173,19 +175,39 @@ std::string TimelineBuilder::GpuName(uint32_t pid, uint32_t device) const {
   if (it != index_.devices.end() && it->second.name) {
     name += " (" + std::string(index_.str(it->second.name)) + ")";
   }
-  if (index_.pids.size() > 1) name += " pid " + std::to_string(pid);
+  if (index_.pids.size() > 1) {
+    const int32_t rank = index_.processes[pid].rank;
+    name += rank >= 0 ? " rank " + std::to_string(rank) : " pid " + std::to_string(pid);
+  }
   return name;
+}
+
+// "rank 1 (node3, GPU 1)": the rank, its host, and the GPUs it ran kernels on.
+std::string TimelineBuilder::RankTrackName(uint32_t pid) const {
+  ProcessIdentity identity;
+  identity.pid = pid;
+  const ScannedProcess& process = index_.processes.at(pid);
+  identity.rank = process.rank;
+  identity.hostname = std::string(index_.str(process.hostname));
+  for (const auto& [key, device] : index_.devices) {
+    if (key.first == pid && device.busy && !device.busy->busy_ns().empty()) {
+      identity.devices.push_back(key.second);
+    }
+  }
+  return identity.Label();
 }
 
 uint32_t TimelineBuilder::GpuTrack(uint32_t pid, uint32_t device) {
   auto it = gpu_tracks_.find({pid, device});
   if (it != gpu_tracks_.end()) return it->second;
+  // A rank's process track is there even when it has no CPU tracks: it names the rank.
+  if (index_.processes[pid].rank >= 0) ProcessTrack(pid);
   TimelineTrack track;
   track.kind = TrackKind::kGpu;
   track.pid = pid;
   track.device = device;
   track.sort_rank =
-      static_cast<int32_t>(index_.ProcessIndex(pid) * 1000 + 1 + std::min(device, 998u));
+      static_cast<int32_t>(index_.ProcessOrder(pid) * 1000 + 1 + std::min(device, 998u));
   track.name = GpuName(pid, device);
   const uint32_t id = NewTrack(std::move(track));
   gpu_tracks_.emplace(std::make_pair(pid, device), id);

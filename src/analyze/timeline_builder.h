@@ -85,6 +85,7 @@ class TimelineBuilder final : public RecordSink {
   uint32_t CounterTrack(uint32_t pid, uint32_t device, CounterUnit unit);
   std::string ThreadName(uint32_t pid, uint32_t tid) const;
   std::string GpuName(uint32_t pid, uint32_t device) const;
+  std::string RankTrackName(uint32_t pid) const;
   // The lane of a group where [start, end) fits after every slice already there.
   uint32_t PlaceSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns);
   uint32_t NewLaneTrack(const LaneGroupKey& key, uint32_t lane);

@@ -48,6 +48,12 @@ uint32_t TimelineIndex::ProcessIndex(uint32_t pid) {
   return it->second.index;
 }
 
+uint32_t TimelineIndex::ProcessOrder(uint32_t pid) {
+  const uint32_t index = ProcessIndex(pid);
+  const int32_t rank = processes[pid].rank;
+  return rank >= 0 ? static_cast<uint32_t>(rank) : static_cast<uint32_t>(max_rank + 1) + index;
+}
+
 TimelineScan::TimelineScan(const TimelineOptions& options)
     : options_(options), index_(std::make_unique<TimelineIndex>()) {
   index_->symbols = std::make_unique<SymbolTable>(index_->strings, options.display);
@@ -79,12 +85,21 @@ void TimelineScan::OnProcess(std::span<const ProcessRecord> records) {
   for (const ProcessRecord& process : records) {
     index_->ProcessIndex(process.pid);
     index_->processes[process.pid].command = process.command;
+    index_->processes[process.pid].hostname = process.hostname;
   }
   index_->recording_loss.AddProcesses(records);
 }
 
 void TimelineScan::OnStat(std::span<const StatRecord> records) {
   index_->recording_loss.AddStats(records);
+}
+
+void TimelineScan::OnRank(std::span<const RankRecord> records) {
+  for (const RankRecord& rank : records) {
+    index_->ProcessIndex(rank.pid);
+    index_->processes[rank.pid].rank = rank.rank;
+    index_->max_rank = std::max(index_->max_rank, rank.rank);
+  }
 }
 
 void TimelineScan::OnThread(std::span<const ThreadRecord> records) {

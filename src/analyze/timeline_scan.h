@@ -75,6 +75,8 @@ class BusyHistogram {
 struct ScannedProcess {
   uint32_t index = 0;  // dense, in order of first sight
   StringId command = 0;
+  StringId hostname = 0;
+  int32_t rank = -1;  // from its RankRecord; -1: not a rank of a distributed job
 };
 
 struct ScannedDevice {
@@ -101,6 +103,10 @@ struct TimelineIndex {
   }
   // Dense index of a pid; assigns the next one on first sight.
   uint32_t ProcessIndex(uint32_t pid);
+  // Where a process's tracks sort: ranks in rank order, then the other processes in the
+  // order of first sight.
+  uint32_t ProcessOrder(uint32_t pid);
+  int32_t max_rank = -1;
 };
 
 // Pass one, as a RecordSink. Feed it every record (ReadTrace or ReplayTrace), then take
@@ -126,6 +132,7 @@ class TimelineScan final : public RecordSink {
   void OnMemset(std::span<const MemsetRecord> records) override;
   void OnClock(std::span<const ClockRecord> records) override;
   void OnStat(std::span<const StatRecord> records) override;
+  void OnRank(std::span<const RankRecord> records) override;
 
  private:
   void CountGpuActivity(uint32_t pid, uint32_t correlation_id);

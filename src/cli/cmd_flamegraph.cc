@@ -81,12 +81,14 @@ int RunFlamegraph(const FlamegraphArgs& args) {
                    : args.weight == "cpu"    ? FlameWeight::kCpuTime
                    : args.weight == "offcpu" ? FlameWeight::kOffCpuTime
                    : args.weight == "all"    ? FlameWeight::kAll
+                   : args.weight == "energy" ? FlameWeight::kEnergy
                                              : FlameWeight::kGpuTime;
   options.demangle = !args.no_demangle;
   options.full_names = args.full_names;
   options.split = args.split == "device"   ? FlameSplit::kDevice
                   : args.split == "stream" ? FlameSplit::kStream
                   : args.split == "thread" ? FlameSplit::kThread
+                  : args.split == "rank"   ? FlameSplit::kRank
                                            : FlameSplit::kNone;
   if (args.pid >= 0) options.pid = static_cast<uint32_t>(args.pid);
   options.kernel_regex = args.kernel;
@@ -152,6 +154,12 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     line +=
         ", " + FormatDuration(s.cpu_ns) + " on CPU, " + FormatDuration(s.offcpu_ns) + " off CPU";
   }
+  if (options.weight == FlameWeight::kEnergy) {
+    char energy[96];
+    std::snprintf(energy, sizeof(energy), ", %.3f J of kernel energy (estimate, power read %.0f/s)",
+                  static_cast<double>(s.energy_uj) / 1e6, s.power_rate_hz);
+    line += energy;
+  }
   if (s.filtered_out > 0) line += ", " + FormatCount(s.filtered_out) + " filtered out";
   line += " -> " + (*file)->name();
   if (!to_stdout && FormatOfName(args.output) != (folded ? kFolded : kSvg)) {
@@ -185,15 +193,16 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   cmd->add_option("--weight", args->weight,
                   "Frame width: gpu (GPU time, also 'time'), count (GPU activities), and for\n"
                   "recordings with --cpu/--off-cpu: cpu (on-CPU time), offcpu (blocked time),\n"
-                  "all (the three kinds of time, each under its own leaf)")
-      ->check(CLI::IsMember({"time", "gpu", "count", "cpu", "offcpu", "all"}))
+                  "all (the three kinds of time, each under its own leaf); energy (GPU energy\n"
+                  "in µJ, an estimate from the recording's NVML power readings)")
+      ->check(CLI::IsMember({"time", "gpu", "count", "cpu", "offcpu", "all", "energy"}))
       ->default_str("gpu");
   cmd->add_flag("--no-demangle", args->no_demangle, "Show kernel names as recorded (mangled)");
   cmd->add_flag("--full-names", args->full_names,
                 "Keep argument and template lists in function and kernel names");
   cmd->add_option("--split-by", args->split,
-                  "Separate graphs per device, stream or launching thread (root frames)")
-      ->check(CLI::IsMember({"none", "device", "stream", "thread"}))
+                  "Separate graphs per device, stream, launching thread or rank (root frames)")
+      ->check(CLI::IsMember({"none", "device", "stream", "thread", "rank"}))
       ->default_str("none");
   cmd->add_option("--pid", args->pid, "Only this process")->check(CLI::Range(0, INT32_MAX));
   cmd->add_option("--kernel", args->kernel,

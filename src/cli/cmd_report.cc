@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/report_split.h"
 #include "export/report_export.h"
 #include "export/text_table.h"
 
@@ -27,6 +28,7 @@ struct ReportArgs {
   std::string gap_threshold = "1ms";
   bool full_names = false;
   bool python_internals = false;
+  std::string split = "none";
   bool insights = false;
   std::string output;
 };
@@ -82,6 +84,19 @@ int RunReport(const ReportArgs& a) {
   if (!gap.ok()) return ReportError(gap.status());
   options.gap_threshold_ns = std::max<uint64_t>(*gap, 1);
 
+  if (a.split == "rank") {
+    if (format == "csv") {
+      return ReportError(
+          Error(StatusCode::kInvalidArgument, "--split-by rank writes text or json, not csv"));
+    }
+    auto file = OutputFile::Open(a.output, a.path);
+    if (!file.ok()) return ReportError(file.status());
+    if ((*file)->is_stdout()) SetTableWidth((*file)->stream(), TerminalWidth(STDOUT_FILENO));
+    const uint32_t top = a.top >= 0 ? static_cast<uint32_t>(a.top) : (format == "text" ? 30 : 0);
+    SplitReportRequest request{a.path, options, render, *sort, top, format == "json"};
+    Status status = (*file)->Finish(WriteReportByRank(request, (*file)->stream()));
+    return status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, a.path));
+  }
   auto model = BuildReport(a.path, options);
   if (!model.ok()) return ReportError(ExplainNotATrace(model.status(), a.path));
   ReadReport warnings;
@@ -141,6 +156,11 @@ void RegisterReport(CLI::App& app, int* exit_code) {
                 "Show full demangled kernel names (default: shortened)");
   cmd->add_flag("--python-internals", a->python_internals,
                 "Keep the Python interpreter's own frames in stacks with Python frames");
+  cmd->add_option("--split-by", a->split,
+                  "rank: one report per rank of a distributed run (torchrun, MPI, Slurm), in "
+                  "rank order, then the ranks section of the whole run")
+      ->check(CLI::IsMember({"none", "rank"}))
+      ->default_str("none");
   cmd->add_flag("--insights", a->insights,
                 "Run the insight rules: findings (GPU idle gaps and their CPU cause, "
                 "launch-bound phases, synchronization stalls, pageable and tiny copies, low "

@@ -62,6 +62,10 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_option("--sample-launches", o.sample_launches,
                  "Take at most N launch stacks per second per thread (N/s); every\n"
                  "kernel is still recorded, the others under [launch not sampled]");
+  cmd.add_option("--power-hz", o.power_hz,
+                 "GPU power readings per second through NVML, for energy estimates\n"
+                 "(default 20; 0: none; docs/energy.md)")
+      ->check(CLI::Range(0, 1000));
   cmd.add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
   cmd.add_flag("-v,--verbose", o.verbose, "Let the injection library explain what it does");
   cmd.add_option("--inject-lib", o.inject_lib,
@@ -155,6 +159,7 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   if (o.duration_s > 0) {
     env.emplace_back("GPUPERF_DURATION_MS", std::to_string(std::llround(o.duration_s * 1000)));
   }
+  if (o.power_hz >= 0) env.emplace_back("GPUPERF_POWER_HZ", std::to_string(o.power_hz));
   if (o.quiet) env.emplace_back("GPUPERF_LOG", "quiet");
   if (o.verbose) env.emplace_back("GPUPERF_LOG", "verbose");
   if (!o.save_buffers_dir.empty()) env.emplace_back("GPUPERF_SAVE_BUFFERS", o.save_buffers_dir);

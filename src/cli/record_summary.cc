@@ -1,5 +1,6 @@
 #include "cli/record_summary.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -66,8 +67,19 @@ class TotalsSink final : public RecordSink {
   void OnStat(std::span<const StatRecord> records) override {
     for (const auto& r : records) stats_[r.pid].Fold(r.stat, r.value);
   }
+  void OnRank(std::span<const RankRecord> records) override {
+    for (const auto& r : records) {
+      if (r.rank < 0) continue;
+      totals_.ranks.push_back(r.rank);
+      totals_.world_size = std::max(totals_.world_size, r.world_size);
+    }
+  }
+  void OnPowerSample(std::span<const PowerSampleRecord> records) override {
+    totals_.power_samples += records.size();
+  }
   void Finish() {
     totals_.processes = static_cast<uint32_t>(images_.size());
+    std::sort(totals_.ranks.begin(), totals_.ranks.end());
     for (const auto& [image, finished] : images_) {
       (finished ? totals_.finished_pids : totals_.unfinished_pids).push_back(image.first);
     }
@@ -144,6 +156,18 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
     out += " (" + FormatCount(t.links_not_sampled) + " not sampled: --sample-launches)";
   }
   out += "\n";
+  if (!t.ranks.empty()) {
+    std::string ranks;
+    for (size_t i = 0; i < t.ranks.size() && i < 8; ++i) {
+      ranks += (i ? ", " : "") + std::to_string(t.ranks[i]);
+    }
+    if (t.ranks.size() > 8) ranks += ", ...";
+    out += "  ranks     " + ranks +
+           (t.world_size > 0 ? " of " + std::to_string(t.world_size) : std::string()) + "\n";
+  }
+  if (t.power_samples > 0) {
+    out += "  power     " + FormatCount(t.power_samples) + " GPU power readings (NVML)\n";
+  }
   if (t.lost > 0 || !t.unfinished_pids.empty()) {
     out += "  LOST      " + t.lost_detail + UnfinishedDetail(t, t.lost > 0) + "\n";
   } else {

@@ -26,6 +26,9 @@ struct RecordTotals {
   uint64_t lost = 0;               // every data-loss stat, summed
   std::string lost_detail;
   uint64_t bytes_on_disk = 0;
+  std::vector<int32_t> ranks;  // of processes a launcher named (torchrun, MPI, Slurm), sorted
+  int32_t world_size = -1;
+  uint64_t power_samples = 0;
   // Processes whose trace ends without a final flush (killed, _exit, exec): up to one flush
   // period of their records is missing, and no counter says how much.
   std::vector<uint32_t> unfinished_pids;

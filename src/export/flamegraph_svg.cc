@@ -187,6 +187,8 @@ const char* WeightName(FlameWeight weight) {
       return "offcpu";
     case FlameWeight::kAll:
       return "all";
+    case FlameWeight::kEnergy:
+      return "energy";
     case FlameWeight::kGpuTime:
       break;
   }
@@ -207,9 +209,12 @@ std::string DefaultTitle(const FlameGraphOptions& options) {
       return "GPU, on-CPU and off-CPU time by call stack";
     case FlameWeight::kGpuTime:
     case FlameWeight::kCount:
+    case FlameWeight::kEnergy:
       break;
   }
-  std::string what = options.weight == FlameWeight::kCount ? "GPU activities" : "GPU time";
+  std::string what = options.weight == FlameWeight::kCount    ? "GPU activities"
+                     : options.weight == FlameWeight::kEnergy ? "GPU energy (estimate)"
+                                                              : "GPU time";
   if (options.inverted) return what + " by kernel, then the CPU call stacks that launched it";
   return what + " by launching CPU call stack";
 }
@@ -254,6 +259,11 @@ std::string Notes(const FlameGraphOptions& options, const FlameGraphSvgOptions& 
       break;
     case FlameWeight::kAll:
       out = "Width: GPU + on-CPU + off-CPU time, summed over threads and activities";
+      break;
+    case FlameWeight::kEnergy:
+      out =
+          "Width: kernel energy, estimated from NVML power readings shared among the kernels "
+          "running at each moment";
       break;
     case FlameWeight::kGpuTime:
       out = "Width: GPU time, summed over activities (concurrent kernels add up)";

@@ -258,6 +258,23 @@ Status ExportReportCsv(const ReportModel& m, const ReportRenderOptions& o, std::
       }
     }
   }
+  // Only where there is something to say (several ranks, NCCL kernels, power readings).
+  if (o.Wants("ranks") && !m.ranks.empty()) {
+    w.Begin("ranks",
+            {"pid", "rank", "hostname", "compute_ns", "comm_ns", "overlap_ns", "exposed_comm_ns",
+             "collectives", "last_arrivals", "delay_median_ns", "delay_total_ns", "delay_max_ns"});
+    for (const RankRow& r : m.ranks.ranks) {
+      w.Row({N(r.pid), std::to_string(r.rank), r.hostname, N(r.compute_ns), N(r.comm_ns),
+             N(r.overlap_ns), N(r.exposed_comm_ns()), N(r.collectives), N(r.last_arrivals),
+             N(r.delay_median_ns), N(r.delay_total_ns), N(r.delay_max_ns)});
+    }
+  }
+  if (o.Wants("energy") && !m.energy.empty()) {
+    w.Begin("energy", {"name", "calls", "gpu_ns", "joules", "share"});
+    for (const EnergyKernelRow& k : m.energy.kernels) {
+      w.Row({k.name, N(k.calls), N(k.gpu_ns), F(k.joules), F(k.share)});
+    }
+  }
   if (!out) return Error(StatusCode::kIoError, "cannot write the report");
   return Status::Ok();
 }

@@ -16,8 +16,9 @@ namespace gpuperf {
 // text output when anything was lost, whatever sections are chosen. "insights" shows only
 // when the report ran its insight rules (--insights; choosing the section runs them).
 inline constexpr std::string_view kReportSections[] = {
-    "summary", "loss",   "insights",    "kernels", "runtime_api", "driver_api", "memcpy",  "memset",
-    "sync",    "memory", "utilization", "nvtx",    "cpu",         "overhead",   "hardware"};
+    "summary", "loss",     "insights", "kernels", "runtime_api", "driver_api",
+    "memcpy",  "memset",   "sync",     "memory",  "utilization", "nvtx",
+    "cpu",     "overhead", "hardware", "ranks",   "energy"};
 
 struct ReportRenderOptions {
   std::vector<std::string> sections;  // empty: all

@@ -1,5 +1,7 @@
 #include "export/report_insights.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "analyze/insights/rules.h"
@@ -8,6 +10,12 @@
 
 namespace gpuperf {
 namespace {
+
+std::string Fixed(double value, int decimals) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+  return text;
+}
 
 std::string Value(const Evidence& e) {
   switch (e.unit) {
@@ -21,6 +29,10 @@ std::string Value(const Evidence& e) {
       return FormatPercent(e.value);
     case EvidenceUnit::kBytesPerSecond:
       return FormatBandwidth(static_cast<uint64_t>(e.value), 1'000'000'000);
+    case EvidenceUnit::kWatts:
+      return Fixed(e.value, 0) + " W";
+    case EvidenceUnit::kJoules:
+      return Fixed(e.value, 3) + " J";
   }
   return "";
 }
@@ -35,6 +47,8 @@ std::string AtStake(const Insight& in) {
       return FormatDuration(in.at_stake_ns) + " of CPU time in these calls";
     case StakeKind::kMemory:
       return FormatBytes(in.at_stake_bytes) + " of device memory";
+    case StakeKind::kEnergy:
+      return Fixed(in.at_stake_joules, 3) + " J of GPU energy (estimate)";
   }
   return "";
 }
@@ -47,6 +61,12 @@ void InsightsText(const ReportModel& model, std::ostream& out) {
     std::string rules;
     for (const insights::Rule& rule : insights::ProcessRules()) {
       rules += (rules.empty() ? "" : ", ") + std::string(rule.id);
+    }
+    // The rules across ranks ran too when the report found ranks.
+    const bool ranks = std::any_of(model.ranks.ranks.begin(), model.ranks.ranks.end(),
+                                   [](const RankRow& r) { return r.rank >= 0; });
+    for (const insights::RankRule& rule : insights::RankRules()) {
+      if (ranks) rules += ", " + std::string(rule.id);
     }
     out << "none found by " << rules << ")\n";
     return;
@@ -91,11 +111,13 @@ nlohmann::ordered_json InsightsJson(const ReportModel& model) {
     if (in.device) j["device"] = *in.device;
     j["at_stake"] = {
         {"kind", StakeKindName(in.stake)}, {"ns", in.at_stake_ns}, {"bytes", in.at_stake_bytes}};
+    if (in.stake == StakeKind::kEnergy) j["at_stake"]["joules"] = in.at_stake_joules;
     nlohmann::ordered_json evidence = nlohmann::ordered_json::array();
     for (const Evidence& e : in.evidence) {
       nlohmann::ordered_json item;
       item["name"] = e.name;
-      if (e.unit == EvidenceUnit::kFraction) {
+      if (e.unit == EvidenceUnit::kFraction || e.unit == EvidenceUnit::kWatts ||
+          e.unit == EvidenceUnit::kJoules) {
         item["value"] = e.value;
       } else {
         item["value"] = static_cast<uint64_t>(e.value);

@@ -7,6 +7,7 @@
 #include "export/report_cpu.h"
 #include "export/report_hardware.h"
 #include "export/report_insights.h"
+#include "export/report_ranks.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
@@ -316,6 +317,9 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
   if (options.Wants("cpu") && !model.cpu.empty()) j["cpu"] = CpuReportToJson(model.cpu);
   if (options.Wants("overhead")) j["overhead"] = Overhead(model);
   if (options.Wants("hardware")) PutHardwareJson(model, j);
+  // Present only where there is something to say, so reports of one process keep their form.
+  if (options.Wants("ranks") && !model.ranks.empty()) j["ranks"] = RanksToJson(model.ranks);
+  if (options.Wants("energy") && !model.energy.empty()) j["energy"] = EnergyToJson(model.energy);
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include "export/report_export.h"
 #include "export/report_hardware.h"
 #include "export/report_insights.h"
+#include "export/report_ranks.h"
 #include "export/text_table.h"
 #include "format/enum_names.h"
 
@@ -381,6 +382,8 @@ Status ExportReportText(const ReportModel& model, const ReportRenderOptions& opt
   if (options.Wants("cpu") && !model.cpu.empty()) WriteCpuReportText(model.cpu, out);
   if (options.Wants("overhead")) Overhead(model, out);
   if (options.Wants("hardware")) WriteHardwareText(model, out);
+  if (options.Wants("ranks")) WriteRanksText(model, out);
+  if (options.Wants("energy")) WriteEnergyText(model, options, out);
   if (!out) return Error(StatusCode::kIoError, "cannot write the report");
   return Status::Ok();
 }

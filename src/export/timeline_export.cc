@@ -3,6 +3,8 @@
 #include <functional>
 #include <memory>
 
+#include "analyze/ranks/clock_shift_sink.h"
+#include "analyze/ranks/ranks_analysis.h"
 #include "export/chrome_json_writer.h"
 #include "export/perfetto_writer.h"
 
@@ -22,32 +24,56 @@ Status Export(const std::function<Status(RecordSink&)>& read, TimelineFormat for
   return BuildTimeline(read, options, *writer, stats, read_report);
 }
 
+// Replays an in-memory trace with several hosts' processes on one clock.
+void ReplayAligned(const Trace& trace, const ClockAlignment& clocks, RecordSink& sink) {
+  if (clocks.identity()) {
+    ReplayTrace(trace, sink);
+  } else {
+    ClockShiftSink shifted(sink, clocks);
+    ReplayTrace(trace, shifted);
+  }
+}
+
+ClockAlignment TraceClocks(const Trace& trace) {
+  return AlignTraceClocks(trace, ScanRanks(trace));
+}
+
 }  // namespace
 
 Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
                           const TimelineOptions& options, std::ostream& out, TimelineStats* stats,
                           ReadReport* report) {
+  // Processes of several hosts go on one clock (docs/multi-rank.md).
+  GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(trace_path));
+  GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(trace_path, scan));
+  for (const std::string& warning : clocks.warnings) {
+    if (report) report->warnings.push_back("clock alignment: " + warning);
+  }
   bool first_pass = true;
   ReadReport first_report;
   Status status = Export(
       [&](RecordSink& sink) {
         // Both passes see the same damage; report it once.
         ReadReport pass_report;
-        Status status = ReadTrace(trace_path, sink, &pass_report);
+        Status status = ReadTraceAligned(trace_path, clocks, sink, &pass_report);
         if (first_pass) first_report = pass_report;
         first_pass = false;
         return status;
       },
       format, options, out, stats, &first_report);
-  if (report) *report = first_report;
+  if (report) {
+    std::vector<std::string> clock_warnings = std::move(report->warnings);
+    *report = first_report;
+    report->warnings.insert(report->warnings.end(), clock_warnings.begin(), clock_warnings.end());
+  }
   return status;
 }
 
 Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::ostream& out,
                       TimelineStats* stats) {
   return Export(
-      [&](RecordSink& sink) {
-        ReplayTrace(trace, sink);
+      [&, clocks = TraceClocks(trace)](RecordSink& sink) {
+        ReplayAligned(trace, clocks, sink);
         return Status::Ok();
       },
       TimelineFormat::kPerfetto, options, out, stats, &trace.read_report);
@@ -56,8 +82,8 @@ Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::o
 Status ExportChromeJson(const Trace& trace, const TimelineOptions& options, std::ostream& out,
                         TimelineStats* stats) {
   return Export(
-      [&](RecordSink& sink) {
-        ReplayTrace(trace, sink);
+      [&, clocks = TraceClocks(trace)](RecordSink& sink) {
+        ReplayAligned(trace, clocks, sink);
         return Status::Ok();
       },
       TimelineFormat::kChromeJson, options, out, stats, &trace.read_report);

@@ -158,4 +158,16 @@ std::string_view EnumName(MetricRangeKind value) {
   return "unknown";
 }
 
+std::string_view EnumName(PowerSource value) {
+  switch (value) {
+    case PowerSource::kInstant:
+      return "instant";
+    case PowerSource::kAveraged:
+      return "averaged";
+    case PowerSource::kNone:
+      break;
+  }
+  return "none";
+}
+
 }  // namespace gpuperf

@@ -16,5 +16,6 @@ std::string_view EnumName(NvtxKind value);
 std::string_view EnumName(OverheadKind value);
 std::string_view EnumName(OffCpuReason value);
 std::string_view EnumName(MetricRangeKind value);
+std::string_view EnumName(PowerSource value);
 
 }  // namespace gpuperf

@@ -129,6 +129,7 @@ GP_DEFINE_SCHEMA(StatRecord, GP_STAT_FIELDS)
   F(pid, kPlain)            \
   F(path, kString) F(build_id, kString) F(load_bias, kPlain) F(start, kPlain) F(end, kAfter)
 GP_DEFINE_SCHEMA(ModuleRecord, GP_MODULE_FIELDS)
+
 #define GP_CPU_SAMPLE_FIELDS(F) \
   F(pid, kPlain) F(tid, kPlain) F(timestamp_ns, kDelta) F(stack_id, kStack) F(cpu, kPlain) \
   F(weight_ns, kPlain)
@@ -149,6 +150,19 @@ GP_DEFINE_SCHEMA(MetricRangeRecord, GP_METRIC_RANGE_FIELDS)
 #define GP_METRIC_VALUE_FIELDS(F) \
   F(pid, kPlain) F(range_id, kDelta) F(metric, kString) F(value, kPlain)
 GP_DEFINE_SCHEMA(MetricValueRecord, GP_METRIC_VALUE_FIELDS)
+
+#define GP_RANK_FIELDS(F)                                                                   \
+  F(pid, kPlain)                                                                            \
+  F(rank, kPlain) F(local_rank, kPlain) F(world_size, kPlain) F(local_world_size, kPlain)   \
+      F(node_rank, kPlain) F(launcher, kString) F(job_id, kString) F(master, kString)       \
+          F(boot_id, kString) F(visible_devices, kString)
+GP_DEFINE_SCHEMA(RankRecord, GP_RANK_FIELDS)
+
+#define GP_POWER_SAMPLE_FIELDS(F)                                                         \
+  F(pid, kPlain)                                                                          \
+  F(device_id, kPlain) F(timestamp_ns, kDelta) F(power_mw, kPlain) F(energy_mj, kPlain)   \
+      F(source, kPlain)
+GP_DEFINE_SCHEMA(PowerSampleRecord, GP_POWER_SAMPLE_FIELDS)
 // clang-format on
 
 // Field values travel through the codec as uint64; signed fields zigzag so that small

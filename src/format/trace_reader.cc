@@ -50,6 +50,11 @@ class Reader {
  public:
   Reader(RecordSink& sink, ReadReport& report) : sink_(sink), report_(report) {}
 
+  // Only these chunk types (and strings) from now on; empty: all.
+  void Only(std::span<const uint16_t> chunk_types) {
+    only_.assign(chunk_types.begin(), chunk_types.end());
+  }
+
   Status ReadBytes(std::span<const uint8_t> bytes, std::string_view name) {
     GP_RETURN_IF_ERROR(CheckHeader(bytes, name));
     ++report_.files;
@@ -77,6 +82,11 @@ class Reader {
         break;
       }
       const uint8_t* payload = header + format::kChunkHeaderSize;
+      if (!Wanted(GetU16(header + 4))) {
+        pos += format::kChunkHeaderSize + payload_size;
+        ++chunks_in_file_;
+        continue;
+      }
       uint32_t crc = Crc32c(0, header, 20);
       crc = Crc32c(crc, payload, payload_size);
       pos += format::kChunkHeaderSize + payload_size;
@@ -128,6 +138,11 @@ class Reader {
                                                          : ": it was written by an older gpuperf"));
     }
     return Status::Ok();
+  }
+
+  bool Wanted(uint16_t type) const {
+    return only_.empty() || type == format::kChunkStrings ||
+           std::find(only_.begin(), only_.end(), type) != only_.end();
   }
 
   void Truncated(std::string_view name, size_t bytes) {
@@ -255,6 +270,7 @@ class Reader {
 
   RecordSink& sink_;
   ReadReport& report_;
+  std::vector<uint16_t> only_;   // chunk types to read (strings always); empty: all
   uint64_t chunks_in_file_ = 0;  // whole chunks with a good checksum in the current file
   std::unordered_map<std::string, StringId> global_strings_;
   StringId next_string_ = 1;
@@ -345,6 +361,11 @@ Status ReadTraceBytes(std::span<const uint8_t> bytes, std::string_view display_n
 }
 
 Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report) {
+  return ReadTraceChunks(path, {}, sink, report);
+}
+
+Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_types,
+                       RecordSink& sink, ReadReport* report) {
   ReadReport local;
   ReadReport& out = report ? *report : local;
   std::error_code ec;
@@ -352,6 +373,7 @@ Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report) 
     return Error(StatusCode::kNotFound, path + ": no such file or directory");
   }
   Reader reader(sink, out);
+  reader.Only(chunk_types);
   if (!std::filesystem::is_directory(path, ec)) return ReadOneFile(reader, path);
 
   std::vector<std::string> files;

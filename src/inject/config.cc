@@ -108,6 +108,10 @@ Config ReadConfigFromEnvironment(std::string* error) {
   if (ReadUint("GPUPERF_STACK_DEPTH", &value, error) && value) {
     config.max_stack_depth = static_cast<uint32_t>(value > 256 ? 256 : value);
   }
+  value = config.power_hz;
+  if (ReadUint("GPUPERF_POWER_HZ", &value, error)) {
+    config.power_hz = static_cast<uint32_t>(value > 1000 ? 1000 : value);
+  }
   ReadUint("GPUPERF_DELAY_MS", &config.delay_ms, error);
   ReadUint("GPUPERF_DURATION_MS", &config.duration_ms, error);
   if (const char* dir = std::getenv("GPUPERF_SAVE_BUFFERS"); dir && *dir) {

@@ -46,6 +46,8 @@ struct Config {
   uint32_t flush_period_ms = kDefaultFlushPeriodMs;
   // CUPTI's worker hands back full buffers this often (0: CUPTI's own heuristics).
   uint32_t cupti_flush_period_ms = kDefaultCuptiFlushPeriodMs;
+  // GPU power readings per second (NVML; docs/energy.md). GPUPERF_POWER_HZ=0: none.
+  uint32_t power_hz = 20;
   uint64_t delay_ms = 0;         // capture range: start recording after this long
   uint64_t duration_ms = 0;      // ... and stop after this long (0 = until exit)
   std::string save_buffers_dir;  // raw CUPTI buffers for replay fixtures (testing)

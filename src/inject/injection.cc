@@ -20,6 +20,9 @@
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/hardware.h"
 #include "inject/log.h"
+#include "inject/power/power_sampler.h"
+#include "inject/rank_identity.h"
+#include "inject/record_batch.h"
 #include "inject/recorder.h"
 #include "inject/recorder_memory.h"
 #include "inject/stack/stack_capture.h"
@@ -33,6 +36,7 @@ std::atomic<uint64_t> g_stats[kStatSlots];
 namespace {
 
 Recorder* g_recorder = nullptr;
+PowerSampler* g_power = nullptr;
 std::once_flag g_init_once;
 struct sigaction g_old_actions[65];
 volatile sig_atomic_t g_in_signal_flush = 0;
@@ -72,6 +76,8 @@ void FinishRecording(const char* why) {
       static_cast<uint32_t>(getpid()) != recorder->pid || recorder->finished.exchange(true)) {
     return;
   }
+  // The last power readings go to the writer before it finishes.
+  if (g_power != nullptr) g_power->Stop(1000);
   // The exit path's forced flush must be the last delivery: a periodic flush still
   // running on the writer thread would otherwise race with shutdown.
   recorder->writer.StopCuptiFlushes(2000);
@@ -170,6 +176,26 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
   }
 }
 
+// This process's place in a distributed job (rank_identity.h), for the writer.
+std::unique_ptr<RecordBatch> RankBatch(Recorder& r) {
+  const RankIdentity id = ReadRankIdentity([](const char* name) { return std::getenv(name); });
+  RankRecord rank;
+  rank.pid = r.pid;
+  rank.rank = id.rank;
+  rank.local_rank = id.local_rank;
+  rank.world_size = id.world_size;
+  rank.local_world_size = id.local_world_size;
+  rank.node_rank = id.node_rank;
+  rank.launcher = r.names.Intern(id.launcher);
+  rank.job_id = r.names.Intern(id.job_id);
+  rank.master = r.names.Intern(id.master);
+  rank.boot_id = r.names.Intern(ReadBootId());
+  rank.visible_devices = r.names.Intern(id.visible_devices);
+  auto batch = std::make_unique<RecordBatch>();
+  batch->ranks.push_back(rank);
+  return batch;
+}
+
 // <dir>/<program>.<pid>.gpt; a program that execs itself keeps its pid, so the new image
 // must not truncate the old image's trace: it gets <program>.<pid>-2.gpt and so on.
 std::string TracePath(const std::string& dir, uint32_t pid) {
@@ -242,6 +268,9 @@ void Initialize() {
     return;
   }
   g_recorder = recorder.release();
+  r.writer.Enqueue(RankBatch(r));
+  g_power = new PowerSampler();  // lives as long as the process, like the recorder
+  g_power->Start(r.config.power_hz, r.pid, r.writer);
   SetThreadExitHook([] {
     if (Recorder* recorder = GetRecorder()) recorder->writer.RequestWrite();
   });

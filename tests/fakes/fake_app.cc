@@ -46,7 +46,7 @@ const char* g_scenario = "";
 uint32_t g_context = 0;
 CUstream g_stream = nullptr;
 constexpr uint32_t kStreamId = 13;
-constexpr uint32_t kDevice = 0;
+uint32_t g_device = 0;  // the GPU this process uses (LOCAL_RANK in the ranks scenario)
 
 void ReportCounts(int threads = 1) {
   printf(
@@ -92,7 +92,7 @@ void EmitKernel(uint32_t correlation_id, const char* name, uint32_t graph_id = 0
   FakeCuptiKernel kernel{};
   kernel.correlation_id = correlation_id;
   kernel.name = name;
-  kernel.device_id = kDevice;
+  kernel.device_id = g_device;
   kernel.context_id = g_context;
   kernel.stream_id = kStreamId;
   GpuInterval(2000 + (correlation_id % 7) * 300, &kernel.start, &kernel.end);
@@ -156,7 +156,7 @@ void Memcpy(uint64_t bytes, bool to_device) {
       to_device ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   copy.bytes = bytes;
   GpuInterval(bytes / 20 + 1000, &copy.start, &copy.end);  // ~20 GB/s
-  copy.device_id = kDevice;
+  copy.device_id = g_device;
   copy.context_id = g_context;
   copy.stream_id = kStreamId;
   fake_cupti_api_exit(&driver, CUDA_SUCCESS);
@@ -175,7 +175,7 @@ void Memset(uint64_t bytes) {
   set.correlation_id = driver_id;
   set.bytes = bytes;
   GpuInterval(bytes / 100 + 800, &set.start, &set.end);
-  set.device_id = kDevice;
+  set.device_id = g_device;
   set.context_id = g_context;
   set.stream_id = kStreamId;
   set.memory_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -211,7 +211,7 @@ uint64_t Malloc(uint64_t bytes) {
   fake_cupti_api_exit(&driver, CUDA_SUCCESS);
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_memory(id, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
-                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, bytes, kDevice, g_context,
+                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, bytes, g_device, g_context,
                          fake_cupti_now());
   g_counts.memory++;
   return address;
@@ -225,7 +225,7 @@ void Free(uint64_t address, uint64_t bytes) {
   fake_cupti_api_exit(&driver, CUDA_SUCCESS);
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_memory(id, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
-                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, bytes, kDevice, g_context,
+                         CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, bytes, g_device, g_context,
                          fake_cupti_now());
   g_counts.memory++;
 }
@@ -245,7 +245,7 @@ void GraphLaunch(uint32_t graph_id) {
   if (fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, g_context)) {
     uint64_t start, end;
     GpuInterval(9000, &start, &end);
-    fake_cupti_emit_graph_trace(id, graph_id, kDevice, g_context, kStreamId, start, end);
+    fake_cupti_emit_graph_trace(id, graph_id, g_device, g_context, kStreamId, start, end);
     return;
   }
   for (uint64_t node = 0; node < 3; ++node) {
@@ -272,8 +272,8 @@ void CudaInit() {
       fprintf(stderr, "fake-app: %s has no InitializeInjection\n", path);
     }
   }
-  fake_cupti_emit_device(kDevice, "NVIDIA H100 80GB HBM3 (fake)");
-  g_context = fake_cupti_create_context(kDevice);
+  fake_cupti_emit_device(g_device, "NVIDIA H100 80GB HBM3 (fake)");
+  g_context = fake_cupti_create_context(g_device);
   g_stream = fake_cupti_create_stream(g_context, kStreamId);
 }
 
@@ -440,7 +440,7 @@ int DeviceReset(int, char**) {
   fake_cupti_destroy_context(g_context);
   fake_cupti_api_exit(&reset, cudaSuccess);
   // The next runtime call creates a new primary context.
-  g_context = fake_cupti_create_context(kDevice);
+  g_context = fake_cupti_create_context(g_device);
   g_stream = fake_cupti_create_stream(g_context, kStreamId);
   for (int i = 0; i < 5; ++i) LaunchKernel("_Z10afterResetv");
   ReportCounts();
@@ -823,6 +823,84 @@ int Live(int argc, char** argv) {
   return 0;
 }
 
+// A rank of a data-parallel job, as DDP runs one: each step a forward and a backward
+// kernel (3 ms each, in real time), then an all-reduce whose kernel starts when this rank
+// gets there and ends when every rank has (a barrier through files in FAKE_BARRIER_DIR).
+// RANK, WORLD_SIZE and LOCAL_RANK come from the environment, as torchrun sets them; the
+// rank FAKE_SLOW_RANK sleeps FAKE_SLOW_MS before each step.
+void LaunchSpanning(const char* name, uint64_t start, uint64_t end, uint32_t stream) {
+  FakeCuptiApiFrame runtime;
+  const uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
+                            CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, name);
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  g_counts.launches++;
+  FakeCuptiKernel kernel{};
+  kernel.correlation_id = id;
+  kernel.name = name;
+  kernel.device_id = g_device;
+  kernel.context_id = g_context;
+  kernel.stream_id = stream;
+  kernel.start = start;
+  kernel.end = end;
+  kernel.grid_x = kernel.grid_y = kernel.grid_z = 1;
+  kernel.block_x = kernel.block_y = kernel.block_z = 32;
+  fake_cupti_emit_kernel(&kernel);
+  g_counts.kernels++;
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* text = getenv(name);
+  return text != nullptr && *text != '\0' ? atoi(text) : fallback;
+}
+
+bool Barrier(const std::string& dir, int step, int rank, int world) {
+  const std::string mine = dir + "/step" + std::to_string(step) + ".rank" + std::to_string(rank);
+  if (FILE* f = fopen(mine.c_str(), "w")) fclose(f);
+  for (int waited_us = 0; waited_us < 20'000'000; waited_us += 200) {
+    int arrived = 0;
+    for (int r = 0; r < world; ++r) {
+      const std::string other = dir + "/step" + std::to_string(step) + ".rank" + std::to_string(r);
+      arrived += access(other.c_str(), F_OK) == 0;
+    }
+    if (arrived == world) return true;
+    usleep(200);
+  }
+  return false;
+}
+
+int Ranks(int argc, char** argv) {
+  const int steps = ArgOr(argc, argv, 2, 20);
+  const int rank = EnvInt("RANK", 0);
+  const int world = EnvInt("WORLD_SIZE", 1);
+  g_device = static_cast<uint32_t>(EnvInt("LOCAL_RANK", rank));
+  const int slow_rank = EnvInt("FAKE_SLOW_RANK", -1);
+  const int slow_ms = EnvInt("FAKE_SLOW_MS", 0);
+  const char* dir = getenv("FAKE_BARRIER_DIR");
+  if (world > 1 && dir == nullptr) {
+    fprintf(stderr, "fake-app: the ranks scenario needs FAKE_BARRIER_DIR with WORLD_SIZE > 1\n");
+    return 2;
+  }
+  CudaInit();
+  constexpr uint32_t kCommStream = 99;
+  for (int step = 0; step < steps; ++step) {
+    if (rank == slow_rank) usleep(static_cast<useconds_t>(slow_ms) * 1000);
+    for (const char* name : {"_Z7forwardv", "_Z8backwardv"}) {
+      const uint64_t start = fake_cupti_now();
+      usleep(3000);
+      LaunchSpanning(name, start, fake_cupti_now(), kStreamId);
+    }
+    const uint64_t arrived = fake_cupti_now();
+    if (world > 1 && !Barrier(dir, step, rank, world)) {
+      fprintf(stderr, "fake-app: rank %d: the other ranks never reached step %d\n", rank, step);
+      return 1;
+    }
+    LaunchSpanning("ncclDevKernel_AllReduce_Sum_f32_RING_LL", arrived, fake_cupti_now() + 20'000,
+                   kCommStream);
+  }
+  ReportCounts();
+  return 0;
+}
+
 struct Scenario {
   const char* name;
   int (*run)(int, char**);
@@ -858,6 +936,10 @@ const Scenario kScenarios[] = {
     {"flight", Flight, "N[E] N[E]...: phases of N launches (E: then a failing malloc)", true},
     {"live", Live,
      "[M=200] [HOLD_MS=30000]: known totals, then a pause ($FAKE_APP_RELEASE ends it)"},
+    {"ranks", Ranks,
+     "[STEPS=20]: a DDP-like rank (RANK, WORLD_SIZE, LOCAL_RANK; FAKE_BARRIER_DIR, "
+     "FAKE_SLOW_RANK, FAKE_SLOW_MS)",
+     true},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };

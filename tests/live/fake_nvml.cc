@@ -2,9 +2,18 @@
 // that tests see gpuperf join a process's device to NVML's by UUID and label it with NVML's
 // index. Device 3 has the UUID the fake libcupti gives CUDA device 0
 // (GPU-01000000-0000-0000-0000-000000000000); the others have UUIDs no process has.
-// Only the entry points gpuperf resolves (src/live/nvml.cc), with NVML's signatures.
+// Only the entry points gpuperf resolves (src/live/nvml.cc, and the recorder's power sampler,
+// src/inject/power/nvml.cc), with NVML's signatures. For the power sampler each device draws
+// its fixed power, as an instantaneous field value too, and its energy counter grows by exactly
+// that power over CLOCK_MONOTONIC time. Switches:
+//   FAKE_NVML_NO_INSTANT  set: NVML_FI_DEV_POWER_INSTANT is refused (older drivers)
+//   FAKE_NVML_INIT_ERROR  nvmlInit_v2 returns this error code (e.g. 9, driver not loaded)
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+
+#include "inject/power/nvml_field_value.h"
 
 namespace {
 
@@ -36,11 +45,21 @@ const FakeDevice* Device(void* handle) {
   return static_cast<const FakeDevice*>(handle);
 }
 
+unsigned long long g_init_ns = 0;
+
+unsigned long long NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<unsigned long long>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
 }  // namespace
 
 extern "C" {
 
 int nvmlInit_v2() {
+  if (const char* error = std::getenv("FAKE_NVML_INIT_ERROR")) return std::atoi(error);
+  if (g_init_ns == 0) g_init_ns = NowNs();
   return 0;
 }
 int nvmlShutdown() {
@@ -87,6 +106,35 @@ int nvmlDeviceGetMemoryInfo(void*, Memory* memory) {
 }
 int nvmlDeviceGetTemperature(void*, int, unsigned int*) {
   return 3;  // NVML_ERROR_NOT_SUPPORTED: a reading the fake does not give
+}
+int nvmlDeviceGetHandleByUUID(const char* uuid, void** handle) {
+  for (const FakeDevice& d : kDevices) {
+    if (uuid != nullptr && std::strcmp(uuid, d.uuid) == 0) {
+      *handle = const_cast<FakeDevice*>(&d);
+      return 0;
+    }
+  }
+  return 6;  // NVML_ERROR_NOT_FOUND
+}
+// 1 kJ at load, then the device's power over the time since.
+int nvmlDeviceGetTotalEnergyConsumption(void* handle, unsigned long long* millijoules) {
+  *millijoules = 1000000ull + Device(handle)->power_mw * (NowNs() - g_init_ns) / 1000000000ull;
+  return 0;
+}
+int nvmlDeviceGetFieldValues(void* handle, int count, gpuperf::nvml::FieldValue* values) {
+  for (int i = 0; i < count; ++i) {
+    gpuperf::nvml::FieldValue& v = values[i];
+    v.timestamp_us = static_cast<long long>(NowNs() / 1000);
+    if (v.field_id == gpuperf::nvml::kFieldPowerInstant &&
+        std::getenv("FAKE_NVML_NO_INSTANT") == nullptr) {
+      v.value_type = 1;  // unsigned int
+      v.value.ui = Device(handle)->power_mw;
+      v.result = 0;
+    } else {
+      v.result = 3;  // NVML_ERROR_NOT_SUPPORTED
+    }
+  }
+  return 0;
 }
 
 }  // extern "C"

@@ -10,7 +10,15 @@
 
 namespace gpuperf {
 
-enum class EvidenceUnit : uint8_t { kCount, kNanoseconds, kBytes, kFraction, kBytesPerSecond };
+enum class EvidenceUnit : uint8_t {
+  kCount,
+  kNanoseconds,
+  kBytes,
+  kFraction,
+  kBytesPerSecond,
+  kWatts,
+  kJoules,
+};
 
 // One number behind a finding, e.g. {"idle", 12'300'000, kNanoseconds}.
 struct Evidence {
@@ -25,6 +33,7 @@ enum class StakeKind : uint8_t {
   kGpuTime,     // GPU time spent in the work the finding concerns (a saving is part of it)
   kCpuBlocked,  // time a CPU thread spent in the calls the finding concerns
   kMemory,      // no time: bytes (memory findings rank after every timed one)
+  kEnergy,      // no time: GPU energy in joules (after the timed findings, before memory)
 };
 
 struct Insight {
@@ -36,6 +45,7 @@ struct Insight {
   std::string suggestion;          // what to try
   uint64_t at_stake_ns = 0;        // the ranking key
   uint64_t at_stake_bytes = 0;     // kMemory findings
+  double at_stake_joules = 0;      // kEnergy findings
   StakeKind stake = StakeKind::kGpuIdle;
   uint32_t pid = 0;
   std::optional<uint32_t> device;

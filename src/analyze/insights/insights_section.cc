@@ -89,9 +89,16 @@ class InsightsSection final : public ReportSection {
       processes.push_back(std::move(process));
     }
     insights::InsightInput input(context_, model, std::move(processes), links_);
-    // The rules across ranks run when ranks are passed here (insights::RankInfo per rank
-    // process, once the trace records them); none yet.
-    model.insights = insights::RunInsights(input);
+    // The rules across ranks get the ranks the ranks section found (it finishes first);
+    // their figures (overlap, straggler, clock alignment) are in model.ranks.
+    std::vector<insights::RankInfo> ranks;
+    for (const RankRow& row : model.ranks.ranks) {
+      if (row.rank < 0) continue;
+      ranks.push_back({row.pid, static_cast<uint32_t>(row.rank),
+                       static_cast<uint32_t>(std::max(row.local_rank, 0)),
+                       static_cast<uint32_t>(std::max(row.world_size, 0))});
+    }
+    model.insights = insights::RunInsights(input, ranks);
     model.insights_run = true;
   }
 

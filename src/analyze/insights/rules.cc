@@ -1,7 +1,6 @@
 #include "analyze/insights/rules.h"
 
 #include <algorithm>
-#include <array>
 #include <tuple>
 
 namespace gpuperf {
@@ -18,6 +17,10 @@ const char* EvidenceUnitName(EvidenceUnit unit) {
       return "fraction";
     case EvidenceUnit::kBytesPerSecond:
       return "bytes_per_second";
+    case EvidenceUnit::kWatts:
+      return "watts";
+    case EvidenceUnit::kJoules:
+      return "joules";
   }
   return "count";
 }
@@ -32,6 +35,8 @@ const char* StakeKindName(StakeKind kind) {
       return "cpu_blocked";
     case StakeKind::kMemory:
       return "memory";
+    case StakeKind::kEnergy:
+      return "energy";
   }
   return "gpu_idle";
 }
@@ -50,9 +55,15 @@ constexpr Rule kRules[] = {
     {"memory_growth", "device memory that keeps growing through the run", MemoryGrowth},
 };
 
-// Rules across ranks: "comm_not_overlapped" and "straggler_rank" belong here once the
-// multi-rank analysis provides RankInfo and the collectives.
-constexpr std::array<RankRule, 0> kRankRules = {};
+// Rules across ranks. The report passes RankInfo for every rank; the figures they read
+// (per-rank communication, compute and overlap; the straggler and its delays; power) are
+// input.model().ranks and .energy, joined with each rank's kernels (rank_rule_support.h).
+constexpr RankRule kRankRules[] = {
+    {"straggler_rank", "the rank that reaches collectives last, and why", StragglerRank},
+    {"rank_load_imbalance", "a rank whose GPU computes longer than the others'", RankLoadImbalance},
+    {"comm_not_overlapped", "communication with no compute beside it", CommNotOverlapped},
+    {"rank_power", "a rank whose GPU draws notably more or less power", RankPowerOutlier},
+};
 
 }  // namespace
 
@@ -70,11 +81,14 @@ std::vector<Insight> RunInsights(InsightInput& input, const std::vector<RankInfo
     RankInsightInput rank_input{input, ranks};
     for (const RankRule& rule : kRankRules) rule.run(rank_input, out);
   }
-  std::stable_sort(out.begin(), out.end(), [](const Insight& a, const Insight& b) {
-    const bool a_memory = a.stake == StakeKind::kMemory;
-    const bool b_memory = b.stake == StakeKind::kMemory;
-    if (a_memory != b_memory) return b_memory;
-    if (a_memory) return a.at_stake_bytes > b.at_stake_bytes;
+  // Timed findings first, then energy, then memory; each by its own measure.
+  auto order = [](const Insight& in) {
+    return in.stake == StakeKind::kMemory ? 2 : in.stake == StakeKind::kEnergy ? 1 : 0;
+  };
+  std::stable_sort(out.begin(), out.end(), [&order](const Insight& a, const Insight& b) {
+    if (order(a) != order(b)) return order(a) < order(b);
+    if (a.stake == StakeKind::kMemory) return a.at_stake_bytes > b.at_stake_bytes;
+    if (a.stake == StakeKind::kEnergy) return a.at_stake_joules > b.at_stake_joules;
     return a.at_stake_ns > b.at_stake_ns;
   });
   return out;

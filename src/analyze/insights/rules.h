@@ -4,8 +4,8 @@
 // kRules (rules.cc). RunInsights runs them all and ranks the findings by time at stake.
 //
 // Rules about one process run on any trace. Rules that compare the ranks of one job
-// (communication not overlapped with compute, a straggler rank) need to know which
-// processes are ranks of the same job and how their clocks align: they take a
+// (a straggler rank, load imbalance, communication not overlapped with compute, a GPU's
+// power) need to know which processes are ranks of the same job: they take a
 // RankInsightInput and go in kRankRules, which RunInsights runs only when the report
 // was given ranks (see docs/insights.md, "Adding a rule").
 #pragma once
@@ -54,7 +54,7 @@ struct RankRule {
 
 // The rules of one process, in the order they run.
 std::span<const Rule> ProcessRules();
-// The rules across ranks (none yet: see the header comment).
+// The rules across ranks, in the order they run.
 std::span<const RankRule> RankRules();
 
 // Runs every rule (the rank rules only when `ranks` is not empty) and returns the
@@ -69,5 +69,9 @@ void PageableCopies(InsightInput& input, std::vector<Insight>& out);
 void TinyCopies(InsightInput& input, std::vector<Insight>& out);
 void LowOccupancy(InsightInput& input, std::vector<Insight>& out);
 void MemoryGrowth(InsightInput& input, std::vector<Insight>& out);
+void StragglerRank(RankInsightInput& input, std::vector<Insight>& out);
+void RankLoadImbalance(RankInsightInput& input, std::vector<Insight>& out);
+void CommNotOverlapped(RankInsightInput& input, std::vector<Insight>& out);
+void RankPowerOutlier(RankInsightInput& input, std::vector<Insight>& out);
 
 }  // namespace gpuperf::insights

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "analyze/demangle.h"
+#include "analyze/ranks/clock_shift_sink.h"
+#include "analyze/ranks/ranks_analysis.h"
 #include "analyze/report/report_prepass.h"
 
 namespace gpuperf {
@@ -16,6 +18,7 @@ constexpr SectionFactory kSections[] = {
     MakeProcessesSection, MakeKernelsSection, MakeApiSection,         MakeCopiesSection,
     MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
     MakeOverheadSection,  MakeCpuSection,     MakeLossSection,        MakeHardwareSection,
+    MakeRanksSection,     MakeEnergySection,
     MakeInsightsSection,  // last: its rules read what the other sections found
 };
 
@@ -127,8 +130,11 @@ void ReportContext::LinkApiCalls(uint32_t pid) {
 
 class ReportBuilder final : public RecordSink {
  public:
-  ReportBuilder(const ReportOptions& options, const Prepass& prepass)
+  ReportBuilder(const ReportOptions& options, const Prepass& prepass, RankScan scan,
+                ClockAlignment clocks)
       : context_(options), options_(options), prepass_(prepass) {
+    context_.rank_scan_ = std::move(scan);
+    context_.clock_alignment_ = std::move(clocks);
     if (options.begin_ns || options.end_ns) {
       const uint64_t origin = prepass.origin_ns == kNoTime ? 0 : prepass.origin_ns;
       context_.time_begin_ = options.begin_ns ? origin + *options.begin_ns : 0;
@@ -397,8 +403,10 @@ class ReportBuilder final : public RecordSink {
 
 namespace {
 
+// `feed` reads the trace into a sink, on the aligned clock.
 template <class Feed>
-Result<ReportModel> Build(const ReportOptions& options, Feed feed) {
+Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlignment clocks,
+                          Feed feed) {
   try {
     Prepass prepass;
     if (NeedsPrepass(options)) {
@@ -407,7 +415,7 @@ Result<ReportModel> Build(const ReportOptions& options, Feed feed) {
       GP_RETURN_IF_ERROR(feed(sink, ignored));
       sink.Finish();
     }
-    ReportBuilder builder(options, prepass);
+    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks));
     ReadReport read_report;
     GP_RETURN_IF_ERROR(feed(builder, read_report));
     return builder.Finish(read_report);
@@ -420,17 +428,30 @@ Result<ReportModel> Build(const ReportOptions& options, Feed feed) {
 }  // namespace report
 
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options) {
-  return report::Build(options, [&](RecordSink& sink, ReadReport& read_report) {
-    return ReadTrace(path, sink, &read_report);
-  });
+  GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
+  GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
+  const ClockAlignment& aligned = clocks;  // outlives the reads below
+  return report::Build(options, std::move(scan), clocks,
+                       [&](RecordSink& sink, ReadReport& read_report) {
+                         return ReadTraceAligned(path, aligned, sink, &read_report);
+                       });
 }
 
 Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options) {
-  return report::Build(options, [&](RecordSink& sink, ReadReport& read_report) {
-    ReplayTrace(trace, sink);
-    read_report = trace.read_report;
-    return Status::Ok();
-  });
+  RankScan scan = ScanRanks(trace);
+  ClockAlignment clocks = AlignTraceClocks(trace, scan);
+  const ClockAlignment& aligned = clocks;
+  return report::Build(options, std::move(scan), clocks,
+                       [&](RecordSink& sink, ReadReport& read_report) {
+                         if (aligned.identity()) {
+                           ReplayTrace(trace, sink);
+                         } else {
+                           ClockShiftSink shifted(sink, aligned);
+                           ReplayTrace(trace, shifted);
+                         }
+                         read_report = trace.read_report;
+                         return Status::Ok();
+                       });
 }
 
 }  // namespace gpuperf

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "analyze/correlation.h"
+#include "analyze/ranks/clock_alignment.h"
+#include "analyze/ranks/rank_scan.h"
 #include "analyze/report/report_model.h"
 #include "analyze/symbol_table.h"
 #include "gpuperf/records.h"
@@ -179,6 +181,10 @@ class ReportContext {
   const PerProcess<ProcessInfo>& processes() const { return processes_; }
   const std::vector<DeviceRecord>& devices() const { return devices_; }
   const ReadReport& read_report() const { return read_report_; }
+  // Who is who (ranks, hosts, power readings as recorded) and how the hosts' clocks were
+  // aligned; every record the sections see is already on the aligned clock.
+  const RankScan& rank_scan() const { return rank_scan_; }
+  const ClockAlignment& clock_alignment() const { return clock_alignment_; }
 
  private:
   friend class ReportBuilder;
@@ -198,6 +204,8 @@ class ReportContext {
   std::vector<uint32_t> api_calls_linked_;  // pids LinkApiCalls has done
   std::vector<DeviceRecord> devices_;
   ReadReport read_report_;
+  RankScan rank_scan_;
+  ClockAlignment clock_alignment_;
 };
 
 // One part of the report. Every On* call brings records that passed the report's
@@ -242,6 +250,8 @@ std::unique_ptr<ReportSection> MakeNvtxSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeOverheadSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeCpuSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
+std::unique_ptr<ReportSection> MakeRanksSection(ReportContext& context);
+std::unique_ptr<ReportSection> MakeEnergySection(ReportContext& context);
 // analyze/insights/insights_section.cc; only with ReportOptions::insights.
 std::unique_ptr<ReportSection> MakeInsightsSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeHardwareSection(ReportContext& context);

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "analyze/energy/energy_model.h"
 #include "analyze/insights/insight.h"
 #include "analyze/occupancy.h"
+#include "analyze/ranks/ranks_model.h"
 #include "analyze/report/hardware_model.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
@@ -303,6 +305,8 @@ struct ReportModel {
   OverheadSummary overhead;
   std::vector<HardwareRow> hardware;     // `gpuperf metrics`: kernels, then ranges
   std::vector<PcKernelRow> pc_sampling;  // `record --pc-sampling`: hot lines per kernel
+  RanksModel ranks;                      // empty unless several ranks or NCCL kernels
+  EnergyModel energy;                    // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
   bool insights_run = false;      // ReportOptions::insights was set
   std::vector<Insight> insights;  // most time at stake first

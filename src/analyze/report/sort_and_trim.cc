@@ -55,6 +55,7 @@ void SortAndTrim(ReportModel& model, ReportSort sort, uint32_t top) {
   for (UtilizationRow& u : model.utilization) Trim(u.longest_gaps, top);
   Trim(model.cpu.functions, top);
   Trim(model.cpu.blocked, top);
+  Trim(model.energy.kernels, top);  // already in order of joules
 }
 
 }  // namespace gpuperf

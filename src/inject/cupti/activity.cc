@@ -13,6 +13,7 @@
 
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/translate.h"
+#include "inject/power/power_sampler.h"
 #include "inject/recorder.h"
 #include "inject/recorder_memory.h"
 #include "inject/thread_buffers.h"
@@ -145,6 +146,9 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
       CountStat(StatId::activity_records, counts.records);
       if (counts.incomplete) CountStat(StatId::incomplete_records, counts.incomplete);
       if (counts.untranslated) CountStat(StatId::untranslated_records, counts.untranslated);
+      // Without our callbacks (another profiler subscribed) this is where a GPU in use is
+      // first seen.
+      for (const ContextRecord& c : batch->contexts) NotePowerDevice(c.device_id);
       recorder->writer.Enqueue(std::move(batch));
     } catch (...) {
       LogOnce("could not process an activity buffer (out of memory?)");

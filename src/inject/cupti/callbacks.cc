@@ -12,6 +12,7 @@
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/translate.h"
 #include "inject/launch_sampler.h"
+#include "inject/power/power_sampler.h"
 #include "inject/recorder.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/thread_buffers.h"
@@ -111,6 +112,7 @@ bool IsChatter(std::string_view name) {
                                                   "cuDeviceGet",
                                                   "cuDeviceGetCount",
                                                   "cuDeviceGetAttribute",
+                                                  "cuDeviceGetUuid",
                                                   "cuKernelGetAttribute",
                                                   "cuFuncGetAttribute",
                                                   "cuPointerGetAttribute",
@@ -232,6 +234,11 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
                cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
       FlushActivities(false);
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+      // A GPU in use: its power is sampled from now on (power_sampler.h).
+      uint32_t device = 0;
+      const auto* data = static_cast<const CUpti_ResourceData*>(cbdata);
+      if (cuptiGetDeviceId(data->context, &device) == CUPTI_SUCCESS) NotePowerDevice(device);
     }
   } catch (...) {
     // Never let an exception reach CUDA's frames.
@@ -306,6 +313,8 @@ bool EnableCallbacks(Recorder& recorder) {
   SetApiCallbacks(recorder.config.delay_ms == 0);
   GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
   return true;
 }
 

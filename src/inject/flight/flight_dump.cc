@@ -231,6 +231,7 @@ Result<FlightDumpResult> FlightRing::Dump(const std::string& path, uint64_t now_
   for (const DeviceRecord& device : devices_) out.Add(device);
   for (const ContextRecord& context : contexts_) out.Add(context);
   for (const auto& [pid, clock] : clocks_) out.Add(clock);
+  for (const auto& [pid, rank] : ranks_) out.Add(rank);
 
   const WindowFilter keep(cutoff, &work);
   auto write = [&](const RecordBatch& batch, uint64_t untimed_ns) {

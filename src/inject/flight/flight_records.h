@@ -28,6 +28,8 @@ template <>
 inline constexpr bool kFlightDefinition<StatRecord> = true;
 template <>
 inline constexpr bool kFlightDefinition<ModuleRecord> = true;
+template <>
+inline constexpr bool kFlightDefinition<RankRecord> = true;
 
 // Records that say which CPU call made GPU work, joined to it by correlation id.
 template <class T>

@@ -81,7 +81,7 @@ void FlightRing::AddPythonCode(const PythonCodeRecord& code) {
   definition_bytes_ += DefinitionBytes(code);
 }
 
-// Definitions: the latest of each process, thread, clock and stat; every device, context
+// Definitions: the latest of each process, thread, clock, stat and rank; every device, context
 // and module.
 void FlightRing::Define(const ProcessRecord& record) {
   processes_[record.pid] = record;
@@ -107,6 +107,9 @@ void FlightRing::Define(const ClockRecord& record) {
 }
 void FlightRing::Define(const StatRecord& record) {
   stat_values_[{record.pid, record.stat}] = record.value;
+}
+void FlightRing::Define(const RankRecord& record) {
+  ranks_[record.pid] = record;
 }
 
 // Every other record type is timed: it goes to the open segment.
