@@ -31,7 +31,8 @@ results=$out/results.txt
 failed=0
 
 {
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  # One line whatever the number of GPUs: the lines below are read by number.
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
   nvcc --version | tail -1
   uname -r
   python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1
