@@ -132,14 +132,18 @@ start=$(date +%s%N)
 "$GPUPERF" record -o "$dir/sampled" --sample-launches 50/s --inject-lib "$lib" -- "$app" many 30000 \
   > "$dir/sampled.out" 2> "$dir/sampled.err" || fail "sampled run failed"
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[[ $(count "$dir/sampled" kernel) -eq 30000 && $(count "$dir/sampled" launch_link) -eq 30000 ]] \
-  || fail "sampling: $(count "$dir/sampled" kernel) kernels and $(count "$dir/sampled" launch_link) links, want 30000 of each"
+# Host synchronizations are linked too, always with their own stack (never sampled away).
+waits=$("$GPUPERF" dump "$dir/sampled" | grep '^launch_link ' | grep -c 'api_name="cu[a-zA-Z]*Synchronize"')
+[[ $waits -ge 1 ]] || fail "sampling: the app's synchronization has no link"
+[[ $(count "$dir/sampled" kernel) -eq 30000 && $(count "$dir/sampled" launch_link) -eq $((30000 + waits)) ]] \
+  || fail "sampling: $(count "$dir/sampled" kernel) kernels and $(count "$dir/sampled" launch_link) links, want 30000 and 30000 + $waits"
 marker=$("$GPUPERF" dump "$dir/sampled" | sed -n 's/^stack id=\([0-9]*\) .*pcs=0x1000000000000001$/\1/p')
 [[ -n $marker ]] || fail "sampling: no [launch not sampled] stack"
 unsampled=$("$GPUPERF" dump "$dir/sampled" | grep -c "^launch_link .* stack_id=${marker:-x} ")
 sampled=$((30000 - unsampled))
 [[ $(stat_value "$dir/sampled" launch_stacks_unsampled) -eq $unsampled ]] || fail "sampling: launch_stacks_unsampled stat != $unsampled"
-[[ $(stat_value "$dir/sampled" stacks_unwound) -eq $sampled ]] || fail "sampling: stacks_unwound != $sampled"
+[[ $(stat_value "$dir/sampled" stacks_unwound) -eq $((sampled + waits)) ]] ||
+  fail "sampling: stacks_unwound != $sampled launches + $waits synchronizations"
 # A burst of 5 (a tenth of the rate), then 50 a second while the app ran.
 [[ $sampled -ge 5 && $sampled -le $((5 + 50 * elapsed_ms / 1000 + 1)) ]] \
   || fail "sampling: $sampled stacks taken in $elapsed_ms ms at 50/s"

@@ -47,6 +47,11 @@ api_count() { "$GPUPERF" dump "$dir/$1" | grep '^api ' | grep -c "domain=$2"; }
 run threads 0 threads 4 2000
 [[ $(api_count threads runtime) -eq $(field runtime_api "$said") && $(api_count threads driver) -eq 0 ]] \
   || fail "threads: $(api_count threads runtime) runtime and $(api_count threads driver) driver API records, want $(field runtime_api "$said") and 0"
+# Host synchronizations carry the stack of the call that waited: the report's sync row
+# names where the app synchronized.
+"$GPUPERF" report "$dir/threads" --sections sync > "$dir/threads_sync.txt" 2>&1 || fail "threads: report"
+grep -q 'context_synchronize .*DeviceSynchronize() (fake_app.cc:[0-9]*)' "$dir/threads_sync.txt" ||
+  fail "threads: the sync row has no stack: $(grep -A3 Synchronization "$dir/threads_sync.txt")"
 run driver_api 0 driver_api 20
 [[ $(api_count driver_api driver) -eq 20 && $(api_count driver_api runtime) -eq 1 ]] \
   || fail "driver_api: $(api_count driver_api driver) driver / $(api_count driver_api runtime) runtime records, want 20 / 1"

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct CallbackIdPlan {
   StringId name = 0;
   bool linked = false;  // a launch, copy, set or allocation: stack + launch link
   bool traced = false;  // an API record when it is the thread's outermost call
+  bool waits = false;   // a host synchronization: linked, and never left to the sampler
 };
 
 std::atomic<CallbackObserver> g_observer{nullptr};
@@ -50,6 +52,21 @@ struct ThreadState {
   LaunchSampler::Bucket stacks;  // --sample-launches
 };
 thread_local ThreadState t_state;
+
+// Host synchronizations: the report's sync rows and the stall insights name the stack of
+// the call that waited. A few calls a step against hundreds of launches, so they always get
+// their stack, whatever --sample-launches leaves to the launches.
+bool IsHostWait(std::string_view name, bool runtime) {
+  static constexpr std::string_view kRuntime[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize",
+                                                  "cudaEventSynchronize"};
+  static constexpr std::string_view kDriver[] = {"cuCtxSynchronize", "cuStreamSynchronize",
+                                                 "cuEventSynchronize"};
+  for (auto prefix : runtime ? std::span<const std::string_view>(kRuntime)
+                             : std::span<const std::string_view>(kDriver)) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
 
 bool IsLinked(std::string_view name, bool runtime) {
   static constexpr std::string_view kRuntime[] = {"cudaLaunch", "__cudaLaunch", "cudaGraphLaunch",
@@ -184,7 +201,7 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
   // A launch nested in an untraced call (rare) takes the stack when it first needs one.
   ThreadBuffers& buffers = CurrentThreadBuffers();
   if (state.outer_stack == 0 && recorder.config.stacks) {
-    if (g_sampler.enabled() && !g_sampler.Take(state.stacks, state.outer_start)) {
+    if (g_sampler.enabled() && !plan.waits && !g_sampler.Take(state.stacks, state.outer_start)) {
       state.outer_stack = g_not_sampled_stack;
       CountThreadStat(buffers, kLaunchesUnsampled);
     } else {
@@ -256,7 +273,8 @@ void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, 
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
     const std::string clean = CleanApiName(name);
     CallbackIdPlan& plan = plans[cbid];
-    plan.linked = recorder.config.stacks && IsLinked(clean, runtime);
+    plan.waits = IsHostWait(clean, runtime);
+    plan.linked = recorder.config.stacks && (IsLinked(clean, runtime) || plan.waits);
     plan.traced = trace_all && !IsChatter(clean);
     if (plan.linked || plan.traced) plan.name = ActivityTranslator().ApiName(domain, cbid);
   }
