@@ -3,7 +3,8 @@
 # tests/gpu/checks/ranks.sh; see its PROVENANCE): rank 1 sleeps 50 ms before each step. Read
 # back by every command that takes a directory: the ranks section names rank 1 the straggler
 # with a median delay of 50 ms +-10%, rank 0's communication time is the waiting; the insights
-# hold one straggler_rank finding, late because of its CPU; --split-by rank gives each rank
+# hold one straggler_rank finding, late because of its CPU, whose stack is the step's
+# forward after the sleep (not DDP's start-up); --split-by rank gives each rank
 # its part; the Perfetto export has a process track per rank. Skips (77) while the fixture
 # is absent.
 source "$(dirname "$0")/lib.sh"
@@ -34,6 +35,17 @@ found = [i for i in doc["insights"] if i["rule"] == "straggler_rank"]
 assert len(found) == 1, [i["rule"] for i in doc["insights"]]
 assert "Rank 1" in found[0]["finding"] and "CPU" in found[0]["finding"], found[0]["finding"]
 assert not any(i["rule"] == "comm_not_overlapped" for i in doc["insights"]), "waiting taken for communication"
+# Its idle time is counted between its collectives: the per-step sleep, not DDP's start-up
+# (seconds of idle before the first collective). The launch that ended most of it is the
+# step's forward (pytorch_ddp.py:48 runs ddp(x); the shown stack stops at its Linear layer).
+ev = {e["name"]: e["value"] for e in found[0]["evidence"]}
+assert ev["idle_before_launches"] < 1.5 * s["delay_total_ns"], ev
+assert abs(ev["idle_excess"] - s["delay_total_ns"]) < 0.25 * s["delay_total_ns"], ev
+stack = found[0]["stack"]
+assert not any("_verify_param_shape_across_processes" in f or "DistributedDataParallel.__init__" in f
+               for f in stack), stack
+assert any(f.startswith("Linear.forward (linear.py:") for f in stack), stack
+assert "between collectives from Linear.forward" in found[0]["finding"], found[0]["finding"]
 print(f"straggler rank 1, median {delay_ms:.1f} ms over {s['last_arrivals']}/{s['collectives']}")
 PY
 

@@ -41,11 +41,12 @@ Trace MakeRank(const RankJobOptions& o, uint32_t rank) {
   const uint32_t pid = o.first_pid + rank;
   const Host host = HostOf(o, rank);
   const uint64_t end = kJobStartNs + o.steps * o.step_ns;
+  const uint64_t begin = kJobStartNs - 1'000'000 - o.startup_idle_ns;
   auto local = [&host](uint64_t true_ns) { return true_ns + host.clock_offset; };
   t.Process(pid, "python train.py");
   ProcessRecord& process = t.trace().processes.back();
   process.hostname = t.Str(host.name);
-  process.start_ns = local(kJobStartNs - 1'000'000);
+  process.start_ns = local(begin);
   process.end_ns = local(end + 1'000'000);
   RankRecord r;
   r.pid = pid;
@@ -57,17 +58,27 @@ Trace MakeRank(const RankJobOptions& o, uint32_t rank) {
   t.trace().ranks.push_back(r);
   const uint32_t device = rank % 8;
   t.trace().contexts.push_back(ContextRecord{pid, 1, device, 7, 0});
-  AddClock(t, pid, host, kJobStartNs - 1'000'000);
+  AddClock(t, pid, host, begin);
   const StackId stack = t.Stack(pid, {"main", "train_step"});
   uint32_t correlation = 1;
-  auto kernel = [&](const char* name, uint64_t start, uint64_t stop, uint32_t stream) {
-    t.Link(pid, pid, correlation, stack, "cudaLaunchKernel", local(start) - 5 * kUs);
+  auto launch = [&](StackId from, const char* name, uint64_t start, uint64_t stop,
+                    uint32_t stream) {
+    t.Link(pid, pid, correlation, from, "cudaLaunchKernel", local(start) - 5 * kUs);
     t.Kernel(pid, name, correlation++, local(start), local(stop), device, stream);
+  };
+  auto kernel = [&](const char* name, uint64_t start, uint64_t stop, uint32_t stream) {
+    launch(stack, name, start, stop, stream);
   };
   const bool slow = static_cast<int32_t>(rank) == o.slow_rank;
   const uint64_t last = o.slow_rank >= 0 ? o.delay_ns + o.slow_kernel_ns : 0;  // D + E
   const uint64_t d = slow ? o.delay_ns : 0;
   const uint64_t e = slow ? o.slow_kernel_ns : 0;
+  if (o.startup_idle_ns > 0) {
+    const uint64_t idle = slow ? o.startup_idle_ns : 0;
+    kernel("_Z4initv", kJobStartNs - idle - 600 * kUs, kJobStartNs - idle - 500 * kUs, 7);
+    launch(t.Stack(pid, {"main", "setup_model"}), "_Z5setupv", kJobStartNs - 500 * kUs,
+           kJobStartNs - 400 * kUs, 7);
+  }
   for (uint32_t step = 0; step < o.steps; ++step) {
     const uint64_t t0 = kJobStartNs + step * o.step_ns;
     kernel("_Z7forwardv", t0 + d, t0 + d + 300 * kUs, 7);

@@ -10,6 +10,9 @@
 //   backward  [t0 + d + 300 us,     t0 + d + e + 600 us)
 //   all-reduce[t0 + d + e + 400 us, t0 + D + E + 400 us + c)   (stream 99)
 //   evaluate  right after the all-reduce, extra_kernel_ns long (the slow rank only)
+// and before the first step, with startup_idle_ns (s on the slow rank, else 0):
+//   init      [kJobStartNs - s - 600 us, kJobStartNs - s - 500 us)
+//   setup     [kJobStartNs - 500 us,     kJobStartNs - 400 us)
 #pragma once
 
 #include <cstdint>
@@ -33,6 +36,10 @@ struct RankJobOptions {
   uint64_t slow_kernel_ns = 0;   // and its backward kernel runs this much longer
   uint64_t extra_kernel_ns = 0;  // and it runs one more kernel after each all-reduce
   uint64_t comm_ns = 300'000;    // the all-reduce's own time, after the last rank arrived
+  // Start-up before the first step (0: none): each rank runs an init kernel and then a
+  // setup kernel launched from another stack (main > setup_model), ending 400 us before
+  // the first step; the slow rank's GPU idles this long between the two, the others' not.
+  uint64_t startup_idle_ns = 0;
   // Host of each rank (default: all on "node0"). Each host has its own boot; host h's
   // CLOCK_MONOTONIC reads true time + h * host_clock_step_ns, and its wall clock is off
   // by h * wall_error_ns (NTP's error).

@@ -79,6 +79,29 @@ TEST(StragglerRank, ALateCpuIsNamedWithTheLaunchesItDelayed) {
   EXPECT_TRUE(Insights(o, "comm_not_overlapped").empty());
 }
 
+TEST(StragglerRank, StartUpIdleBeforeTheFirstCollectiveIsNotCounted) {
+  RankJobOptions o = TwoRanks();
+  o.slow_rank = 1;
+  o.delay_ns = 200 * kUs;
+  // Rank 1's GPU also idles 5 ms in start-up, before a launch from setup_model: more than
+  // its 9 late steps (1.8 ms), but no rank waits for it in a collective then.
+  o.startup_idle_ns = 5'000 * kUs;
+  const std::vector<Insight> found = Insights(o, "straggler_rank");
+  ASSERT_EQ(found.size(), 1u);
+  const Insight& in = found[0];
+  // Between its collectives its GPU idled from the end of each all-reduce (900 µs into a
+  // step) to the next step's forward (200 µs into it), 9 times; rank 0 200 µs less.
+  EXPECT_EQ(EvidenceValue(in, "idle_before_launches"), 9 * 1'300 * kUs);
+  EXPECT_EQ(EvidenceValue(in, "idle_excess"), 9 * 200 * kUs);
+  EXPECT_TRUE(Says(in,
+                   "its GPU sat idle 1.80 ms longer than the other ranks' before launches "
+                   "between collectives from train_step"))
+      << in.finding;
+  ASSERT_FALSE(in.stack.empty());
+  EXPECT_EQ(in.stack[0], "train_step (app.cc:10)");
+  EXPECT_EQ(in.stack_role, "the launch that ended most of its GPU's idle time");
+}
+
 TEST(StragglerRank, LongerKernelsAreTheCauseWhenTheyAccountForTheDelay) {
   RankJobOptions o = TwoRanks();
   o.slow_rank = 1;

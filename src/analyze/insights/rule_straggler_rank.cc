@@ -4,8 +4,9 @@
 // its compute kernels, when they ran longer than the other ranks' by at least half the
 // delay (the kernels with the largest differences are named, with the launch of the
 // first); else the time before its GPU work, that is its CPU launching late: its GPU's
-// idle gaps (of at least half the median delay) beside the other ranks', and the stack of
-// the launch that ended most of them.
+// idle gaps (of at least half the median delay) that ended within the span of its
+// collectives, beside the other ranks', and the stack of the launch that ended most of
+// them.
 #include <map>
 #include <set>
 
@@ -21,18 +22,25 @@ namespace {
 // longer and that arrives 3 ms late has a GPU problem first); less is noise beside it.
 constexpr double kGpuCauseShare = 0.5;
 
-// The idle gaps of at least `min_ns` on a rank's GPUs: their total, and the place whose
-// launches ended most of that idle time.
+// The idle gaps of at least `min_ns` on a rank's GPUs that ended after its first
+// collective began and before its last ended: their total, and the place whose launches
+// ended most of that idle time. Start-up (loading, NCCL's set-up, DDP's checks of the
+// model, the first compilations) idles every GPU for seconds before the first collective,
+// and a straggler's late start there would outweigh its steps; the steps are what the
+// others wait for.
 struct IdleBefore {
   uint64_t total_ns = 0;
   uint32_t place = 0;
 };
-IdleBefore IdleBeforeLaunches(InsightInput& input, const ProcessWork& process, uint64_t min_ns) {
+IdleBefore IdleBeforeLaunches(InsightInput& input, const RankWork& rank, uint64_t min_ns) {
   std::map<uint32_t, uint64_t> idle_by_place;
   IdleBefore idle;
-  for (const DeviceWork& device : process.devices) {
+  const uint32_t pid = rank.process->pid;
+  for (const DeviceWork& device : rank.process->devices) {
     for (const Gap& gap : InsightInput::Gaps(device, min_ns)) {
-      idle_by_place[PlaceOfWork(input, process.pid, device.work[gap.next])] += gap.duration();
+      if (gap.end <= rank.row->first_collective_ns || gap.end >= rank.row->last_collective_end_ns)
+        continue;
+      idle_by_place[PlaceOfWork(input, pid, device.work[gap.next])] += gap.duration();
       idle.total_ns += gap.duration();
     }
   }
@@ -99,13 +107,14 @@ void StragglerRank(RankInsightInput& input, std::vector<Insight>& out) {
         "with the others (nvidia-smi -q -d CLOCK,PERFORMANCE,TEMPERATURE: lower clocks, a "
         "power cap or throttling make the same kernels slower).";
   } else {
-    // Its GPU's idle time before launches, beside the other ranks' (gaps of half the delay).
+    // Its GPU's idle time before launches between its collectives, beside the other
+    // ranks' (gaps of half the delay).
     const uint64_t min_gap = s.delay_median_ns / 2;
-    const IdleBefore idle = IdleBeforeLaunches(input.input, *r.process, min_gap);
+    const IdleBefore idle = IdleBeforeLaunches(input.input, r, min_gap);
     std::vector<uint64_t> others_idle;
     for (size_t i = 0; i < ranks.size(); ++i) {
       if (i != *index)
-        others_idle.push_back(IdleBeforeLaunches(input.input, *ranks[i].process, min_gap).total_ns);
+        others_idle.push_back(IdleBeforeLaunches(input.input, ranks[i], min_gap).total_ns);
     }
     const uint64_t others_median_idle = Median(others_idle);
     const uint64_t idle_excess =
@@ -120,7 +129,8 @@ void StragglerRank(RankInsightInput& input, std::vector<Insight>& out) {
     if (idle_excess > 0) {
       in.stack = input.input.PlaceStack(idle.place);
       in.finding += ", and its GPU sat idle " + FormatDuration(idle_excess) +
-                    " longer than the other ranks' before launches" + FromWhere(in.stack);
+                    " longer than the other ranks' before launches between collectives" +
+                    FromWhere(in.stack);
       in.stack_role = "the launch that ended most of its GPU's idle time";
     }
     in.suggestion =

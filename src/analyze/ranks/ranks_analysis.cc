@@ -145,7 +145,10 @@ RanksModel RanksAnalysis::Finish() {
     uint32_t last_pid = 0;
     for (const auto& a : instance.arrivals) {
       if (auto it = row_of_pid.find(a.pid); it != row_of_pid.end()) {
-        ++model.ranks[it->second].collectives;
+        RankRow& rank = model.ranks[it->second];
+        rank.first_collective_ns =
+            rank.collectives++ == 0 ? a.start_ns : std::min(rank.first_collective_ns, a.start_ns);
+        rank.last_collective_end_ns = std::max(rank.last_collective_end_ns, a.end_ns);
       }
       first_start = std::min(first_start, a.start_ns);
       first_end = std::min(first_end, a.end_ns);

@@ -58,6 +58,11 @@ TEST(RanksAnalysis, OverlapAndStragglerOfTwoRanksOnOneHost) {
   EXPECT_EQ(slow.delay_median_ns, 200 * kUs);
   EXPECT_EQ(slow.delay_total_ns, 10 * 200 * kUs);
   EXPECT_EQ(fast.last_arrivals, 0u);
+  // Each rank's collectives span from its arrival at the first to the end of the tenth.
+  EXPECT_EQ(fast.first_collective_ns, testing::kJobStartNs + 400 * kUs);
+  EXPECT_EQ(slow.first_collective_ns, testing::kJobStartNs + 600 * kUs);
+  EXPECT_EQ(fast.last_collective_end_ns, testing::kJobStartNs + 18'900 * kUs);
+  EXPECT_EQ(slow.last_collective_end_ns, fast.last_collective_end_ns);
   ASSERT_TRUE(m.straggler.has_value());
   EXPECT_EQ(m.straggler->rank, 1);
   EXPECT_EQ(m.straggler->delay_median_ns, 200 * kUs);

@@ -34,6 +34,11 @@ struct RankRow {
   uint64_t delay_total_ns = 0;
   uint64_t delay_median_ns = 0;  // over its last arrivals
   uint64_t delay_max_ns = 0;
+  // The span of its collectives: its arrival at the first it took part in, the end of its
+  // last (0 and 0 without any). Before it lies start-up, after it shutdown: the
+  // straggler's idle time is counted inside it.
+  uint64_t first_collective_ns = 0;
+  uint64_t last_collective_end_ns = 0;
 
   uint64_t exposed_comm_ns() const { return comm_ns - overlap_ns; }
   // HTA's definition: the share of communication time that compute covered.
