@@ -38,11 +38,20 @@ import sys
 import time
 
 MODES = ["base", "gpuperf", "torch", "torch_stack"]
+# Modes that split gpuperf's added time into its parts; only run when --modes names them.
+EXTRA_MODES = ["gpuperf_native", "gpuperf_nostacks"]
 LABELS = {
     "base": "no profiler",
     "gpuperf": "gpuperf (Python stacks)",
     "torch": "torch.profiler",
     "torch_stack": "torch.profiler(with_stack)",
+    "gpuperf_native": "gpuperf --no-python-stacks",
+    "gpuperf_nostacks": "gpuperf --no-stacks",
+}
+GPUPERF_FLAGS = {
+    "gpuperf": [],
+    "gpuperf_native": ["--no-python-stacks"],
+    "gpuperf_nostacks": ["--no-stacks"],
 }
 BUDGET_RATIO = 1.10
 BUDGET_PCT_OF_STACK = 25.0
@@ -84,19 +93,24 @@ def build_model(args, torch):
     return model.to(device="cuda", dtype=getattr(torch, args.dtype)).eval()
 
 
-def decode_pass(model, prompt, tokens, torch, step_ms):
-    """Greedy decode with the KV cache; appends each step's milliseconds to step_ms."""
+def decode_pass(model, prompt, tokens, torch, step_ms, cpu_ms=None):
+    """Greedy decode with the KV cache; appends each step's milliseconds to step_ms, and the
+    launching thread's CPU milliseconds to cpu_ms (a machine whose other load takes the
+    thread's core lengthens the wall time but not this)."""
     out = model(input_ids=prompt, use_cache=True)
     past = out.past_key_values
     next_ids = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
     torch.cuda.synchronize()
     for _ in range(tokens):
         start = time.perf_counter()
+        start_cpu = time.thread_time()
         out = model(input_ids=next_ids, past_key_values=past, use_cache=True)
         past = out.past_key_values
         next_ids = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
         torch.cuda.synchronize()  # as generate() does each step, to test for the end
         step_ms.append((time.perf_counter() - start) * 1e3)
+        if cpu_ms is not None:
+            cpu_ms.append((time.thread_time() - start_cpu) * 1e3)
     return next_ids
 
 
@@ -113,13 +127,15 @@ def run_worker(args):
     generator = torch.Generator(device="cpu").manual_seed(1)
     prompt = torch.randint(0, args.vocab, (args.batch, args.prompt), generator=generator).cuda()
 
+    cpu_steps = []
+
     def measure():
         steps = []
         with torch.no_grad():
             for _ in range(args.warmup):
                 decode_pass(model, prompt, args.tokens, torch, [])
             for _ in range(args.passes):
-                decode_pass(model, prompt, args.tokens, torch, steps)
+                decode_pass(model, prompt, args.tokens, torch, steps, cpu_steps)
         return steps
 
     started = time.perf_counter()
@@ -139,6 +155,7 @@ def run_worker(args):
         "step_ms_median": statistics.median(steps),
         "step_ms_p10": quantile(steps, 0.1),
         "step_ms_p90": quantile(steps, 0.9),
+        "step_cpu_ms_median": statistics.median(cpu_steps),
         "steps": len(steps),
         "process_s": time.perf_counter() - started,
         "torch_events": events,
@@ -161,17 +178,18 @@ def quantile(values, q):
 # --------------------------------------------------------------------------------------------
 
 
-def round_order(round_index):
+def round_order(round_index, modes=MODES):
     """Modes in round-robin order, rotated by one each round (no mode always goes first)."""
-    shift = round_index % len(MODES)
-    return MODES[shift:] + MODES[:shift]
+    shift = round_index % len(modes)
+    return modes[shift:] + modes[:shift]
 
 
 def worker_command(args, mode, round_index, result, trace_dir):
     worker = [sys.executable, os.path.abspath(__file__), "worker", "--mode", mode,
               "--round", str(round_index), "--result", result] + model_args(args)
-    if mode == "gpuperf":
-        return [args.gpuperf, "record", "-o", trace_dir, "--force", "--quiet", "--"] + worker
+    if mode in GPUPERF_FLAGS:
+        return ([args.gpuperf, "record", "-o", trace_dir, "--force", "--quiet"] +
+                GPUPERF_FLAGS[mode] + ["--"] + worker)
     return worker
 
 
@@ -182,9 +200,11 @@ def run_driver(args):
         os.makedirs(out, exist_ok=True)
         open(rows_path, "w").close()
     for round_index in range(1, args.rounds + 1):
-        for mode in round_order(round_index):
+        for mode in round_order(round_index, args.modes):
             result = os.path.join(out, f"r{round_index}.{mode}.json")
-            trace_dir = args.keep_trace if args.keep_trace else os.path.join(out, "trace.tmp")
+            trace_dir = os.path.join(out, "trace.tmp")
+            if args.keep_trace:  # the default mode's trace where asked, the others beside it
+                trace_dir = args.keep_trace + ("" if mode == "gpuperf" else "." + mode)
             cmd = worker_command(args, mode, round_index, result, trace_dir)
             if args.dry_run:
                 print(f"r{round_index} {mode:<12} {' '.join(cmd)}")
@@ -193,12 +213,23 @@ def run_driver(args):
             row = run_one(cmd, result, mode, round_index, args.timeout)
             with open(rows_path, "a") as f:
                 f.write(json.dumps(row) + "\n")
-            if mode == "gpuperf" and not args.keep_trace:
+            if mode in GPUPERF_FLAGS and not args.keep_trace:
                 shutil.rmtree(trace_dir, ignore_errors=True)
     if args.dry_run:
         return 0
     return write_outputs(read_rows(rows_path), os.path.join(out, "decode.json"),
                          os.path.join(out, "decode.txt"))
+
+
+def worker_environment():
+    """Every mode's process gets one CPU thread per math library. The decode runs on the GPU;
+    OpenBLAS's and OpenMP's idle workers otherwise spin on cores the launching thread needs
+    (on the H100 machine they used 3.8 s of CPU in an 8 s process), which made the same mode's
+    step time vary by 1.5x from process to process."""
+    env = dict(os.environ)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(name, "1")
+    return env
 
 
 def run_one(cmd, result, mode, round_index, timeout):
@@ -207,7 +238,7 @@ def run_one(cmd, result, mode, round_index, timeout):
     started = time.perf_counter()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env=worker_environment())
         status = proc.returncode
         tail = (proc.stderr or "")[-600:]
     except subprocess.TimeoutExpired:
@@ -250,7 +281,17 @@ def aggregate(rows):
         by_round.setdefault(row["round"], {})[row["mode"]] = row["step_ms_median"]
     result = {"modes": {}, "failed": [f"{r['mode']} r{r['round']}" for r in rows
                                       if r.get("status") != "ok"]}
-    for mode in MODES:
+    by_round_cpu = {}
+    for row in ok:
+        if row.get("step_cpu_ms_median") is not None:
+            by_round_cpu.setdefault(row["round"], {})[row["mode"]] = row["step_cpu_ms_median"]
+    result["cpu_ratio"] = {}
+    for mode in MODES + EXTRA_MODES:
+        ratios = [modes[mode] / modes["base"] for modes in by_round_cpu.values()
+                  if mode in modes and modes.get("base")]
+        if ratios:
+            result["cpu_ratio"][mode] = spread(ratios)
+    for mode in MODES + EXTRA_MODES:
         steps = [modes[mode] for modes in by_round.values() if mode in modes]
         ratios = [modes[mode] / modes["base"] for modes in by_round.values()
                   if mode in modes and modes.get("base")]
@@ -291,13 +332,17 @@ def table(result, rows):
              f"Python {first.get('python', '?')}); median [min..max] over rounds, ratios paired "
              "within a round:",
              f"  {'mode':<27} {'step ms':<24} {'x no profiler':<24} added ms"]
-    for mode in MODES:
+    for mode in MODES + EXTRA_MODES:
         entry = result["modes"].get(mode)
         if entry is None:
             continue
         lines.append(f"  {LABELS[mode]:<27} {fmt_spread(entry['step_ms'], '{:.3f}'):<24} "
                      f"{fmt_spread(entry['ratio'], '{:.2f}'):<24} "
                      f"{fmt_spread(entry['added_ms'], '{:+.3f}')}")
+    if result.get("cpu_ratio"):
+        lines.append("  launching thread's CPU time per step, x no profiler: " + "; ".join(
+            f"{LABELS[m]} {fmt_spread(r, '{:.2f}')}" for m, r in result["cpu_ratio"].items()
+            if m != "base"))
     share = result["gpuperf_pct_of_with_stack"]
     lines.append(f"gpuperf's added time as % of with_stack's: {fmt_spread(share, '{:.1f}')}")
     budget = result["budget"]
@@ -338,9 +383,12 @@ def main(argv=None):
     run.add_argument("--keep-trace", help="keep gpuperf's last trace here")
     run.add_argument("--timeout", type=float, default=300.0, help="per process (s)")
     run.add_argument("--dry-run", action="store_true", help="print the processes in order")
+    run.add_argument("--modes", default=",".join(MODES),
+                     help="comma-separated modes, of " + ", ".join(MODES + EXTRA_MODES) +
+                     " (default: the first four; base is always run)")
     model_options(run)
     worker = sub.add_parser("worker", help="one process of one mode")
-    worker.add_argument("--mode", choices=MODES, required=True)
+    worker.add_argument("--mode", choices=MODES + EXTRA_MODES, required=True)
     worker.add_argument("--round", type=int, default=0)
     worker.add_argument("--result", required=True)
     model_options(worker)
@@ -352,6 +400,11 @@ def main(argv=None):
     if args.command == "run":
         if args.rounds < 1:
             parser.error("--rounds wants a positive number")
+        modes = [m for m in args.modes.split(",") if m]
+        unknown = [m for m in modes if m not in MODES + EXTRA_MODES]
+        if unknown:
+            parser.error(f"--modes: unknown mode {unknown[0]!r}")
+        args.modes = ["base"] + [m for m in modes if m != "base"]
         return run_driver(args)
     if args.command == "worker":
         return run_worker(args)

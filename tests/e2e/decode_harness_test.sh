@@ -56,6 +56,27 @@ grep -q "^gpuperf's added time as % of with_stack's: 12.5 \[5.0..20.0\]" "$dir/d
   fail "table share line: $(grep 'with_stack' "$dir/d.txt")"
 grep -q '^failed runs: torch_stack r3' "$dir/d.txt" || fail "the table hides the failed run"
 
+# The launching thread's CPU time, paired the same way: rounds of 1.2x and 1.4x (median 1.3);
+# the extra modes (--modes) get their own rows and ratios.
+cat > "$dir/cpu.jsonl" <<'EOF'
+{"mode": "base", "round": 1, "status": "ok", "step_ms_median": 2.0, "step_cpu_ms_median": 1.0}
+{"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.5, "step_cpu_ms_median": 1.2}
+{"mode": "gpuperf_nostacks", "round": 1, "status": "ok", "step_ms_median": 2.2, "step_cpu_ms_median": 1.1}
+{"mode": "base", "round": 2, "status": "ok", "step_ms_median": 2.0, "step_cpu_ms_median": 2.0}
+{"mode": "gpuperf", "round": 2, "status": "ok", "step_ms_median": 2.5, "step_cpu_ms_median": 2.8}
+EOF
+python3 "$script" aggregate --rows "$dir/cpu.jsonl" --json "$dir/c.json" --table "$dir/c.txt" > /dev/null
+[[ $(python3 -c "import json; r=json.load(open('$dir/c.json'))['result']['cpu_ratio']; print(round(r['gpuperf']['median'], 4), r['gpuperf']['n'], round(r['gpuperf_nostacks']['median'], 4))") == "1.3 2 1.1" ]] ||
+  fail "CPU ratios: $(head -c 600 "$dir/c.json")"
+grep -q '^  gpuperf --no-stacks  *2.200' "$dir/c.txt" || fail "extra mode row: $(cat "$dir/c.txt")"
+grep -q "CPU time per step, x no profiler: gpuperf (Python stacks) 1.30 \[1.20..1.40\]" "$dir/c.txt" ||
+  fail "CPU line: $(grep CPU "$dir/c.txt")"
+plan=$(python3 "$script" run --dry-run --rounds 1 --modes gpuperf_nostacks --gpuperf /bin/gp --out "$dir/o")
+grep -q ' /bin/gp record -o .* --no-stacks -- .*--mode gpuperf_nostacks ' <<<"$plan" ||
+  fail "--modes gpuperf_nostacks: $plan"
+[[ $(wc -l <<<"$plan") -eq 2 ]] || fail "--modes runs base and the named mode only: $plan"
+expect_exit 2 python3 "$script" run --dry-run --modes nosuchmode
+
 # Over budget: gpuperf at 1.3x.
 sed -i 's/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.1/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.6/; s/2.42/2.86/; s/"step_ms_median": 2.3}/"step_ms_median": 2.6}/' "$dir/rows.jsonl"
 python3 "$script" aggregate --rows "$dir/rows.jsonl" --json "$dir/d.json" > /dev/null
