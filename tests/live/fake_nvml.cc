@@ -8,6 +8,8 @@
 // that power over CLOCK_MONOTONIC time. Switches:
 //   FAKE_NVML_NO_INSTANT  set: NVML_FI_DEV_POWER_INSTANT is refused (older drivers)
 //   FAKE_NVML_INIT_ERROR  nvmlInit_v2 returns this error code (e.g. 9, driver not loaded)
+//   FAKE_NVML_POWER_MW    comma-separated milliwatts that replace the devices' powers in
+//                         index order (e.g. "100000,130000": device 1 draws 30% more)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +48,22 @@ const FakeDevice* Device(void* handle) {
 }
 
 unsigned long long g_init_ns = 0;
+
+// The device's power: its fixed one, or its entry in FAKE_NVML_POWER_MW.
+unsigned PowerMw(void* handle) {
+  const FakeDevice* device = Device(handle);
+  const char* list = std::getenv("FAKE_NVML_POWER_MW");
+  if (list == nullptr) return device->power_mw;
+  const long index = device - kDevices;
+  for (long i = 0; *list != '\0'; ++i) {
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(list, &end, 10);
+    if (end == list) break;
+    if (i == index) return static_cast<unsigned>(value);
+    list = *end == ',' ? end + 1 : end;
+  }
+  return device->power_mw;
+}
 
 unsigned long long NowNs() {
   timespec ts;
@@ -95,7 +113,7 @@ int nvmlDeviceGetClockInfo(void*, int type, unsigned int* clock) {
   return 0;
 }
 int nvmlDeviceGetPowerUsage(void* handle, unsigned int* milliwatts) {
-  *milliwatts = Device(handle)->power_mw;
+  *milliwatts = PowerMw(handle);
   return 0;
 }
 int nvmlDeviceGetMemoryInfo(void*, Memory* memory) {
@@ -118,7 +136,7 @@ int nvmlDeviceGetHandleByUUID(const char* uuid, void** handle) {
 }
 // 1 kJ at load, then the device's power over the time since.
 int nvmlDeviceGetTotalEnergyConsumption(void* handle, unsigned long long* millijoules) {
-  *millijoules = 1000000ull + Device(handle)->power_mw * (NowNs() - g_init_ns) / 1000000000ull;
+  *millijoules = 1000000ull + PowerMw(handle) * (NowNs() - g_init_ns) / 1000000000ull;
   return 0;
 }
 int nvmlDeviceGetFieldValues(void* handle, int count, gpuperf::nvml::FieldValue* values) {
@@ -128,7 +146,7 @@ int nvmlDeviceGetFieldValues(void* handle, int count, gpuperf::nvml::FieldValue*
     if (v.field_id == gpuperf::nvml::kFieldPowerInstant &&
         std::getenv("FAKE_NVML_NO_INSTANT") == nullptr) {
       v.value_type = 1;  // unsigned int
-      v.value.ui = Device(handle)->power_mw;
+      v.value.ui = PowerMw(handle);
       v.result = 0;
     } else {
       v.result = 3;  // NVML_ERROR_NOT_SUPPORTED
