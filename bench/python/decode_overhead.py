@@ -39,7 +39,7 @@ import time
 
 MODES = ["base", "gpuperf", "torch", "torch_stack"]
 # Modes that split gpuperf's added time into its parts; only run when --modes names them.
-EXTRA_MODES = ["gpuperf_native", "gpuperf_nostacks"]
+EXTRA_MODES = ["gpuperf_native", "gpuperf_nostacks", "gpuperf_ab"]
 LABELS = {
     "base": "no profiler",
     "gpuperf": "gpuperf (Python stacks)",
@@ -47,12 +47,22 @@ LABELS = {
     "torch_stack": "torch.profiler(with_stack)",
     "gpuperf_native": "gpuperf --no-python-stacks",
     "gpuperf_nostacks": "gpuperf --no-stacks",
+    "gpuperf_ab": "gpuperf, in-process A/B",
 }
 GPUPERF_FLAGS = {
     "gpuperf": [],
     "gpuperf_native": ["--no-python-stacks"],
     "gpuperf_nostacks": ["--no-stacks"],
+    "gpuperf_ab": [],
 }
+# gpuperf_ab: one recorded process switches recording between these levels every AB_BLOCK
+# steps through the injection library's gpuperf_bench_toggle (src/inject/injection.cc):
+# everything (the default recording), nothing (CUPTI attached, every kind and callback
+# off) and the CUPTI floor (kernel records only). The first step after a switch is not
+# counted. Neighbouring blocks run seconds apart at most, so the differences between
+# processes and over time that swamp the separate-process comparison cancel.
+AB_LEVELS = [("full", 1), ("none", -1), ("floor", 0)]
+AB_BLOCK = 8
 BUDGET_RATIO = 1.10
 BUDGET_PCT_OF_STACK = 25.0
 
@@ -93,7 +103,7 @@ def build_model(args, torch):
     return model.to(device="cuda", dtype=getattr(torch, args.dtype)).eval()
 
 
-def decode_pass(model, prompt, tokens, torch, step_ms, cpu_ms=None):
+def decode_pass(model, prompt, tokens, torch, step_ms, cpu_ms=None, before_step=None):
     """Greedy decode with the KV cache; appends each step's milliseconds to step_ms, and the
     launching thread's CPU milliseconds to cpu_ms (a machine whose other load takes the
     thread's core lengthens the wall time but not this)."""
@@ -102,6 +112,8 @@ def decode_pass(model, prompt, tokens, torch, step_ms, cpu_ms=None):
     next_ids = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
     torch.cuda.synchronize()
     for _ in range(tokens):
+        if before_step is not None:
+            before_step()
         start = time.perf_counter()
         start_cpu = time.thread_time()
         out = model(input_ids=next_ids, past_key_values=past, use_cache=True)
@@ -128,6 +140,11 @@ def run_worker(args):
     prompt = torch.randint(0, args.vocab, (args.batch, args.prompt), generator=generator).cuda()
 
     cpu_steps = []
+    ab = ABSchedule() if args.mode == "gpuperf_ab" else None
+    if ab is not None and not ab.ready():
+        print("decode_overhead: gpuperf_ab needs gpuperf record's injection library "
+              "(gpuperf_bench_toggle)", file=sys.stderr)
+        return 1
 
     def measure():
         steps = []
@@ -135,7 +152,8 @@ def run_worker(args):
             for _ in range(args.warmup):
                 decode_pass(model, prompt, args.tokens, torch, [])
             for _ in range(args.passes):
-                decode_pass(model, prompt, args.tokens, torch, steps, cpu_steps)
+                decode_pass(model, prompt, args.tokens, torch, steps, cpu_steps,
+                            ab.before_step if ab is not None else None)
         return steps
 
     started = time.perf_counter()
@@ -148,6 +166,11 @@ def run_worker(args):
     else:
         steps = measure()
         events = None
+    ab_result = None
+    if ab is not None:
+        ab.toggle(1)
+        ab_result = ab.summary(steps)
+        steps = ab_result["steps_ms"]["full"]
     row = {
         "mode": args.mode,
         "round": args.round,
@@ -163,9 +186,58 @@ def run_worker(args):
         "python": sys.version.split()[0],
         "device": torch.cuda.get_device_name(0),
     }
+    if ab_result is not None:
+        row["ab"] = {k: v for k, v in ab_result.items() if k != "steps_ms"}
+        row["step_cpu_ms_median"] = None  # the steps of all three levels
     with open(args.result, "w") as f:
         json.dump(row, f)
     return 0
+
+
+class ABSchedule:
+    """Switches the recording level before steps and labels each step with its level."""
+
+    def __init__(self):
+        import ctypes
+
+        self.fn = None
+        path = os.environ.get("CUDA_INJECTION64_PATH")
+        if path:
+            try:  # the injection library is already loaded (by libcuda, at cuInit)
+                lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+                self.fn = lib.gpuperf_bench_toggle
+                self.fn.argtypes = [ctypes.c_int]
+            except (OSError, AttributeError):
+                self.fn = None
+        self.step = 0
+        self.labels = []  # per timed step: the level, or None for the step after a switch
+
+    def ready(self):
+        return self.fn is not None
+
+    def toggle(self, value):
+        self.fn(value)
+
+    def before_step(self):
+        block, offset = divmod(self.step, AB_BLOCK)
+        name, value = AB_LEVELS[block % len(AB_LEVELS)]
+        if offset == 0:
+            self.toggle(value)
+        self.labels.append(None if offset == 0 else name)
+        self.step += 1
+
+    def summary(self, steps):
+        by_level = {name: [] for name, _ in AB_LEVELS}
+        for label, ms in zip(self.labels, steps):
+            if label is not None:
+                by_level[label].append(ms)
+        medians = {name: statistics.median(v) for name, v in by_level.items() if v}
+        result = {"steps_ms": by_level, "block": AB_BLOCK,
+                  "median_ms": medians, "steps": {k: len(v) for k, v in by_level.items()}}
+        if medians.get("none"):
+            result["full_over_none"] = medians["full"] / medians["none"]
+            result["floor_over_none"] = medians["floor"] / medians["none"]
+        return result
 
 
 def quantile(values, q):
@@ -339,6 +411,13 @@ def table(result, rows):
         lines.append(f"  {LABELS[mode]:<27} {fmt_spread(entry['step_ms'], '{:.3f}'):<24} "
                      f"{fmt_spread(entry['ratio'], '{:.2f}'):<24} "
                      f"{fmt_spread(entry['added_ms'], '{:+.3f}')}")
+    for row in ok:
+        ab = row.get("ab")
+        if ab and ab.get("full_over_none"):
+            m = ab["median_ms"]
+            lines.append(f"  in-process A/B, round {row['round']}: recording {m['full']:.3f} ms, "
+                         f"none {m['none']:.3f} ms, CUPTI floor {m['floor']:.3f} ms: "
+                         f"{ab['full_over_none']:.3f}x none (floor {ab['floor_over_none']:.3f}x)")
     if result.get("cpu_ratio"):
         lines.append("  launching thread's CPU time per step, x no profiler: " + "; ".join(
             f"{LABELS[m]} {fmt_spread(r, '{:.2f}')}" for m, r in result["cpu_ratio"].items()
