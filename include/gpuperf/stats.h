@@ -154,7 +154,11 @@ enum class StatSeverity : uint8_t {
   X(power_device_unmatched, 89, kWarning,                                                          \
     "GPUs in use that NVML could not be matched to (no power readings for them)")                  \
   X(power_matched_by_index, 90, kInfo,                                                             \
-    "GPUs matched to NVML by index, not by UUID (libcuda did not say their UUID)")
+    "GPUs matched to NVML by index, not by UUID (libcuda did not say their UUID)")                 \
+  /* 91-94: other CUPTI clients in the process (src/preload, docs/recording.md) */                 \
+  X(cupti_clients_refused, 91, kWarning,                                                           \
+    "CUPTI clients (torch.profiler?) refused CUPTI because gpuperf held it: their traces lack "    \
+    "CUDA events")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

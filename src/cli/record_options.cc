@@ -5,6 +5,7 @@
 
 #include "base/activities.h"
 #include "base/record_defaults.h"
+#include "cli/record_preload.h"
 #include "symbolize/symbolizer.h"
 
 namespace gpuperf::cli {
@@ -138,6 +139,8 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
                                                                    const std::string& dir) {
   std::vector<std::pair<std::string, std::string>> env;
   env.emplace_back("CUDA_INJECTION64_PATH", library);
+  // Lets gpuperf say when a profiler inside the program is refused CUPTI (src/preload).
+  if (auto preload = PreloadForChild(library)) env.emplace_back("LD_PRELOAD", *preload);
   uint32_t activities = kDefaultActivities;
   std::string ignored;
   if (!o.activities.empty()) ParseActivities(o.activities, &activities, &ignored);

@@ -85,6 +85,7 @@ class TotalsSink final : public RecordSink {
     }
     StatCounters all;
     for (const auto& [pid, stats] : stats_) all += stats;
+    totals_.clients_refused = all[StatId::cupti_clients_refused];
     for (uint32_t id = 0; id < kStatSlots; ++id) {
       const uint64_t value = all.values[id];
       if (value == 0 || GetStatInfo(id).severity != StatSeverity::kDataLoss) continue;
@@ -167,6 +168,13 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
   }
   if (t.power_samples > 0) {
     out += "  power     " + FormatCount(t.power_samples) + " GPU power readings (NVML)\n";
+  }
+  if (t.clients_refused > 0) {
+    // The loss is the other profiler's, not this trace's: a warning, with what to do.
+    out += "  warning   " + FormatCount(t.clients_refused) +
+           (t.clients_refused == 1 ? " CUPTI client" : " CUPTI clients") +
+           " in the program (torch.profiler?) refused CUPTI, which gpuperf held: their traces lack "
+           "CUDA events; use one profiler at a time\n";
   }
   if (t.lost > 0 || !t.unfinished_pids.empty()) {
     out += "  LOST      " + t.lost_detail + UnfinishedDetail(t, t.lost > 0) + "\n";

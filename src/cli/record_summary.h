@@ -29,6 +29,7 @@ struct RecordTotals {
   std::vector<int32_t> ranks;  // of processes a launcher named (torchrun, MPI, Slurm), sorted
   int32_t world_size = -1;
   uint64_t power_samples = 0;
+  uint64_t clients_refused = 0;  // other CUPTI clients refused while gpuperf held CUPTI
   // Processes whose trace ends without a final flush (killed, _exit, exec): up to one flush
   // period of their records is missing, and no counter says how much.
   std::vector<uint32_t> unfinished_pids;

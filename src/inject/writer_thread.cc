@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inject/log.h"
+#include "inject/preload_stats.h"
 #include "inject/recorder_memory.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
@@ -255,6 +256,7 @@ void WriterThread::WriteStats() {
   ThreadStatTotals(totals);
   for (size_t i = 0; i < kThreadStatCount; ++i) SetStat(kThreadStats[i], totals[i]);
   UpdatePythonStats();
+  UpdatePreloadStats();
   // The live page's update is counted in the snapshot after it.
   if (hooks_.on_stats) hooks_.on_stats(NowNs(CLOCK_MONOTONIC), closing_);
   // Cumulative values: readers take the last record of each stat.

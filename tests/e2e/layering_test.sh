@@ -6,8 +6,9 @@ source "$(dirname "$0")/lib.sh"
 cd "$SRC" || exit 1
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "not a git checkout: skipped"; exit 77; }
 
-# Where CUPTI may appear: its wrapper, the fake libcupti, and the CUPTI floor tracers.
-allowed='^(src/inject/cupti/|tests/fakes/|bench/cupti_floor/|tests/e2e/cupti_floor/)'
+# Where CUPTI may appear: its wrapper, the preload library in front of cuptiSubscribe, the fake
+# libcupti, and the CUPTI floor tracers.
+allowed='^(src/inject/cupti/|src/preload/|tests/fakes/|bench/cupti_floor/|tests/e2e/cupti_floor/)'
 sources=$(git ls-files -co --exclude-standard -- '*.cc' '*.h' '*.cu' | grep -v -E "$allowed")
 
 # A CUPTI header (cupti*.h, or generated_* NVTX/CUDA tables that come with it).

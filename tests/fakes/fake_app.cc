@@ -744,6 +744,36 @@ int LateProfiler(int argc, char** argv) {
   return 0;
 }
 
+// torch.profiler (Kineto) refused CUPTI, as seen on the H100 with PyTorch 2.11: each profiling
+// session subscribes; when refused it says so and gives up on CUDA (no buffers registered), so
+// the recorder keeps every launch. With HOLD=1 the program's own client takes the slot first
+// (after CUDA starts), so the sessions are refused by it, not by gpuperf.
+int KinetoRefused(int argc, char** argv) {
+  int launches = ArgOr(argc, argv, 2, 400);
+  int sessions = ArgOr(argc, argv, 3, 2);
+  bool hold = ArgOr(argc, argv, 4, 0) != 0;
+  for (int i = 0; i < launches / 2; ++i) LaunchKernel("_Z12beforeKinetov");
+  CUpti_SubscriberHandle own = nullptr;
+  if (hold) {
+    CUptiResult held = cuptiSubscribe(&own, LateCallback, nullptr);
+    const char* text = "?";
+    cuptiGetResultString(held, &text);
+    printf("fake-app: kineto own_client=%s\n", text);
+  }
+  for (int session = 1; session <= sessions; ++session) {
+    CUpti_SubscriberHandle handle = nullptr;
+    CUptiResult subscribed = cuptiSubscribe(&handle, LateCallback, nullptr);
+    const char* text = "?";
+    cuptiGetResultString(subscribed, &text);
+    printf("fake-app: kineto session=%d subscribe=%s\n", session, text);
+    for (int i = 0; i < launches / 2 / sessions; ++i) LaunchKernel("_Z11duringKinetov");
+    if (subscribed == CUPTI_SUCCESS) cuptiUnsubscribe(handle);
+  }
+  if (own != nullptr) cuptiUnsubscribe(own);
+  ReportCounts();
+  return 0;
+}
+
 // For the flight recorder's test (tests/e2e/flight_recorder_test.sh): phases of launches
 // of known counts, each phase's kernels named _Z6phaseKv. After phase K the app says so and
 // waits for FAKE_APP_GO_DIR/go-K, so that the test can ask for a dump and let time pass.
@@ -940,6 +970,9 @@ const Scenario kScenarios[] = {
      "[STEPS=20]: a DDP-like rank (RANK, WORLD_SIZE, LOCAL_RANK; FAKE_BARRIER_DIR, "
      "FAKE_SLOW_RANK, FAKE_SLOW_MS)",
      true},
+    {"kineto", KinetoRefused,
+     "[M=400] [SESSIONS=2] [HOLD=0]: M/2 launches, then profiling sessions that subscribe and "
+     "give up when refused (HOLD=1: the program's own client holds CUPTI)"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };

@@ -1,0 +1,20 @@
+#include "inject/preload_stats.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+
+#include "inject/stats.h"
+#include "preload/preload_abi.h"
+
+namespace gpuperf::inject {
+
+void UpdatePreloadStats() {
+  // Looked up each time: cheap next to a snapshot, and no state to keep across fork or exec.
+  const auto* refusals = static_cast<const std::atomic<unsigned long long>*>(
+      dlsym(RTLD_DEFAULT, GPUPERF_PRELOAD_REFUSALS_SYMBOL));
+  if (refusals == nullptr) return;
+  SetStat(StatId::cupti_clients_refused, refusals->load(std::memory_order_relaxed));
+}
+
+}  // namespace gpuperf::inject
