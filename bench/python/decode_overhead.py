@@ -58,10 +58,11 @@ GPUPERF_FLAGS = {
 # gpuperf_ab: one recorded process switches recording between these levels every AB_BLOCK
 # steps through the injection library's gpuperf_bench_toggle (src/inject/injection.cc):
 # everything (the default recording), nothing (CUPTI attached, every kind and callback
-# off) and the CUPTI floor (kernel records only). The first step after a switch is not
+# off), native stacks only (no Python frames), the CUPTI floor (kernel records only) and
+# the recording without stacks. The first step after a switch is not
 # counted. Neighbouring blocks run seconds apart at most, so the differences between
 # processes and over time that swamp the separate-process comparison cancel.
-AB_LEVELS = [("full", 1), ("none", -1), ("floor", 0)]
+AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks", 3)]
 AB_BLOCK = 8
 BUDGET_RATIO = 1.10
 BUDGET_PCT_OF_STACK = 25.0
@@ -235,8 +236,9 @@ class ABSchedule:
         result = {"steps_ms": by_level, "block": AB_BLOCK,
                   "median_ms": medians, "steps": {k: len(v) for k, v in by_level.items()}}
         if medians.get("none"):
-            result["full_over_none"] = medians["full"] / medians["none"]
-            result["floor_over_none"] = medians["floor"] / medians["none"]
+            for name in medians:
+                if name != "none":
+                    result[f"{name}_over_none"] = medians[name] / medians["none"]
         return result
 
 
@@ -415,9 +417,10 @@ def table(result, rows):
         ab = row.get("ab")
         if ab and ab.get("full_over_none"):
             m = ab["median_ms"]
-            lines.append(f"  in-process A/B, round {row['round']}: recording {m['full']:.3f} ms, "
-                         f"none {m['none']:.3f} ms, CUPTI floor {m['floor']:.3f} ms: "
-                         f"{ab['full_over_none']:.3f}x none (floor {ab['floor_over_none']:.3f}x)")
+            parts = ", ".join(f"{name} {m[name]:.3f} ms ({ab[name + '_over_none']:.3f}x)"
+                              for name in m if name != "none")
+            lines.append(f"  in-process A/B, round {row['round']}: none {m['none']:.3f} ms; "
+                         + parts)
     if result.get("cpu_ratio"):
         lines.append("  launching thread's CPU time per step, x no profiler: " + "; ".join(
             f"{LABELS[m]} {fmt_spread(r, '{:.2f}')}" for m, r in result["cpu_ratio"].items()

@@ -77,6 +77,15 @@ grep -q ' /bin/gp record -o .* --no-stacks -- .*--mode gpuperf_nostacks ' <<<"$p
 [[ $(wc -l <<<"$plan") -eq 2 ]] || fail "--modes runs base and the named mode only: $plan"
 expect_exit 2 python3 "$script" run --dry-run --modes nosuchmode
 
+# The in-process A/B row: its levels against its own "none" steps, one line per process.
+cat > "$dir/ab.jsonl" <<'EOF'
+{"mode": "base", "round": 1, "status": "ok", "step_ms_median": 2.0}
+{"mode": "gpuperf_ab", "round": 1, "status": "ok", "step_ms_median": 3.3, "ab": {"median_ms": {"full": 3.3, "none": 3.0, "floor": 3.15}, "full_over_none": 1.1, "floor_over_none": 1.05}}
+EOF
+python3 "$script" aggregate --rows "$dir/ab.jsonl" --table "$dir/ab.txt" > /dev/null
+grep -q '^  in-process A/B, round 1: none 3.000 ms; full 3.300 ms (1.100x), floor 3.150 ms (1.050x)$' "$dir/ab.txt" ||
+  fail "A/B line: $(grep 'A/B' "$dir/ab.txt")"
+
 # Over budget: gpuperf at 1.3x.
 sed -i 's/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.1/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.6/; s/2.42/2.86/; s/"step_ms_median": 2.3}/"step_ms_median": 2.6}/' "$dir/rows.jsonl"
 python3 "$script" aggregate --rows "$dir/rows.jsonl" --json "$dir/d.json" > /dev/null

@@ -39,6 +39,7 @@ CUpti_SubscriberHandle g_subscriber = nullptr;
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
 std::atomic<uint32_t> g_epoch{0};
+std::atomic<bool> g_bench_stacks_paused{false};  // PauseStacksForBench
 
 struct ThreadState {
   uint32_t epoch = 0;
@@ -200,7 +201,8 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
   const uint64_t begin = timed ? MonotonicNs() : 0;
   // A launch nested in an untraced call (rare) takes the stack when it first needs one.
   ThreadBuffers& buffers = CurrentThreadBuffers();
-  if (state.outer_stack == 0 && recorder.config.stacks) {
+  if (state.outer_stack == 0 && recorder.config.stacks &&
+      !g_bench_stacks_paused.load(std::memory_order_relaxed)) {
     if (g_sampler.enabled() && !plan.waits && !g_sampler.Take(state.stacks, state.outer_start)) {
       state.outer_stack = g_not_sampled_stack;
       CountThreadStat(buffers, kLaunchesUnsampled);
@@ -344,6 +346,10 @@ bool EnableExtraCallback(int domain, uint32_t cbid) {
   if (g_subscriber == nullptr) return false;
   return GP_CUPTI_CALL(cuptiEnableCallback(
              1, g_subscriber, static_cast<CUpti_CallbackDomain>(domain), cbid)) == CUPTI_SUCCESS;
+}
+
+void PauseStacksForBench(bool paused) {
+  g_bench_stacks_paused.store(paused, std::memory_order_relaxed);
 }
 
 void SetApiCallbacks(bool enable) {

@@ -19,6 +19,8 @@ bool EnableCallbacks(Recorder& recorder);
 
 // Switches the API callbacks on and off (capture range; the benchmark toggle).
 void SetApiCallbacks(bool enable);
+// The benchmark toggle's switch: launches are linked without a stack while paused.
+void PauseStacksForBench(bool paused);
 
 // The hardware profilers (hardware.h) see every callback of gpuperf's subscriber before the
 // tracer does: `domain` and `cbid` are CUPTI's, `data` its callback data.

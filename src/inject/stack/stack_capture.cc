@@ -68,6 +68,8 @@ uint64_t g_entry = 0;               // the program's entry point (_start)
 bool g_tables = false;              // walk the .eh_frame tables (the builder runs)
 bool g_verify = false;              // GPUPERF_UNWIND_VERIFY: libunwind checks every stack
 bool g_python = false;              // append the thread's Python frames (where ready)
+// Set by the benchmark hook (PausePythonFramesForBench) to time launches without them.
+std::atomic<bool> g_python_paused{false};
 
 bool IsThreadStartFrame(uint64_t pc) {
   return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
@@ -301,14 +303,19 @@ const char* StackUnwinderName() {
   return UnwinderName();
 }
 
+void PausePythonFramesForBench(bool paused) {
+  g_python_paused.store(paused, std::memory_order_relaxed);
+}
+
 StackId CaptureLaunchStack(StackSource* source) {
   uint64_t pcs[kMaxRawDepth + kMaxPythonFrames];
   StackSource how = StackSource::kNone;
   StackId fp_id = 0;
-  int depth = UnwindNative(pcs, g_python, &how, &fp_id);
+  const bool python = g_python && !g_python_paused.load(std::memory_order_relaxed);
+  int depth = UnwindNative(pcs, python, &how, &fp_id);
   if (fp_id != 0) {
     if (source != nullptr) *source = how;
-    if (!g_python) return fp_id;
+    if (!python) return fp_id;
     // The native stack is known (interned alone when it was checked: a stack the trace
     // then holds even if only its Python variants are linked); its Python frames are not.
     // None to add: the same id.
@@ -321,7 +328,7 @@ StackId CaptureLaunchStack(StackSource* source) {
     how = StackSource::kNone;
   }
   if (source != nullptr) *source = how;
-  if (g_python) depth = AppendPythonFrames(pcs, depth);
+  if (python) depth = AppendPythonFrames(pcs, depth);
   return Intern(pcs, depth);
 }
 

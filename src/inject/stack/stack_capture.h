@@ -42,6 +42,10 @@ enum class StackSource : uint8_t {
 // unwinder it came from.
 StackId CaptureLaunchStack(StackSource* source = nullptr);
 
+// The benchmark hook's switch (gpuperf_bench_toggle): launches take native frames only while
+// paused.
+void PausePythonFramesForBench(bool paused);
+
 // Interns the one-word stack of a marker (gpuperf/stack_marker.h); 0 before InitStackCapture.
 StackId InternMarkerStack(uint64_t word);
 

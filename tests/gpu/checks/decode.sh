@@ -1,7 +1,9 @@
 # The decode-like overhead budget of issue 12 (sourced by tests/gpu/run.sh): a GPT-2-shaped
 # transformers model with random weights decodes greedily with its KV cache, in separate
 # processes round-robin over no profiler / gpuperf (Python stacks) / torch.profiler /
-# torch.profiler(with_stack=True), GPUPERF_DECODE_ROUNDS rounds (default 3;
+# torch.profiler(with_stack=True), plus one process that switches its own recording between
+# levels every 8 steps (gpuperf_ab: the in-process ratios, docs/performance.md), for
+# GPUPERF_DECODE_ROUNDS rounds (default 3;
 # bench/python/decode_overhead.py; about 50 s a round). PASS when gpuperf's median step time is <= 1.10x the no-profiler one and its
 # added time <= 25% of with_stack's. gpuperf's last trace is then read back: every kernel
 # joined, the model's forward functions with file:line, no interpreter frames.
@@ -18,6 +20,7 @@ decode_check() {
     return
   fi
   timeout 480 python3 "$src/bench/python/decode_overhead.py" run --rounds "$rounds" --gpuperf "$gp" \
+    --modes gpuperf,torch,torch_stack,gpuperf_ab \
     --out "$dir" --keep-trace "$trace" > "$dir/run.txt" 2> "$dir/run.err"
   local rc=$? problems=()
   sed 's/^/   /' "$dir/run.txt" | tee -a "$results"
