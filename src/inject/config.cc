@@ -114,7 +114,6 @@ Config ReadConfigFromEnvironment(std::string* error) {
   }
   ReadUint("GPUPERF_DELAY_MS", &config.delay_ms, error);
   ReadUint("GPUPERF_DURATION_MS", &config.duration_ms, error);
-  ReadSwitch("GPUPERF_CAPTURE_RANGE", "profiler-api", "all", &config.capture_profiler_api, error);
   if (const char* dir = std::getenv("GPUPERF_SAVE_BUFFERS"); dir && *dir) {
     config.save_buffers_dir = dir;
   }

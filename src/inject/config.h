@@ -48,11 +48,8 @@ struct Config {
   uint32_t cupti_flush_period_ms = kDefaultCuptiFlushPeriodMs;
   // GPU power readings per second (NVML; docs/energy.md). GPUPERF_POWER_HZ=0: none.
   uint32_t power_hz = 20;
-  uint64_t delay_ms = 0;     // capture range: start recording after this long
-  uint64_t duration_ms = 0;  // ... and stop after this long (0 = until exit)
-  // Capture range set by the program: recording is off until cudaProfilerStart (or
-  // cuProfilerStart) and off again from cudaProfilerStop, as often as the program asks.
-  bool capture_profiler_api = false;
+  uint64_t delay_ms = 0;         // capture range: start recording after this long
+  uint64_t duration_ms = 0;      // ... and stop after this long (0 = until exit)
   std::string save_buffers_dir;  // raw CUPTI buffers for replay fixtures (testing)
   // Flight recorder (docs/flight-recorder.md): the last flight_window_ms of records stay in
   // memory (at most flight_memory_bytes) and a trace is written only on a trigger; 0 = off.
