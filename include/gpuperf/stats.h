@@ -154,7 +154,17 @@ enum class StatSeverity : uint8_t {
   X(power_device_unmatched, 89, kWarning,                                                          \
     "GPUs in use that NVML could not be matched to (no power readings for them)")                  \
   X(power_matched_by_index, 90, kInfo,                                                             \
-    "GPUs matched to NVML by index, not by UUID (libcuda did not say their UUID)")
+    "GPUs matched to NVML by index, not by UUID (libcuda did not say their UUID)")                 \
+  /* 95-104: NCCL's profiler plugin (src/inject/nccl, docs/multi-rank.md) */                       \
+  X(nccl_collectives, 95, kInfo, "NCCL collectives recorded through NCCL's profiler plugin")       \
+  X(nccl_collectives_dropped, 96, kDataLoss,                                                       \
+    "NCCL collectives not recorded (the plugin's event table was full)")                           \
+  X(nccl_events_ignored, 97, kInfo,                                                                \
+    "NCCL profiler events of types gpuperf does not record, or with unusable descriptors")         \
+  X(nccl_plugin_ns, 98, kInfo, "time spent in the NCCL profiler plugin's calls (ns)")              \
+  X(nccl_communicators, 99, kInfo, "NCCL communicators that initialized the profiler plugin")      \
+  X(nccl_unfinished, 100, kDataLoss,                                                               \
+    "NCCL collectives started but never stopped by the end of the recording")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,
