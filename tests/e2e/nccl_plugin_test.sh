@@ -133,4 +133,15 @@ for name in off_env off_flag user_none; do
   python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['ranks']; assert 'nccl' not in r, r; \
 assert r['straggler']['rank'] == 1, r" "$dir/$name.json" || fail "$name: report"
 done
+
+# A trace recorded before the plugin existed (the two-H200 DDP fixture, NCCL kernels only)
+# reports exactly as it did: the goldens were written by the gpuperf before this change.
+fixture=$SRC/tests/data/h200x2/ddp
+"$GPUPERF" report "$fixture" --sections ranks --json -o "$dir/ddp.json" 2>/dev/null || fail "fixture report"
+"$GPUPERF" report "$fixture" --sections ranks > "$dir/ddp.txt" 2>/dev/null
+for f in ddp.json ddp.txt; do
+  golden=$SRC/tests/golden/ranks/h200x2_ddp_ranks.${f#ddp.}
+  if [[ ${GPUPERF_BLESS:-0} == 1 ]]; then cp "$dir/$f" "$golden"; fi
+  cmp -s "$dir/$f" "$golden" || fail "the fixture's ranks section changed: $(diff "$golden" "$dir/$f" | head -5)"
+done
 finish

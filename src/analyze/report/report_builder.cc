@@ -235,7 +235,7 @@ class ReportBuilder final : public RecordSink {
   void OnNcclCollective(std::span<const NcclCollectiveRecord> records) override {
     std::vector<NcclCollectiveRecord> kept;
     for (const NcclCollectiveRecord& r : records) {
-      if (PidOk(r.pid)) kept.push_back(r);
+      if (PidOk(r.pid) && TimeOk(r.start_ns)) kept.push_back(r);
     }
     for (auto& s : sections_) s->OnNcclCollectives(kept);
   }

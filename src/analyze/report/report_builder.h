@@ -230,8 +230,8 @@ class ReportSection {
   virtual void OnLaunchLinks(std::span<const LaunchLinkRecord> records) {}
   virtual void OnMetricRanges(std::span<const MetricRangeRecord> records) {}
   virtual void OnMetricValues(std::span<const MetricValueRecord> records) {}
-  // NCCL's profiler plugin's collectives of the selected processes (unfiltered by time,
-  // like launch links: the ranks section joins them to kernels).
+  // NCCL's profiler plugin's collectives of the selected processes and time range (the
+  // ranks section joins them to kernels).
   virtual void OnNcclCollectives(std::span<const NcclCollectiveRecord> records) {}
   virtual void OnPcSample(const PcSampleRecord& sample) {}
   virtual void OnSassLine(const SassLineRecord& line) {}
