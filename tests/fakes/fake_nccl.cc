@@ -9,8 +9,9 @@
 namespace fake_nccl {
 namespace {
 
-// NCCL 2.28's descriptor and plugin layouts (profiler_v4.h, profiler_v5.h), written out
-// with every member of the union NCCL has, so the sizes are NCCL's too.
+// NCCL 2.28's descriptor and plugin layouts (profiler_v4.h, profiler_v5.h), declared here
+// apart from the plugin's own (src/inject/nccl/nccl_profiler_abi.h) so that a mistake there is
+// not repeated here: the union's collective member is its largest, so the sizes are NCCL's.
 struct CollFields {
   uint64_t seqNumber;
   const char* func;
