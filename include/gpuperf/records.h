@@ -451,6 +451,43 @@ struct PowerSampleRecord {
   PowerSource source = PowerSource::kNone;
 };
 
+// ---- NCCL's profiler plugin (src/inject/nccl, docs/multi-rank.md) ----
+
+// One collective as NCCL planned it on this rank (NCCL's "Coll" profiler event): NCCL starts
+// and stops the event on the thread that launched the collective's kernel, just after the
+// launch, or on CUDA's host-callback thread for graph-captured plans. Offline, the record is
+// joined to that kernel (analyze/ranks/nccl_join.h).
+struct NcclCollectiveRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t comm_hash = 0;  // NCCL's communicator id, the same on every rank of the communicator
+  int32_t rank = -1;       // this process's rank in the communicator
+  int32_t nranks = 0;      // 0: not known (the communicator's init was not seen)
+  uint64_t seq = 0;        // NCCL's per-communicator, per-function sequence number
+  StringId func = 0;       // "AllReduce", "AllGather", ...
+  uint64_t count = 0;      // elements as NCCL planned them
+  uint32_t type_size = 0;  // bytes per element (0: a datatype gpuperf does not know)
+  StringId datatype = 0;   // "ncclFloat32", ...
+  int32_t root = -1;
+  StringId algorithm = 0;  // "RING", "TREE", "NVLS", ...
+  StringId protocol = 0;   // "LL", "LL128", "SIMPLE"
+  uint32_t channels = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+// A communicator NCCL initialized the plugin for (one per communicator and process).
+struct NcclCommRecord {
+  uint32_t pid = 0;
+  uint64_t comm_hash = 0;
+  StringId name = 0;  // the user's commName, when set
+  int32_t rank = -1;
+  int32_t nranks = 0;
+  int32_t nnodes = 0;
+  uint32_t plugin_version = 0;  // the plugin interface NCCL used: 4 or 5
+  uint64_t timestamp_ns = 0;
+};
+
 // Every fixed-size record type: X(TypeName, snake_name, plural, chunk type number); the
 // plural names the vectors of them (Trace::kernels, Trace::memories).
 // Chunk type numbers are part of the file format: never reuse or renumber one.
@@ -477,6 +514,8 @@ struct PowerSampleRecord {
   X(MetricRange, metric_range, metric_ranges, 20)                         \
   X(MetricValue, metric_value, metric_values, 21)                         \
   X(Rank, rank, ranks, 22)                                                \
-  X(PowerSample, power_sample, power_samples, 23)
+  X(PowerSample, power_sample, power_samples, 23)                         \
+  X(NcclCollective, nccl_collective, nccl_collectives, 24)                \
+  X(NcclComm, nccl_comm, nccl_comms, 25)
 
 }  // namespace gpuperf

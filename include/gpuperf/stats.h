@@ -158,7 +158,17 @@ enum class StatSeverity : uint8_t {
   /* 91-94: other CUPTI clients in the process (src/preload, docs/recording.md) */                 \
   X(cupti_clients_refused, 91, kWarning,                                                           \
     "CUPTI clients (torch.profiler?) refused CUPTI because gpuperf held it: their traces lack "    \
-    "CUDA events")
+    "CUDA events")                                                                                 \
+  /* 95-104: NCCL's profiler plugin (src/inject/nccl, docs/multi-rank.md) */                       \
+  X(nccl_collectives, 95, kInfo, "NCCL collectives recorded through NCCL's profiler plugin")       \
+  X(nccl_collectives_dropped, 96, kDataLoss,                                                       \
+    "NCCL collectives not recorded (the plugin's event table was full)")                           \
+  X(nccl_events_ignored, 97, kInfo,                                                                \
+    "NCCL profiler events of types gpuperf does not record, or with unusable descriptors")         \
+  X(nccl_plugin_ns, 98, kInfo, "time spent in the NCCL profiler plugin's calls (ns)")              \
+  X(nccl_communicators, 99, kInfo, "NCCL communicators that initialized the profiler plugin")      \
+  X(nccl_unfinished, 100, kDataLoss,                                                               \
+    "NCCL collectives started but never stopped by the end of the recording")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 #include "base/activities.h"
 #include "base/record_defaults.h"
@@ -21,6 +23,9 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_flag("--no-stacks", o.no_stacks, "Do not take CPU stacks at launches (lowest overhead)");
   cmd.add_flag("--no-python-stacks", o.no_python_stacks,
                "Leave the launching thread's Python frames out of launch stacks");
+  cmd.add_flag("--no-nccl-plugin", o.no_nccl_plugin,
+               "Do not load gpuperf as NCCL's profiler plugin (also GPUPERF_NCCL_PLUGIN=0); "
+               "NCCL\ncollectives are then known by their kernels only (docs/multi-rank.md)");
   cmd.add_flag("--no-symbolize", o.no_symbolize,
                "Skip resolving stack addresses to function names after the run");
   cmd.add_option("--stack-depth", o.stack_depth, "Deepest stack kept, in frames (default 64)")
@@ -183,6 +188,13 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
                      o.metric_ranges.empty() ? "kernel" : o.metric_ranges);
     // NVTX ranges reach CUPTI's callbacks only through NVTX's injection hook.
     if (o.metric_ranges == "nvtx" && !nvtx) env.emplace_back("NVTX_INJECTION64_PATH", library);
+  }
+  // The injection library is also NCCL's profiler plugin: NCCL dlopens the same path and gets
+  // the copy already loaded. A plugin the user chose (or "none") is left alone.
+  const char* nccl_off = std::getenv("GPUPERF_NCCL_PLUGIN");
+  if (!o.no_nccl_plugin && std::getenv("NCCL_PROFILER_PLUGIN") == nullptr &&
+      !(nccl_off != nullptr && std::string_view(nccl_off) == "0")) {
+    env.emplace_back("NCCL_PROFILER_PLUGIN", library);
   }
   if (o.pc_sampling) {
     env.emplace_back("GPUPERF_PC_SAMPLING", "1");

@@ -28,7 +28,8 @@ struct RecordOptions {
   double delay_s = 0;
   double duration_s = 0;
   uint32_t stack_depth = 0;
-  int32_t power_hz = -1;  // -1: the injection library's default
+  int32_t power_hz = -1;        // -1: the injection library's default
+  bool no_nccl_plugin = false;  // leave NCCL_PROFILER_PLUGIN unset (docs/multi-rank.md)
   std::string inject_lib;
   std::string save_buffers_dir;
   // CPU time beside GPU time (eBPF, docs/cpu-profiling.md)

@@ -77,6 +77,13 @@ class TotalsSink final : public RecordSink {
   void OnPowerSample(std::span<const PowerSampleRecord> records) override {
     totals_.power_samples += records.size();
   }
+  void OnNcclCollective(std::span<const NcclCollectiveRecord> records) override {
+    totals_.nccl_collectives += records.size();
+  }
+  void OnNcclComm(std::span<const NcclCommRecord> records) override {
+    for (const auto& r : records) nccl_comms_.insert(r.comm_hash);
+    totals_.nccl_comms = nccl_comms_.size();
+  }
   void Finish() {
     totals_.processes = static_cast<uint32_t>(images_.size());
     std::sort(totals_.ranks.begin(), totals_.ranks.end());
@@ -99,6 +106,7 @@ class TotalsSink final : public RecordSink {
   RecordTotals& totals_;
   std::map<std::pair<uint32_t, uint64_t>, bool> images_;  // (pid, start) -> finished
   std::map<uint32_t, StatCounters> stats_;                // by pid
+  std::set<uint64_t> nccl_comms_;                         // hashes seen
   std::set<StackId> not_sampled_stacks_;  // "[launch not sampled]" (--sample-launches)
   std::set<StringId> not_issued_stalls_;  // subsets of other reasons (base/stall_names.h)
 };
@@ -175,6 +183,11 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
            (t.clients_refused == 1 ? " CUPTI client" : " CUPTI clients") +
            " in the program (torch.profiler?) refused CUPTI, which gpuperf held: their traces lack "
            "CUDA events; use one profiler at a time\n";
+  }
+  if (t.nccl_comms > 0) {
+    out += "  nccl      " + FormatCount(t.nccl_collectives) + " collectives on " +
+           FormatCount(t.nccl_comms) + " communicator" + (t.nccl_comms == 1 ? "" : "s") +
+           " (NCCL profiler plugin)\n";
   }
   if (t.lost > 0 || !t.unfinished_pids.empty()) {
     out += "  LOST      " + t.lost_detail + UnfinishedDetail(t, t.lost > 0) + "\n";

@@ -30,6 +30,8 @@ struct RecordTotals {
   int32_t world_size = -1;
   uint64_t power_samples = 0;
   uint64_t clients_refused = 0;  // other CUPTI clients refused while gpuperf held CUPTI
+  uint64_t nccl_collectives = 0;  // from NCCL's profiler plugin
+  uint64_t nccl_comms = 0;        // distinct communicators
   // Processes whose trace ends without a final flush (killed, _exit, exec): up to one flush
   // period of their records is missing, and no counter says how much.
   std::vector<uint32_t> unfinished_pids;

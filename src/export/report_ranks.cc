@@ -147,14 +147,22 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
     out << '\n';
     c.Render(out);
     std::string note =
-        "Instances are matched across ranks by kernel name and order on each rank's NCCL "
-        "streams; spreads are latest minus earliest (start, end) over the ranks";
+        r.matched_by_sequence
+            ? "Instances are matched across ranks by communicator and NCCL sequence number "
+              "(NCCL's profiler plugin); spreads are latest minus earliest (start, end) over "
+              "the ranks"
+            : "Instances are matched across ranks by kernel name and order on each rank's "
+              "NCCL streams; spreads are latest minus earliest (start, end) over the ranks";
     if (r.unmatched_comm_kernels) {
       note += "; " + FormatCount(r.unmatched_comm_kernels) +
-              " communication kernels had no counterpart on every rank of their sequence";
+              (r.matched_by_sequence
+                   ? " communication kernels ran no collective the plugin described"
+                   : " communication kernels had no counterpart on every rank of their "
+                     "sequence");
     }
     WriteNote(out, note);
   }
+  WriteNcclText(r, out);
   if (r.straggler) {
     const Straggler& s = *r.straggler;
     char share[32];
@@ -270,6 +278,7 @@ Json RanksToJson(const RanksModel& r) {
   j["ranks"] = std::move(ranks);
   j["collectives"] = std::move(collectives);
   j["unmatched_comm_kernels"] = r.unmatched_comm_kernels;
+  if (!r.nccl.empty()) j["nccl"] = NcclToJson(r);
   if (r.straggler) {
     const Straggler& s = *r.straggler;
     j["straggler"] = {{"pid", s.pid},

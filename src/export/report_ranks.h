@@ -15,6 +15,9 @@ void WriteEnergyText(const ReportModel& model, const ReportRenderOptions& option
                      std::ostream& out);
 
 nlohmann::ordered_json RanksToJson(const RanksModel& ranks);
+// Its NCCL profiler plugin part (report_nccl.cc): nothing, and no JSON key, without records.
+void WriteNcclText(const RanksModel& ranks, std::ostream& out);
+nlohmann::ordered_json NcclToJson(const RanksModel& ranks);
 nlohmann::ordered_json EnergyToJson(const EnergyModel& energy);
 
 // "2 ranks", "rank 1 (node3, GPU 1)": the label of a process in the ranks section, or

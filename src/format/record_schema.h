@@ -163,6 +163,20 @@ GP_DEFINE_SCHEMA(RankRecord, GP_RANK_FIELDS)
   F(device_id, kPlain) F(timestamp_ns, kDelta) F(power_mw, kPlain) F(energy_mj, kPlain)   \
       F(source, kPlain)
 GP_DEFINE_SCHEMA(PowerSampleRecord, GP_POWER_SAMPLE_FIELDS)
+
+#define GP_NCCL_COLLECTIVE_FIELDS(F)                                                            \
+  F(pid, kPlain)                                                                                \
+  F(tid, kPlain) F(comm_hash, kPlain) F(rank, kPlain) F(nranks, kPlain) F(seq, kDelta)          \
+      F(func, kString) F(count, kPlain) F(type_size, kPlain) F(datatype, kString) F(root, kPlain) \
+          F(algorithm, kString) F(protocol, kString) F(channels, kPlain) F(start_ns, kDelta)    \
+              F(end_ns, kDelta)
+GP_DEFINE_SCHEMA(NcclCollectiveRecord, GP_NCCL_COLLECTIVE_FIELDS)
+
+#define GP_NCCL_COMM_FIELDS(F)                                                             \
+  F(pid, kPlain)                                                                           \
+  F(comm_hash, kPlain) F(name, kString) F(rank, kPlain) F(nranks, kPlain) F(nnodes, kPlain) \
+      F(plugin_version, kPlain) F(timestamp_ns, kDelta)
+GP_DEFINE_SCHEMA(NcclCommRecord, GP_NCCL_COMM_FIELDS)
 // clang-format on
 
 // Field values travel through the codec as uint64; signed fields zigzag so that small

@@ -20,6 +20,7 @@
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/hardware.h"
 #include "inject/log.h"
+#include "inject/nccl/nccl_plugin.h"
 #include "inject/power/power_sampler.h"
 #include "inject/rank_identity.h"
 #include "inject/record_batch.h"
@@ -85,6 +86,7 @@ void FinishRecording(const char* why) {
   FinishHardwareProfilers();
   // Forced: CUPTI also hands over records of work that had not finished.
   FlushActivities(true);
+  DrainNcclEvents(*recorder, true);
   recorder->disabled.store(true);
   if (!recorder->writer.Finish(10000)) {
     LogOnce("the trace writer did not finish in 10 s (%s); the trace may lack its end", why);
@@ -168,6 +170,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
     LogVerbose("capture range %s", inside ? "started" : "ended");
   }
   CollectHardwareData();
+  DrainNcclEvents(recorder, false);
   // Every linked call yields a record only when these kinds are all on (the default).
   constexpr uint32_t kLinkedKinds = kActKernel | kActMemcpy | kActMemset | kActMemory;
   if (inside && recorder.subscribed &&

@@ -21,12 +21,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fake_cupti/fake_cupti.h"
+#include "fake_nccl.h"
 #ifdef FAKE_APP_CHAIN
 #define GP_CHAIN_NS chain_nofp
 #include "unwind/chain.h"
@@ -912,6 +914,32 @@ int Ranks(int argc, char** argv) {
   }
   CudaInit();
   constexpr uint32_t kCommStream = 99;
+  // FAKE_NCCL=1: this rank "uses NCCL", which loads NCCL_PROFILER_PLUGIN (fake_nccl.h) and
+  // wraps each collective's launch in the plugin's events (FAKE_NCCL_VERSION=4: NCCL 2.27's
+  // table). A broadcast first (root 0, 4096 bytes); all-reduces of 1 MiB on even steps and
+  // 2 MiB on odd ones; at the end a group of two bf16 all-reduces run by one kernel.
+  fake_nccl::Plugin nccl;
+  const char* plugin_path = getenv("NCCL_PROFILER_PLUGIN");
+  const bool with_plugin = EnvInt("FAKE_NCCL", 0) != 0 && plugin_path != nullptr &&
+                           strcmp(plugin_path, "none") != 0 &&
+                           nccl.Load(plugin_path, EnvInt("FAKE_NCCL_VERSION", 5)) &&
+                           nccl.InitComm(0x5eed0000c0ffeeull, "fake_dp", world, rank);
+  const auto collective = [&](const std::vector<fake_nccl::Collective>& group,
+                              const std::function<void()>& launch) {
+    with_plugin ? nccl.Group(group, launch) : launch();
+  };
+  if (with_plugin) nccl.Oddities();
+  // FAKE_NCCL_BENCH=N: the plugin's cost per collective (reduce-scatters, seen by nothing else).
+  if (with_plugin && EnvInt("FAKE_NCCL_BENCH", 0) > 0) {
+    printf("fake-nccl: plugin v%d, %.0f ns per collective over %d\n", nccl.version(),
+           nccl.BenchNsPerCollective(EnvInt("FAKE_NCCL_BENCH", 0)), EnvInt("FAKE_NCCL_BENCH", 0));
+  }
+  if (EnvInt("FAKE_NCCL", 0) != 0) {
+    const uint64_t start = fake_cupti_now();
+    collective({{"Broadcast", 4096, "ncclInt8", 0}}, [&] {
+      LaunchSpanning("ncclDevKernel_Broadcast_RING_LL", start, start + 50'000, kCommStream);
+    });
+  }
   for (int step = 0; step < steps; ++step) {
     if (rank == slow_rank) usleep(static_cast<useconds_t>(slow_ms) * 1000);
     for (const char* name : {"_Z7forwardv", "_Z8backwardv"}) {
@@ -924,9 +952,20 @@ int Ranks(int argc, char** argv) {
       fprintf(stderr, "fake-app: rank %d: the other ranks never reached step %d\n", rank, step);
       return 1;
     }
-    LaunchSpanning("ncclDevKernel_AllReduce_Sum_f32_RING_LL", arrived, fake_cupti_now() + 20'000,
-                   kCommStream);
+    const size_t count = 262144u * static_cast<size_t>(1 + step % 2);
+    collective({{"AllReduce", count}}, [&] {
+      LaunchSpanning("ncclDevKernel_AllReduce_Sum_f32_RING_LL", arrived, fake_cupti_now() + 20'000,
+                     kCommStream);
+    });
   }
+  if (EnvInt("FAKE_NCCL", 0) != 0) {
+    const uint64_t start = fake_cupti_now();
+    collective({{"AllReduce", 1000, "ncclBfloat16"}, {"AllReduce", 3000, "ncclBfloat16"}}, [&] {
+      LaunchSpanning("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", start, start + 40'000,
+                     kCommStream);
+    });
+  }
+  if (with_plugin) nccl.Finalize();
   ReportCounts();
   return 0;
 }

@@ -64,6 +64,8 @@ TEST(ClockShift, MovesEveryTimestampAndNothingElse) {
       {"metric_value", ""},
       {"rank", ""},
       {"power_sample", "timestamp_ns=1005"},
+      {"nccl_collective", "start_ns=1005 end_ns=1005"},
+      {"nccl_comm", "timestamp_ns=1005"},
   };
   EXPECT_EQ(shifted, expected);
 }

@@ -31,6 +31,7 @@ struct CommKernel {
   uint32_t device = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;  // of its launch (joins NCCL's plugin records)
 };
 
 // One collective as every rank ran it.

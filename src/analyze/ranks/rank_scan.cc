@@ -39,7 +39,7 @@ const ProcessIdentity* RankScan::Find(uint32_t pid) const {
 }
 
 std::span<const uint16_t> RankScanChunkTypes() {
-  static constexpr uint16_t kTypes[] = {1, 4, 15, 22, 23};  // records.h numbers
+  static constexpr uint16_t kTypes[] = {1, 4, 15, 22, 23, 25};  // records.h numbers
   return kTypes;
 }
 
@@ -58,6 +58,7 @@ RankScan ScanRanks(const Trace& trace) {
   sink.OnClock(trace.clocks);
   sink.OnRank(trace.ranks);
   sink.OnPowerSample(trace.power_samples);
+  sink.OnNcclComm(trace.nccl_comms);
   return sink.Finish();
 }
 
@@ -120,6 +121,14 @@ void RankScanSink::OnRank(std::span<const RankRecord> records) {
 
 void RankScanSink::OnPowerSample(std::span<const PowerSampleRecord> records) {
   scan_.power_samples.insert(scan_.power_samples.end(), records.begin(), records.end());
+}
+
+void RankScanSink::OnNcclComm(std::span<const NcclCommRecord> records) {
+  for (const NcclCommRecord& r : records) {
+    NcclComm& comm = scan_.nccl_comms[r.comm_hash];
+    if (comm.name.empty()) comm.name = Str(r.name);
+    comm.nranks = std::max(comm.nranks, r.nranks);
+  }
 }
 
 RankScan RankScanSink::Finish() {

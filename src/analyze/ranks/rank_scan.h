@@ -1,5 +1,6 @@
 // A quick look at a trace (ReadTraceChunks) for what multi-rank analysis needs before it
 // reads the records that carry time: each process's place in the job (RankRecord), its
+// NCCL communicators (NcclCommRecord, from the profiler plugin), its
 // host and command (ProcessRecord), which GPUs it made contexts on, its clock anchors
 // (ClockRecord: CLOCK_MONOTONIC next to CLOCK_REALTIME) and its GPU power readings.
 #pragma once
@@ -36,8 +37,15 @@ struct ProcessIdentity {
   std::string Label() const;
 };
 
+// A communicator NCCL's profiler plugin saw (NcclCommRecord), merged over processes.
+struct NcclComm {
+  std::string name;
+  int32_t nranks = 0;
+};
+
 struct RankScan {
   std::map<uint32_t, ProcessIdentity> processes;  // by pid
+  std::map<uint64_t, NcclComm> nccl_comms;        // by hash; empty: no plugin records
   std::vector<PowerSampleRecord> power_samples;   // as recorded (each host's own clock)
   // Problems seen: a pid recorded on two hosts (the analysis keys processes by pid, so their
   // records are mixed).
@@ -66,6 +74,7 @@ class RankScanSink : public RecordSink {
   void OnClock(std::span<const ClockRecord> records) override;
   void OnRank(std::span<const RankRecord> records) override;
   void OnPowerSample(std::span<const PowerSampleRecord> records) override;
+  void OnNcclComm(std::span<const NcclCommRecord> records) override;
   RankScan Finish();
 
  private:

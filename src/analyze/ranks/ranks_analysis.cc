@@ -50,7 +50,7 @@ class CommKernelSink final : public RecordSink {
 }  // namespace
 
 RanksAnalysis::RanksAnalysis(const RankScan& scan, const ClockAlignment& clocks, NameOf name_of)
-    : scan_(scan), clocks_(clocks), name_of_(std::move(name_of)) {}
+    : scan_(scan), clocks_(clocks), name_of_(name_of), nccl_(scan, std::move(name_of)) {}
 
 uint32_t RanksAnalysis::CommId(StringId name) {
   if (name >= comm_id_by_name_.size()) comm_id_by_name_.resize(name + 1, -1);
@@ -78,7 +78,8 @@ void RanksAnalysis::AddKernels(std::span<const KernelRecord> kernels) {
     ++busy->kernels;
     if (const uint32_t comm = CommId(k.name)) {
       busy->comm.Add(k.start_ns, k.end_ns);
-      comm_[k.pid].push_back({comm, k.stream_id, k.device_id, k.start_ns, k.end_ns});
+      comm_[k.pid].push_back(
+          {comm, k.stream_id, k.device_id, k.start_ns, k.end_ns, k.correlation_id});
     } else {
       busy->compute.Add(k.start_ns, k.end_ns);
     }
@@ -131,7 +132,18 @@ RanksModel RanksAnalysis::Finish() {
     row.label = label_source.Label();
   }
 
-  MatchedCollectives matched = MatchCollectives(std::move(comm_));
+  NcclAnalysis::Outcome nccl = nccl_.Finish(comm_);
+  model.nccl = std::move(nccl.rows);
+  model.nccl_unjoined = nccl.unjoined;
+  model.nccl_kernels_unjoined = nccl.kernels_unjoined;
+  MatchedCollectives matched;
+  if (nccl.by_sequence) {
+    model.matched_by_sequence = true;
+    matched.instances = std::move(nccl.instances);
+    matched.unmatched = nccl.kernels_unjoined;
+  } else {
+    matched = MatchCollectives(std::move(comm_));
+  }
   model.unmatched_comm_kernels = matched.unmatched;
   std::map<uint32_t, std::vector<uint64_t>> delays;  // pid -> delay at each last arrival
   std::map<uint32_t, CollectiveRow> by_name;
@@ -245,6 +257,13 @@ class RanksSink final : public RecordSink {
     strings_[id] = std::string(text);
   }
   void OnKernel(std::span<const KernelRecord> records) override { analysis_.AddKernels(records); }
+  void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
+    analysis_.AddLaunchLinks(records);
+  }
+  void OnApi(std::span<const ApiRecord> records) override { analysis_.AddApiCalls(records); }
+  void OnNcclCollective(std::span<const NcclCollectiveRecord> records) override {
+    analysis_.AddNcclCollectives(records);
+  }
   RanksModel Finish() { return analysis_.Finish(); }
 
  private:
@@ -257,8 +276,13 @@ class RanksSink final : public RecordSink {
 Result<RanksModel> AnalyzeRanks(const std::string& path) {
   GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
   GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
+  const bool nccl = !scan.nccl_comms.empty();
   RanksSink sink(scan, clocks);
-  const uint16_t kernels[] = {5};
+  // Kernels; with plugin records also API calls, launch links and the collectives.
+  const uint16_t kernels_only[] = {5};
+  const uint16_t with_nccl[] = {5, 8, 13, 24};
+  const std::span<const uint16_t> kernels =
+      nccl ? std::span<const uint16_t>(with_nccl) : std::span<const uint16_t>(kernels_only);
   if (clocks.identity()) {
     GP_RETURN_IF_ERROR(ReadTraceChunks(path, kernels, sink, nullptr));
   } else {
@@ -273,11 +297,17 @@ RanksModel AnalyzeRanks(const Trace& trace) {
   ClockAlignment clocks = AlignTraceClocks(trace, scan);
   RanksSink sink(scan, clocks);
   for (StringId id = 1; id < trace.strings.size(); ++id) sink.OnString(id, trace.strings[id]);
+  const auto feed = [&trace](RecordSink& to) {
+    to.OnKernel(trace.kernels);
+    to.OnLaunchLink(trace.launch_links);
+    to.OnApi(trace.apis);
+    to.OnNcclCollective(trace.nccl_collectives);
+  };
   if (clocks.identity()) {
-    sink.OnKernel(trace.kernels);
+    feed(sink);
   } else {
     ClockShiftSink shifted(sink, clocks);
-    shifted.OnKernel(trace.kernels);
+    feed(shifted);
   }
   return sink.Finish();
 }

@@ -20,6 +20,7 @@
 
 #include "analyze/ranks/clock_alignment.h"
 #include "analyze/ranks/collectives.h"
+#include "analyze/ranks/nccl_analysis.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_model.h"
 #include "analyze/report/interval_union.h"
@@ -35,6 +36,13 @@ class RanksAnalysis {
   RanksAnalysis(const RankScan& scan, const ClockAlignment& clocks, NameOf name_of);
 
   void AddKernels(std::span<const KernelRecord> kernels);
+  // NCCL's profiler plugin records and the launches their kernels join through (kept only
+  // when the trace has plugin records: nccl_analysis.h).
+  void AddNcclCollectives(std::span<const NcclCollectiveRecord> records) {
+    nccl_.AddCollectives(records);
+  }
+  void AddLaunchLinks(std::span<const LaunchLinkRecord> records) { nccl_.AddLaunchLinks(records); }
+  void AddApiCalls(std::span<const ApiRecord> records) { nccl_.AddApiCalls(records); }
   RanksModel Finish();
 
  private:
@@ -53,6 +61,7 @@ class RanksAnalysis {
   std::vector<std::string> comm_names_{std::string()};
   std::map<std::pair<uint32_t, uint32_t>, Busy> busy_;  // (pid, device)
   std::map<uint32_t, std::vector<CommKernel>> comm_;
+  NcclAnalysis nccl_;
 };
 
 // The clock alignment of FILE or DIR: nothing to read when its processes share one clock;

@@ -58,6 +58,31 @@ struct CollectiveRow {
   uint64_t end_spread_median_ns = 0;  // latest end - earliest end: ~0 when clocks agree
 };
 
+// Per communicator and operation: the collectives NCCL's profiler plugin described
+// (docs/multi-rank.md). Sizes and bandwidths as nccl-tests defines them; an instance's time
+// is its transfer time: from the last rank's kernel start to the last rank's kernel end (the
+// waiting for a late rank left out), a group's kernel shared in proportion to bytes.
+struct NcclCollectiveRow {
+  uint64_t comm_hash = 0;
+  std::string comm_name;  // the user's commName; empty when not set
+  int32_t nranks = 0;
+  std::string func;        // "AllReduce"
+  uint32_t ranks = 0;      // processes that recorded some
+  uint64_t calls = 0;      // over all processes
+  uint64_t instances = 0;  // distinct sequence numbers
+  uint64_t complete = 0;   // instances every rank of the communicator recorded
+  uint64_t bytes = 0;      // over the instances, nccl-tests' size of each
+  uint64_t min_bytes = 0;  // of one instance
+  uint64_t max_bytes = 0;
+  uint64_t timed = 0;        // instances with a time (joined to kernels)
+  uint64_t time_ns = 0;      // their transfer time
+  uint64_t timed_bytes = 0;  // their bytes
+  double algbw_gbps = 0;     // timed_bytes / time_ns (GB/s, 1e9 bytes)
+  double busbw_gbps = 0;     // algbw x NcclBusFactor
+  uint64_t unjoined = 0;     // calls no kernel was found for
+  std::string algorithms;    // "RING/LL x12, TREE/SIMPLE x3"
+};
+
 // The rank that kept the others waiting most, summed over all collectives.
 struct Straggler {
   uint32_t pid = 0;
@@ -74,6 +99,12 @@ struct RanksModel {
   std::vector<RankRow> ranks;  // rank order, then processes that are not ranks
   std::vector<CollectiveRow> collectives;
   uint64_t unmatched_comm_kernels = 0;
+  // From NCCL's profiler plugin; empty without its records. With them on every process that
+  // ran NCCL kernels, instances are matched by (communicator, operation, sequence number).
+  std::vector<NcclCollectiveRow> nccl;
+  bool matched_by_sequence = false;
+  uint64_t nccl_unjoined = 0;          // plugin collectives no kernel was found for
+  uint64_t nccl_kernels_unjoined = 0;  // NCCL kernels no plugin collective joined
   std::optional<Straggler> straggler;
   std::vector<HostClock> clocks;  // empty: one host, one clock
   std::vector<std::string> warnings;

@@ -232,6 +232,13 @@ class ReportBuilder final : public RecordSink {
       for (auto& s : sections_) s->OnApiCalls(kept);
     });
   }
+  void OnNcclCollective(std::span<const NcclCollectiveRecord> records) override {
+    std::vector<NcclCollectiveRecord> kept;
+    for (const NcclCollectiveRecord& r : records) {
+      if (PidOk(r.pid) && TimeOk(r.start_ns)) kept.push_back(r);
+    }
+    for (auto& s : sections_) s->OnNcclCollectives(kept);
+  }
   void OnSync(std::span<const SyncRecord> records) override {
     auto kept = Kept(records, syncs_, [&](const SyncRecord& s) {
       return PidOk(s.pid) && TimeOk(s.start_ns) && NvtxOk(s.pid, s.correlation_id) &&

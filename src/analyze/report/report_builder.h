@@ -230,6 +230,9 @@ class ReportSection {
   virtual void OnLaunchLinks(std::span<const LaunchLinkRecord> records) {}
   virtual void OnMetricRanges(std::span<const MetricRangeRecord> records) {}
   virtual void OnMetricValues(std::span<const MetricValueRecord> records) {}
+  // NCCL's profiler plugin's collectives of the selected processes and time range (the
+  // ranks section joins them to kernels).
+  virtual void OnNcclCollectives(std::span<const NcclCollectiveRecord> records) {}
   virtual void OnPcSample(const PcSampleRecord& sample) {}
   virtual void OnSassLine(const SassLineRecord& line) {}
   // After the whole trace, in the order the sections are listed in report_builder.cc.

@@ -14,6 +14,13 @@ class RanksSection final : public ReportSection {
                   [&context](StringId id) -> std::string_view { return context.Str(id); }) {}
 
   void OnKernels(std::span<const KernelRecord> records) override { analysis_.AddKernels(records); }
+  void OnLaunchLinks(std::span<const LaunchLinkRecord> records) override {
+    analysis_.AddLaunchLinks(records);
+  }
+  void OnApiCalls(std::span<const ApiRecord> records) override { analysis_.AddApiCalls(records); }
+  void OnNcclCollectives(std::span<const NcclCollectiveRecord> records) override {
+    analysis_.AddNcclCollectives(records);
+  }
   void Finish(ReportModel& model) override { model.ranks = analysis_.Finish(); }
 
  private:

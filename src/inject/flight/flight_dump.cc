@@ -232,6 +232,7 @@ Result<FlightDumpResult> FlightRing::Dump(const std::string& path, uint64_t now_
   for (const ContextRecord& context : contexts_) out.Add(context);
   for (const auto& [pid, clock] : clocks_) out.Add(clock);
   for (const auto& [pid, rank] : ranks_) out.Add(rank);
+  for (const NcclCommRecord& comm : nccl_comms_) out.Add(comm);
 
   const WindowFilter keep(cutoff, &work);
   auto write = [&](const RecordBatch& batch, uint64_t untimed_ns) {

@@ -30,6 +30,9 @@ template <>
 inline constexpr bool kFlightDefinition<ModuleRecord> = true;
 template <>
 inline constexpr bool kFlightDefinition<RankRecord> = true;
+// A communicator is what a window's NCCL collectives refer to.
+template <>
+inline constexpr bool kFlightDefinition<NcclCommRecord> = true;
 
 // Records that say which CPU call made GPU work, joined to it by correlation id.
 template <class T>

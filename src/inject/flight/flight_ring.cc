@@ -111,6 +111,10 @@ void FlightRing::Define(const StatRecord& record) {
 void FlightRing::Define(const RankRecord& record) {
   ranks_[record.pid] = record;
 }
+void FlightRing::Define(const NcclCommRecord& record) {
+  nccl_comms_.push_back(record);
+  definition_bytes_ += sizeof(record);
+}
 
 // Every other record type is timed: it goes to the open segment.
 #define GPUPERF_FLIGHT_ADD_IMPL(Type, name, plural, number) \

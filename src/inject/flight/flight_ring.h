@@ -134,6 +134,7 @@ class FlightRing final : public TraceWriter {
   void Define(const ClockRecord& record);
   void Define(const StatRecord& record);
   void Define(const RankRecord& record);
+  void Define(const NcclCommRecord& record);
   void NoteOpenTime(uint64_t time_ns);
   void Seal(uint64_t now_ns);
   void AgeAndCap(uint64_t now_ns);
@@ -163,6 +164,7 @@ class FlightRing final : public TraceWriter {
   std::vector<ModuleRecord> modules_;
   std::map<uint32_t, ClockRecord> clocks_;
   std::map<uint32_t, RankRecord> ranks_;
+  std::vector<NcclCommRecord> nccl_comms_;
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> stat_values_;
   uint64_t definition_bytes_ = 0;
   StringId max_string_id_ = 0;
