@@ -234,8 +234,9 @@ TEST(WalkMemo, TakesOverTheOuterFramesOfAnUnchangedStack) {
   EXPECT_FALSE(first.memo_taken_over);
   // A launch from another inner frame: frame 3 on is the same.
   const FrameRegisters inner{kModule + 0x80, s.At(8), 0x77};
-  const TableWalkResult again = WalkWithTables(s.snapshot, {s.words[3], s.At(4), s.words[2]},
-                                               s.Range(), pcs, 16, nullptr, &memos[0], &memos[1]);
+  const TableWalkResult again =
+      WalkWithTables(s.snapshot, {s.words[3], s.At(4), s.words[2]}, s.Range(), pcs, 16, nullptr,
+                     &memos[0], &memos[1]);
   const TableWalkResult plain =
       WalkWithTables(s.snapshot, {s.words[3], s.At(4), s.words[2]}, s.Range(), fresh, 16);
   EXPECT_TRUE(again.memo_taken_over);

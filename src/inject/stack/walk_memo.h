@@ -37,7 +37,7 @@ struct WalkMemo {
 
   const UnwindSnapshot* snapshot = nullptr;
   int max_depth = 0;
-  int depth = 0;     // frames recorded; 0: no memo
+  int depth = 0;  // frames recorded; 0: no memo
   uint8_t stop = 0;  // TableWalkStop of the recorded walk
   uint64_t at_stop[3] = {};
   Frame frames[kMaxFrames];
