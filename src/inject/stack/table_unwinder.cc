@@ -13,12 +13,9 @@ namespace {
 // the frame-pointer walk shares.
 struct ThreadState {
   PcRuleCache rules;
-  WalkMemo memos[2];  // the last walk and the one being written, in turn
-  int last_memo = 0;
 };
 thread_local ThreadState t_state;
 std::atomic<bool> g_use_rule_cache{true};
-std::atomic<bool> g_use_walk_memo{true};
 
 // A word at `address` lies in the stack at or above the frame's RSP: safe to read.
 bool InFrame(uint64_t address, const FrameRegisters& regs, StackRange stack) {
@@ -29,39 +26,6 @@ uint64_t LoadWord(uint64_t address) {
   uint64_t value;
   std::memcpy(&value, reinterpret_cast<const void*>(address), sizeof(value));
   return value;
-}
-
-// Reads a word for the frame being unwound and notes it in that frame's memo entry.
-uint64_t LoadNoted(uint64_t address, WalkMemo::Frame* noted) {
-  const uint64_t value = LoadWord(address);
-  if (noted != nullptr && noted->read_count < WalkMemo::kMaxReads) {
-    noted->reads[noted->read_count++] = {address, value};
-  }
-  return value;
-}
-
-// Whether every word the memo's walk read from frame `from` on still holds its value.
-// Each address lies at or above its frame's RSP, which is at or above the current frame's:
-// live stack of this thread.
-bool MemoReadsHold(const WalkMemo& memo, int from) {
-  for (int m = from; m < memo.depth; ++m) {
-    const WalkMemo::Frame& f = memo.frames[m];
-    for (int r = 0; r < f.read_count; ++r) {
-      if (LoadWord(f.reads[r].address) != f.reads[r].value) return false;
-    }
-  }
-  return true;
-}
-
-// The index of the memo's frame with exactly these registers, or -1. `*cursor` only moves
-// outward: frames lie at increasing RSPs in both walks.
-int MemoFrameAt(const WalkMemo& memo, const FrameRegisters& regs, int* cursor) {
-  int k = *cursor;
-  while (k < memo.depth && memo.frames[k].rsp < regs.rsp) ++k;
-  *cursor = k;
-  if (k >= memo.depth) return -1;
-  const WalkMemo::Frame& f = memo.frames[k];
-  return f.rsp == regs.rsp && f.rip == regs.rip && f.rbp == regs.rbp ? k : -1;
 }
 
 }  // namespace
@@ -110,10 +74,6 @@ void UseTableRuleCache(bool use) {
   g_use_rule_cache.store(use, std::memory_order_relaxed);
 }
 
-void UseTableWalkMemo(bool use) {
-  g_use_walk_memo.store(use, std::memory_order_relaxed);
-}
-
 namespace {
 
 // The rule for a frame whose return address is `rip`, or a reason to stop. `*table` is the
@@ -149,8 +109,7 @@ bool FindRule(const UnwindSnapshot& snapshot, uint64_t rip, const ModuleUnwindTa
 }  // namespace
 
 TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters start,
-                               StackRange stack, uint64_t* pcs, int max_depth, PcRuleCache* cache,
-                               const WalkMemo* previous, WalkMemo* record) {
+                               StackRange stack, uint64_t* pcs, int max_depth, PcRuleCache* cache) {
   TableWalkResult result;
   FrameRegisters regs = start;
   int depth = 0;
@@ -160,40 +119,10 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
     stop = TableWalkStop::kBadFrame;
     max_depth = 0;
   }
-  if (record != nullptr && max_depth > WalkMemo::kMaxFrames) record = nullptr;
-  bool use_memo = previous != nullptr && previous->depth > 0 && previous->snapshot == &snapshot &&
-                  previous->max_depth == max_depth;
-  int memo_cursor = 0;
-  bool taken_over = false;
   while (depth < max_depth) {
     if (regs.rip == 0) {  // a zero return address ends the chain (as it does for libunwind)
       stop = TableWalkStop::kOutermost;
       break;
-    }
-    if (use_memo) {
-      const int k = MemoFrameAt(*previous, regs, &memo_cursor);
-      // A memo cut by the depth limit fits only where it was cut at the same depth.
-      const int total = depth + previous->depth - k;
-      const bool fits = static_cast<TableWalkStop>(previous->stop) == TableWalkStop::kMaxDepth
-                            ? total == max_depth
-                            : total <= max_depth;
-      if (k >= 0 && fits && MemoReadsHold(*previous, k)) {
-        for (int m = k; m < previous->depth; ++m, ++depth) {
-          pcs[depth] = previous->frames[m].rip;
-          if (record != nullptr) record->frames[depth] = previous->frames[m];
-        }
-        stop = static_cast<TableWalkStop>(previous->stop);
-        regs = {previous->at_stop[0], previous->at_stop[1], previous->at_stop[2]};
-        taken_over = true;
-        break;
-      }
-      if (k >= 0) ++memo_cursor;  // this frame's memo no longer holds; maybe an outer one
-    }
-    WalkMemo::Frame* noted = nullptr;
-    if (record != nullptr) {
-      noted = &record->frames[depth];
-      noted->rip = regs.rip, noted->rsp = regs.rsp, noted->rbp = regs.rbp;
-      noted->read_count = 0;
     }
     pcs[depth++] = regs.rip;
     UnwindRule rule;
@@ -223,7 +152,7 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
           stop = TableWalkStop::kBadFrame;
           break;
         }
-        cfa = LoadNoted(slot, noted);
+        cfa = LoadWord(slot);
         break;
       }
       case CfaKind::kOutermost:
@@ -248,21 +177,13 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
         stop = TableWalkStop::kBadFrame;
         break;
       }
-      rbp = LoadNoted(saved_at, noted);
+      rbp = LoadWord(saved_at);
     }
-    regs = {LoadNoted(cfa - 8, noted), cfa, rbp};
+    regs = {LoadWord(cfa - 8), cfa, rbp};
   }
   result.depth = depth;
   result.stop = stop;
   result.at_stop = regs;
-  result.memo_taken_over = taken_over;
-  if (record != nullptr) {
-    record->snapshot = &snapshot;
-    record->max_depth = max_depth;
-    record->depth = depth;
-    record->stop = static_cast<uint8_t>(stop);
-    record->at_stop[0] = regs.rip, record->at_stop[1] = regs.rsp, record->at_stop[2] = regs.rbp;
-  }
   return result;
 }
 
@@ -296,14 +217,7 @@ extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_fr
       cache->snapshot = snapshot;
     }
   }
-  const WalkMemo* previous = nullptr;
-  WalkMemo* record = nullptr;
-  if (g_use_walk_memo.load(std::memory_order_relaxed)) {
-    previous = &state.memos[state.last_memo];
-    record = &state.memos[1 - state.last_memo];
-  }
-  out = WalkWithTables(*snapshot, {rip, rsp, rbp}, stack, pcs, max_depth, cache, previous, record);
-  if (record != nullptr && record->depth == out.depth) state.last_memo = 1 - state.last_memo;
+  out = WalkWithTables(*snapshot, {rip, rsp, rbp}, stack, pcs, max_depth, cache);
   return out.depth;
 }
 

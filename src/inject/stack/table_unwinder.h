@@ -39,7 +39,6 @@
 #include <cstdint>
 
 #include "inject/stack/unwind_table.h"
-#include "inject/stack/walk_memo.h"
 
 namespace gpuperf {
 
@@ -75,8 +74,6 @@ struct TableWalkResult {
   // Where the walk stopped: the registers of the frame whose PC is pcs[depth - 1] (or of
   // the first frame when depth is 0). For diagnostics.
   FrameRegisters at_stop;
-  // The outer frames came from the previous walk (walk_memo.h), checked word by word.
-  bool memo_taken_over = false;
 
   // True when the PCs are the whole stack (up to max_depth): no libunwind needed.
   bool complete() const {
@@ -125,21 +122,15 @@ int RefreshTableUnwinder();
 
 // Walks from `start` over `snapshot`, reading only inside `stack`. Writes pcs[0] = start.rip
 // (which must be a return address) and one PC per caller frame after it. `cache`, when
-// given, must belong to `snapshot`. `previous`, when given, is the same thread's last walk:
-// its outer frames are taken over where they still hold (walk_memo.h). `record`, when
-// given (and not `previous`), receives this walk. The engine of TableCaptureStack, exposed
-// for tests on synthetic stacks.
+// given, must belong to `snapshot`. The engine of TableCaptureStack, exposed for tests on
+// synthetic stacks.
 TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters start,
                                StackRange stack, uint64_t* pcs, int max_depth,
-                               PcRuleCache* cache = nullptr, const WalkMemo* previous = nullptr,
-                               WalkMemo* record = nullptr);
+                               PcRuleCache* cache = nullptr);
 
 // Whether TableCaptureStack uses each thread's PcRuleCache (default on). For benchmarks and
 // tests of the uncached lookup.
 void UseTableRuleCache(bool use);
-// Whether TableCaptureStack takes over outer frames from the thread's previous walk
-// (default on). For benchmarks.
-void UseTableWalkMemo(bool use);
 
 // Default visibility, so that a test library can offer it to benchmarks; the injection
 // library's version script keeps it local.

@@ -6,8 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <memory>
 #include <random>
 
 #include "inject/stack/eh_frame_test_util.h"
@@ -200,97 +198,6 @@ TEST(WalkWithTables, GarbageStacksEndWithoutAFault) {
     ASSERT_LE(r.depth, 64);
     ASSERT_GE(r.depth, 1);
   }
-}
-
-// A chain of A frames (32 bytes each: saved RBP at CFA-16, return address at CFA-8) from
-// words[0] up, the last returning into C (outermost).
-void BuildChain(SyntheticStack& s, int frames, std::mt19937_64& random) {
-  for (int f = 0; f < frames; ++f) {
-    s.words[4 * f + 2] = s.At(static_cast<int>(random() % 64));  // a saved RBP
-    s.words[4 * f + 3] = f + 1 < frames ? kModule + 0x20 + random() % 0xe0 : kModule + 0x250;
-  }
-}
-
-bool SameWalk(const TableWalkResult& a, const uint64_t* a_pcs, const TableWalkResult& b,
-              const uint64_t* b_pcs) {
-  if (a.depth != b.depth || a.stop != b.stop || a.at_stop.rip != b.at_stop.rip ||
-      a.at_stop.rsp != b.at_stop.rsp || a.at_stop.rbp != b.at_stop.rbp) {
-    return false;
-  }
-  return std::equal(a_pcs, a_pcs + a.depth, b_pcs);
-}
-
-TEST(WalkMemo, TakesOverTheOuterFramesOfAnUnchangedStack) {
-  SyntheticStack s;
-  std::mt19937_64 random(5);
-  BuildChain(s, 10, random);
-  auto memos = std::make_unique<WalkMemo[]>(2);
-  uint64_t pcs[16], fresh[16];
-  const FrameRegisters start{kModule + 0x20, s.At(0), 0};
-  TableWalkResult first =
-      WalkWithTables(s.snapshot, start, s.Range(), pcs, 16, nullptr, nullptr, &memos[0]);
-  ASSERT_EQ(first.stop, TableWalkStop::kOutermost);
-  ASSERT_EQ(first.depth, 11);  // ten A frames and C
-  EXPECT_FALSE(first.memo_taken_over);
-  // A launch from another inner frame: frame 3 on is the same.
-  const FrameRegisters inner{kModule + 0x80, s.At(8), 0x77};
-  const TableWalkResult again =
-      WalkWithTables(s.snapshot, {s.words[3], s.At(4), s.words[2]}, s.Range(), pcs, 16, nullptr,
-                     &memos[0], &memos[1]);
-  const TableWalkResult plain =
-      WalkWithTables(s.snapshot, {s.words[3], s.At(4), s.words[2]}, s.Range(), fresh, 16);
-  EXPECT_TRUE(again.memo_taken_over);
-  EXPECT_TRUE(SameWalk(again, pcs, plain, fresh));
-  EXPECT_EQ(memos[1].depth, again.depth);
-  // Another limit, or a changed return address above the match: walked by the rules.
-  const TableWalkResult other_limit =
-      WalkWithTables(s.snapshot, start, s.Range(), pcs, 15, nullptr, &memos[0], nullptr);
-  EXPECT_FALSE(other_limit.memo_taken_over);
-  s.words[4 * 6 + 3] = kModule + 0x250;  // frame 6 now returns into C
-  const TableWalkResult changed =
-      WalkWithTables(s.snapshot, inner, s.Range(), pcs, 16, nullptr, &memos[0], nullptr);
-  const TableWalkResult changed_plain = WalkWithTables(s.snapshot, inner, s.Range(), fresh, 16);
-  EXPECT_TRUE(SameWalk(changed, pcs, changed_plain, fresh));
-  EXPECT_EQ(changed.depth, 6);  // frames 2..6, then C
-}
-
-TEST(WalkMemo, EveryWalkEqualsTheWalkWithoutIt) {
-  // Chains whose words change a few at a time between walks, walked from random inner
-  // frames: with the memo or without, the same PCs, stop and registers.
-  SyntheticStack s;
-  std::mt19937_64 random(7);
-  auto memos = std::make_unique<WalkMemo[]>(2);
-  int last = 0, taken = 0;
-  uint64_t pcs[64], fresh[64];
-  BuildChain(s, 15, random);
-  for (int round = 0; round < 20000; ++round) {
-    if (round % 50 == 0) BuildChain(s, 2 + static_cast<int>(random() % 14), random);
-    for (int changes = static_cast<int>(random() % 3); changes > 0; --changes) {
-      const int word = static_cast<int>(random() % 64);
-      switch (random() % 3) {
-        case 0:
-          s.words[word] = kModule + random() % 0x600;
-          break;
-        case 1:
-          s.words[word] = s.At(static_cast<int>(random() % 64));
-          break;
-        default:
-          s.words[word] = random();
-          break;
-      }
-    }
-    const int frame = static_cast<int>(random() % 15);
-    const FrameRegisters start{frame == 0 ? kModule + 0x20 : s.words[4 * frame - 1],
-                               s.At(4 * frame), frame == 0 ? 0 : s.words[4 * frame - 2]};
-    const int max_depth = random() % 4 == 0 ? 4 : 64;
-    const TableWalkResult with = WalkWithTables(s.snapshot, start, s.Range(), pcs, max_depth,
-                                                nullptr, &memos[last], &memos[1 - last]);
-    last = 1 - last;
-    const TableWalkResult without = WalkWithTables(s.snapshot, start, s.Range(), fresh, max_depth);
-    ASSERT_TRUE(SameWalk(with, pcs, without, fresh)) << "round " << round;
-    taken += with.memo_taken_over;
-  }
-  EXPECT_GT(taken, 1000);
 }
 
 volatile int g_sink = 0;
