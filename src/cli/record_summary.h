@@ -29,7 +29,7 @@ struct RecordTotals {
   std::vector<int32_t> ranks;  // of processes a launcher named (torchrun, MPI, Slurm), sorted
   int32_t world_size = -1;
   uint64_t power_samples = 0;
-  uint64_t clients_refused = 0;  // other CUPTI clients refused while gpuperf held CUPTI
+  uint64_t clients_refused = 0;   // other CUPTI clients refused while gpuperf held CUPTI
   uint64_t nccl_collectives = 0;  // from NCCL's profiler plugin
   uint64_t nccl_comms = 0;        // distinct communicators
   // Processes whose trace ends without a final flush (killed, _exit, exec): up to one flush
