@@ -5,8 +5,14 @@
 //
 //   bit 63       1: a Python frame, not a native PC
 //   bit 62       the frame began a native evaluation-loop call (kPyFrameEntry of the walker)
-//   bits 32..61  the code id, a PythonCodeRecord of the same process (0: not interned)
-//   bits 0..31   the instruction offset in 16-bit code units (0xffffffff: not started)
+//   bit 61       a generator's or coroutine's frame (3.11+), which is never incomplete
+//   bits 32..60  the code id, a PythonCodeRecord of the same process (0: not interned)
+//   bits 0..31   the instruction offset in 16-bit code units, as the walker read it: a
+//                negative int32 (0xffffffff) for a frame that had not started
+//
+// Since bit 61 exists, 3.11+ incomplete frames (analyze/python_lines.h
+// PythonFrameIsIncomplete) are in the stack and the reader drops them; before, the walker
+// left them out and bit 61 was the code id's top bit, never set (ids stay far below 2^29).
 //
 // User-space PCs on x86-64 and aarch64 are below 2^47, so a native PC never has bit 63 set.
 // The symbolizer leaves tagged words alone; the analysis merges them with the native frames
@@ -19,16 +25,19 @@ namespace gpuperf {
 
 inline constexpr uint64_t kPythonFrameTag = 1ull << 63;
 inline constexpr uint64_t kPythonFrameEntry = 1ull << 62;
-inline constexpr uint32_t kMaxPythonCodeId = (1u << 30) - 1;
+inline constexpr uint64_t kPythonFrameGenerator = 1ull << 61;
+inline constexpr uint32_t kMaxPythonCodeId = (1u << 29) - 1;
 
 constexpr bool IsPythonFrameWord(uint64_t word) {
   return (word & kPythonFrameTag) != 0;
 }
 
 // A code id above kMaxPythonCodeId cannot be stored and becomes 0 ("not interned").
-constexpr uint64_t MakePythonFrameWord(uint32_t code_id, uint32_t instr_offset, bool entry) {
+constexpr uint64_t MakePythonFrameWord(uint32_t code_id, uint32_t instr_offset, bool entry,
+                                       bool generator = false) {
   const uint64_t code = code_id <= kMaxPythonCodeId ? code_id : 0;
-  return kPythonFrameTag | (entry ? kPythonFrameEntry : 0) | code << 32 | instr_offset;
+  return kPythonFrameTag | (entry ? kPythonFrameEntry : 0) |
+         (generator ? kPythonFrameGenerator : 0) | code << 32 | instr_offset;
 }
 
 constexpr uint32_t PythonFrameCodeId(uint64_t word) {
@@ -41,6 +50,10 @@ constexpr uint32_t PythonFrameInstruction(uint64_t word) {
 
 constexpr bool PythonFrameIsEntry(uint64_t word) {
   return (word & kPythonFrameEntry) != 0;
+}
+
+constexpr bool PythonFrameIsGenerator(uint64_t word) {
+  return (word & kPythonFrameGenerator) != 0;
 }
 
 }  // namespace gpuperf

@@ -311,6 +311,9 @@ struct PythonCodeRecord {
   uint8_t line_format = 0;      // PyLineTableFormat: 0 none, 1 CPython 3.10, 2 3.11 and later
   uint32_t code_units = 0;      // bytecode length in 16-bit code units
   std::string line_table;       // raw co_linetable bytes
+  // 3.11+ _co_firsttraceable, for dropping incomplete frames (python_lines.h); 0 in traces
+  // from before it was recorded (their walker dropped them itself).
+  uint32_t first_traceable = 0;
 };
 
 // Why a thread was off CPU: its scheduler state when it switched out.

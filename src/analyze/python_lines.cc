@@ -96,4 +96,11 @@ int ResolvePythonLine(const PyCodeInfo& code, uint32_t instr_offset) {
   return ResolvePythonLine(code.line_format, code.first_line, table, instr_offset);
 }
 
+bool PythonFrameIsIncomplete(uint32_t python_version, uint32_t first_traceable,
+                             uint32_t instr_offset, bool generator) {
+  if (python_version < (3u << 24 | 11u << 16)) return false;
+  if (static_cast<int32_t>(instr_offset) < 0) return true;
+  return !generator && instr_offset < first_traceable;
+}
+
 }  // namespace gpuperf

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/python_lines.h"
 #include "gpuperf/python_frame_word.h"
 
 namespace gpuperf {
@@ -231,6 +232,62 @@ TEST_F(SymbolTableWithPython, StacksWithoutPythonFramesKeepTheInterpreterFrames)
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(frames[0].function, "_PyEval_EvalFrameDefault");
   EXPECT_EQ(frames[1].function, "ext_launch");
+}
+
+// 3.11+ incomplete frames (PythonFrameIsIncomplete) are in the recorded stack and left
+// out here: CPython's tracebacks do not show them either.
+TEST_F(SymbolTableWithPython, IncompleteFramesAreLeftOutWhenRead) {
+  strings_.reserve(64);
+  SymbolTable table(strings_);
+  Symbol(table, 0x1000, "ext_launch", "/x/ext.so");
+  Symbol(table, 0x2000, "_PyEval_EvalFrameDefault", "/usr/lib/libpython3.12.so.1.0");
+  Symbol(table, 0x3000, "_PyEval_EvalFrameDefault", "/usr/lib/libpython3.12.so.1.0");
+  auto code = [&](uint32_t id, const char* name, uint32_t version, uint32_t first_traceable) {
+    PythonCodeRecord record{kPid, id, Id(name), Id("/src/a.py"), 10, version, 0, 20, ""};
+    record.first_traceable = first_traceable;
+    table.AddPythonCode(record);
+  };
+  code(1, "inner", 0x030c0000, 2);
+  code(2, "trampoline", 0x030c0000, 4);
+  code(3, "gen", 0x030c0000, 4);
+  code(4, "main", 0x030c0000, 2);
+  code(5, "old", 0x030c0000, 0);  // a record from before first_traceable was kept
+  code(6, "py310", 0x030a0000, 0);
+  const uint64_t not_started = 0xffffffffu;
+  std::vector<Frame> frames =
+      Resolve(table, {0x1000, 0x2000, 0x3000, MakePythonFrameWord(1, 5, false),
+                      MakePythonFrameWord(2, 3, true),             // before unit 4: left out
+                      MakePythonFrameWord(3, 1, false, true),      // a generator's: shown
+                      MakePythonFrameWord(1, not_started, false),  // not started: left out
+                      MakePythonFrameWord(4, 2, true)});
+  std::vector<std::string_view> names;
+  for (const Frame& frame : frames) names.push_back(frame.function);
+  // (The trampoline's entry mark moved to `inner`, the frame inside it.)
+  EXPECT_EQ(names, (std::vector<std::string_view>{"main", "gen", "inner", "ext_launch"}));
+
+  // Old records: first_traceable 0, so only a negative offset could drop a frame; 3.10
+  // frames that have not started are shown (at their first line).
+  frames = Resolve(table, {0x1000, 0x2000, MakePythonFrameWord(5, 0, false),
+                           MakePythonFrameWord(6, not_started, true)});
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0].function, "py310");
+  EXPECT_EQ(frames[0].line, 10u);
+  EXPECT_EQ(frames[1].function, "old");
+
+  // A stack whose Python frames are all incomplete reads as one without Python frames.
+  frames = Resolve(table, {0x1000, 0x2000, MakePythonFrameWord(2, 0, true)});
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].function, "_PyEval_EvalFrameDefault");
+  EXPECT_EQ(frames[1].function, "ext_launch");
+}
+
+TEST(PythonLines, IncompleteIsBeforeTheFirstTraceableUnitFrom311) {
+  EXPECT_TRUE(PythonFrameIsIncomplete(0x030b0000, 3, 2, false));
+  EXPECT_FALSE(PythonFrameIsIncomplete(0x030b0000, 3, 3, false));
+  EXPECT_FALSE(PythonFrameIsIncomplete(0x030b0000, 3, 2, true)) << "a generator's frame";
+  EXPECT_TRUE(PythonFrameIsIncomplete(0x030e0000, 0, 0xffffffffu, true)) << "before the bytecode";
+  EXPECT_TRUE(PythonFrameIsIncomplete(0x030d0000, 0, 0xfffffffeu, false));
+  EXPECT_FALSE(PythonFrameIsIncomplete(0x030a0000, 3, 0xffffffffu, false)) << "3.10";
 }
 
 TEST_F(SymbolTableWithPython, InternalsOptionKeepsTheEvalFrame) {

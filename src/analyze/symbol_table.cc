@@ -117,7 +117,8 @@ void SymbolTable::Resolve(uint32_t pid, uint64_t pc, std::vector<Frame>& out) {
 
 void SymbolTable::AddPythonCode(const PythonCodeRecord& code) {
   python_codes_[uint64_t{code.pid} << 32 | code.code_id] =
-      PythonCode{code.name, code.file, code.first_line, code.line_format, code.line_table};
+      PythonCode{code.name,       code.file,           code.first_line,     code.line_format,
+                 code.line_table, code.python_version, code.first_traceable};
 }
 
 void SymbolTable::AddThread(const ThreadRecord& thread) {
@@ -154,12 +155,24 @@ Frame SymbolTable::PythonFrame(uint32_t pid, uint64_t word) const {
   return frame;
 }
 
+bool SymbolTable::IsIncompletePythonFrame(uint32_t pid, uint64_t word) const {
+  auto it = python_codes_.find(uint64_t{pid} << 32 | PythonFrameCodeId(word));
+  if (it == python_codes_.end()) return false;  // shown as unknown code, not guessed away
+  return PythonFrameIsIncomplete(it->second.python_version, it->second.first_traceable,
+                                 PythonFrameInstruction(word), PythonFrameIsGenerator(word));
+}
+
 void SymbolTable::ResolveMixedStack(const StackRecord& stack, std::vector<Frame>& out) {
   std::vector<Frame> native_frames;
   std::vector<std::pair<size_t, size_t>> pc_ranges;  // per native PC, innermost first
   std::vector<PythonStackFrame> python;
   for (uint64_t word : stack.pcs) {
     if (IsPythonFrameWord(word)) {
+      if (IsIncompletePythonFrame(stack.pid, word)) {
+        // Left out; the native eval call it began (if it did) ends at the frame inside it.
+        if (PythonFrameIsEntry(word) && !python.empty()) python.back().entry = true;
+        continue;
+      }
       python.push_back({PythonFrame(stack.pid, word), PythonFrameIsEntry(word)});
     } else {
       const size_t begin = native_frames.size();
@@ -191,11 +204,17 @@ void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out
       out.push_back(label);
     }
   }
-  if (std::any_of(stack.pcs.begin(), stack.pcs.end(), IsPythonFrameWord)) {
+  // A stack whose Python frames are all incomplete reads as if it had none.
+  auto shown_python = [&](uint64_t word) {
+    return IsPythonFrameWord(word) && !IsIncompletePythonFrame(stack.pid, word);
+  };
+  if (std::any_of(stack.pcs.begin(), stack.pcs.end(), shown_python)) {
     ResolveMixedStack(stack, out);
     return;
   }
-  for (size_t i = stack.pcs.size(); i-- > 0;) Resolve(stack.pid, stack.pcs[i], out);
+  for (size_t i = stack.pcs.size(); i-- > 0;) {
+    if (!IsPythonFrameWord(stack.pcs[i])) Resolve(stack.pid, stack.pcs[i], out);
+  }
 }
 
 }  // namespace gpuperf

@@ -99,11 +99,14 @@ class SymbolTable {
     int32_t first_line = 0;
     uint8_t line_format = 0;
     std::string line_table;
+    uint32_t python_version = 0, first_traceable = 0;
   };
 
   const ModuleRange* FindModule(uint32_t pid, uint64_t pc);
   std::string_view Intern(std::string text);
   Frame PythonFrame(uint32_t pid, uint64_t word) const;
+  // A frame CPython would not show (python_lines.h PythonFrameIsIncomplete).
+  bool IsIncompletePythonFrame(uint32_t pid, uint64_t word) const;
   void ResolveMixedStack(const StackRecord& stack, std::vector<Frame>& out);
 
   const std::vector<std::string>& strings_;

@@ -118,6 +118,9 @@ void EncodePythonCodes(std::span<const PythonCodeRecord> codes, std::string& out
     PutVarint(out, code.line_table.size());
     out.append(code.line_table);
   }
+  // A trailer older readers never read (they stop after the records): each record's first
+  // traceable code unit, in record order.
+  for (const PythonCodeRecord& code : codes) PutVarint(out, code.first_traceable);
 }
 
 bool DecodePythonCodes(ByteCursor& in, uint32_t count, IdMaps& ids,
@@ -141,6 +144,10 @@ bool DecodePythonCodes(ByteCursor& in, uint32_t count, IdMaps& ids,
     if (bytes == nullptr) return false;
     code.line_table.assign(reinterpret_cast<const char*>(bytes), size);
     out.push_back(std::move(code));
+  }
+  // Chunks written before the trailer existed end here (first_traceable stays 0).
+  if (!in.failed() && in.remaining() > 0) {
+    for (PythonCodeRecord& code : out) code.first_traceable = static_cast<uint32_t>(in.Varint());
   }
   return !in.failed();
 }

@@ -137,7 +137,8 @@ void EncodeSymbols(std::span<const SymbolRecord> symbols, std::string& out);
 bool DecodeSymbols(ByteCursor& in, uint32_t count, IdMaps& ids, std::vector<SymbolRecord>& out);
 
 // Each code: its fields as varints (first_line zigzag), then the line table as length +
-// bytes.
+// bytes; after all codes, a trailer of each one's first_traceable (varints, in record
+// order), which readers from before it never reach. Without it, first_traceable is 0.
 void EncodePythonCodes(std::span<const PythonCodeRecord> codes, std::string& out);
 bool DecodePythonCodes(ByteCursor& in, uint32_t count, IdMaps& ids,
                        std::vector<PythonCodeRecord>& out);

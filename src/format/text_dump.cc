@@ -63,6 +63,7 @@ class DumpSink final : public RecordSink {
       line_ += kHex[byte >> 4];
       line_ += kHex[byte & 15];
     }
+    line_ += " first_traceable=" + std::to_string(code.first_traceable);
     Emit();
   }
 

@@ -7,6 +7,7 @@
 
 #include "base/crc32c.h"
 #include "format/file_format.h"
+#include "format/record_codec.h"
 #include "format/record_schema.h"
 #include "format/text_dump.h"
 #include "gpuperf/python_frame_word.h"
@@ -326,6 +327,7 @@ TEST(TraceFormat, PythonCodesRoundTripAcrossFiles) {
     code.line_format = 2;
     code.code_units = 40;
     code.line_table = table;
+    code.first_traceable = pid == 100 ? 6 : 0;
     (*writer)->AddPythonCode(code);
     (*writer)->AddStack(StackRecord{
         pid, 1, {0x401000, MakePythonFrameWord(1, 7, false), MakePythonFrameWord(1, 0, true)}});
@@ -349,6 +351,8 @@ TEST(TraceFormat, PythonCodesRoundTripAcrossFiles) {
   EXPECT_EQ(first.line_format, 2);
   EXPECT_EQ(first.code_units, 40u);
   EXPECT_EQ(first.line_table, table);
+  EXPECT_EQ(first.first_traceable, 6u);
+  EXPECT_EQ(second.first_traceable, 0u);
   ASSERT_EQ(trace->stacks.size(), 3u);
   EXPECT_EQ(trace->stacks[1].pcs[1], MakePythonFrameWord(1, 7, false));
   EXPECT_TRUE(PythonFrameIsEntry(trace->stacks[2].pcs[2]));
@@ -357,7 +361,7 @@ TEST(TraceFormat, PythonCodesRoundTripAcrossFiles) {
   ASSERT_TRUE(DumpTrace(dir.File("app.100.gpt"), out, nullptr).ok());
   EXPECT_NE(out.str().find("python_code pid=100 code_id=1 name=\"Model.forward\" "
                            "file=\"/src/model.py\" first_line=87 python=3.11 line_format=2 "
-                           "code_units=40 line_table=8000d80200ff"),
+                           "code_units=40 line_table=8000d80200ff first_traceable=6"),
             std::string::npos)
       << out.str();
 }
@@ -368,9 +372,54 @@ TEST(TraceFormat, PythonFrameWordsNeverLookLikePcs) {
   EXPECT_EQ(PythonFrameCodeId(word), kMaxPythonCodeId);
   EXPECT_EQ(PythonFrameInstruction(word), 0xffffffffu);
   EXPECT_TRUE(PythonFrameIsEntry(word));
+  EXPECT_FALSE(PythonFrameIsGenerator(word));
   EXPECT_FALSE(PythonFrameIsEntry(MakePythonFrameWord(5, 1, false)));
+  // The generator bit is the code id's old top bit: it leaves the id and the rest alone.
+  const uint64_t generator = MakePythonFrameWord(kMaxPythonCodeId, 3, false, true);
+  EXPECT_TRUE(PythonFrameIsGenerator(generator));
+  EXPECT_FALSE(PythonFrameIsEntry(generator));
+  EXPECT_EQ(PythonFrameCodeId(generator), kMaxPythonCodeId);
+  EXPECT_EQ(PythonFrameInstruction(generator), 3u);
   EXPECT_EQ(PythonFrameCodeId(MakePythonFrameWord(kMaxPythonCodeId + 1, 0, false)), 0u);
   EXPECT_FALSE(IsPythonFrameWord(0x7fffffffffffull));  // the highest user-space address
+}
+
+// Each code's first traceable unit goes in a trailer after the records: a reader that
+// stops after the records (every reader before it) reads the same records, and a chunk
+// without it (every trace before it) reads with first_traceable 0.
+TEST(TraceFormat, PythonCodeFirstTraceableIsATrailerOldReadersSkip) {
+  std::vector<PythonCodeRecord> codes(2);
+  codes[0].code_id = 1;
+  codes[0].first_line = 4;
+  codes[0].python_version = 0x030c0000;
+  codes[0].line_table = "ab";
+  codes[0].first_traceable = 300;  // two varint bytes
+  codes[1].code_id = 2;
+  codes[1].python_version = 0x030a0000;
+  std::string bytes;
+  format::EncodePythonCodes(codes, bytes);
+  const std::vector<uint32_t> identity = {0, 1, 2, 3};
+  auto decode = [&](std::string_view payload, std::vector<PythonCodeRecord>& out) {
+    format::ByteCursor in(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
+    format::IdMaps ids{identity, identity};
+    return format::DecodePythonCodes(in, 2, ids, out);
+  };
+  std::vector<PythonCodeRecord> read;
+  ASSERT_TRUE(decode(bytes, read));
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].first_traceable, 300u);
+  EXPECT_EQ(read[1].first_traceable, 0u);
+  EXPECT_EQ(read[0].line_table, "ab");
+  EXPECT_EQ(read[1].code_id, 2u);
+
+  const std::string records = bytes.substr(0, bytes.size() - 3);  // varints 300, 0
+  ASSERT_TRUE(decode(records, read));
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].first_traceable, 0u);
+  EXPECT_EQ(read[0].code_id, 1u);
+  EXPECT_EQ(read[0].first_line, 4);
+  EXPECT_EQ(read[0].line_table, "ab");
+  EXPECT_EQ(read[1].python_version, 0x030a0000u);
 }
 
 TEST(TraceFormat, EmptyDirectoryIsAClearError) {

@@ -5,7 +5,8 @@
 // walk() releases the GIL (as PyTorch does before it dispatches to CUDA), walks the
 // calling thread, interns its code objects and drains the new ones, then takes the GIL
 // back and returns [(name, filename, line, is_entry, instr_offset), ...], innermost first,
-// with lines resolved from the copied line tables.
+// with lines resolved from the copied line tables and incomplete frames left out, as the
+// reader of a trace does (analyze/python_lines.h PythonFrameIsIncomplete).
 #define PY_SSIZE_T_CLEAN
 #define Py_LIMITED_API 0x030a0000
 #include <Python.h>
@@ -52,19 +53,34 @@ PyObject* Walk(PyObject*, PyObject*) {
     PyErr_Format(PyExc_RuntimeError, "%d frames were not interned", failed);
     return nullptr;
   }
-  PyObject* list = PyList_New(0);
-  for (int i = 0; list != nullptr && i < n; ++i) {
+  struct Shown {
+    const PyCodeInfo* code;
+    uint32_t instr_offset;
+    bool entry;
+  };
+  std::vector<Shown> shown;
+  for (int i = 0; i < n; ++i) {
     const PyCodeInfo* code = CodeById(ids[i]);
     if (code == nullptr) {
-      Py_DECREF(list);
       PyErr_Format(PyExc_RuntimeError, "frame %d has unknown code id %u", i, ids[i]);
       return nullptr;
     }
+    const bool entry = (samples[i].flags & kPyFrameEntry) != 0;
+    if (gpuperf::PythonFrameIsIncomplete(code->python_version, code->first_traceable,
+                                         samples[i].instr_offset,
+                                         PyFrameIsGenerator(samples[i].flags))) {
+      if (entry && !shown.empty()) shown.back().entry = true;
+      continue;
+    }
+    shown.push_back({code, samples[i].instr_offset, entry});
+  }
+  PyObject* list = PyList_New(0);
+  for (size_t i = 0; list != nullptr && i < shown.size(); ++i) {
+    const PyCodeInfo* code = shown[i].code;
     PyObject* item = Py_BuildValue("(s#s#iOI)", code->name.data(), Py_ssize_t(code->name.size()),
                                    code->filename.data(), Py_ssize_t(code->filename.size()),
-                                   gpuperf::ResolvePythonLine(*code, samples[i].instr_offset),
-                                   (samples[i].flags & kPyFrameEntry) ? Py_True : Py_False,
-                                   samples[i].instr_offset);
+                                   gpuperf::ResolvePythonLine(*code, shown[i].instr_offset),
+                                   shown[i].entry ? Py_True : Py_False, shown[i].instr_offset);
     if (item == nullptr || PyList_Append(list, item) != 0) {
       Py_XDECREF(item);
       Py_DECREF(list);

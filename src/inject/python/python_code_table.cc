@@ -270,6 +270,9 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
     // 3.11+: a code object is a variable-size object of its code units.
     int64_t units = PyLoad<int64_t>(key.code, l.var_size);
     entry.code_units = units > 0 && units < int64_t{kPyNoInstruction} ? uint32_t(units) : 0;
+    // For the reader's incomplete-frame check (the walker records raw offsets).
+    const int32_t first_traceable = PyLoad<int32_t>(key.code, l.code_first_traceable);
+    entry.first_traceable = first_traceable > 0 ? uint32_t(first_traceable) : 0;
   } else {
     const uint8_t* bytecode = nullptr;
     uint64_t bytecode_size = 0;
@@ -310,6 +313,7 @@ void PyCodeTable::DrainNew(std::vector<PyCodeInfo>& out) {
       info.first_line = entry.first_line;
       info.python_version = entry.python_version;
       info.code_units = entry.code_units;
+      info.first_traceable = entry.first_traceable;
       info.line_format = entry.line_format;
       out.push_back(std::move(info));
       drained_ = id;

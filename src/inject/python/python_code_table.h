@@ -124,6 +124,7 @@ class PyCodeTable {
     uint64_t text = 0;  // arena offset: name, then file name, then line table
     uint32_t name_size = 0, filename_size = 0, line_table_size = 0;
     uint32_t code_units = 0;
+    uint32_t first_traceable = 0;
     uint32_t python_version = 0;
     PyLineTableFormat line_format = PyLineTableFormat::kNone;
   };

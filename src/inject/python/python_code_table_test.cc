@@ -42,11 +42,14 @@ TEST_P(PyCodeTableTest, CopiesNamesFirstLineAndLineTable) {
   spec.first_line = 80;
   spec.line_table = {0xE8, 0x0E, 0x82, 0x05};  // 3.11 format: +7, then 3 more units there
   spec.code_units = 40;
+  spec.first_traceable = 3;
   PyCodeInfo info = InternAndDrain(fake_.NewCode(spec));
   EXPECT_EQ(info.name, HasQualname() ? "Block.forward" : "forward");
   EXPECT_EQ(info.filename, "/src/model.py");
   EXPECT_EQ(info.first_line, 80);
   EXPECT_EQ(info.code_units, 40u);
+  // For the reader's incomplete-frame test; 3.10 has no _co_firsttraceable.
+  EXPECT_EQ(info.first_traceable, GetParam() == FakeVersion::k310 ? 0u : 3u);
   EXPECT_EQ(info.python_version, fake_.version_hex());
   EXPECT_EQ(info.line_table, std::string("\xE8\x0E\x82\x05", 4));
   EXPECT_EQ(info.line_format, fake_.view().layout.line_format);

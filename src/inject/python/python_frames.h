@@ -12,10 +12,11 @@
 //   reads the version (Py_Version, or Py_GetVersion() on 3.10), refuses debug builds,
 //   pre-releases, free-threaded builds and versions we have no layout for with ONE notice,
 //   then counts the launches it could not walk (PythonFramesCounters::refused).
-// - The walk records per frame (code object, instruction offset in code units, entry flag):
-//   no GIL, no Python calls, no allocation, no locks, at most kMaxPythonFrames frames and
-//   a bounded number of links (a cycle cannot hang it); threads without a thread state get
-//   no frames (counted).
+// - The walk records per frame (code object, instruction offset in code units, entry flag,
+//   owner): no GIL, no Python calls, no allocation, no locks, at most kMaxPythonFrames
+//   frames and a bounded number of links (a cycle cannot hang it); threads without a thread
+//   state get no frames (counted). 3.11+ incomplete frames are recorded too and left out by
+//   the reader (python_walk.h).
 // - Interning (InternPythonFrames) gives each code object a small id (from the thread's
 //   own cache of recent ids when it can, validated on every hit) and copies, the first
 //   time only, its qualified name, file name, first line and raw line table, so nothing

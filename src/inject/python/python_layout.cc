@@ -176,15 +176,23 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
   l.unicode_ascii_data = int32_t(d.unicode_object.asciiobject_size);
   // PyCompactUnicodeObject = PyASCIIObject + utf8_length + utf8 (3.12 and later).
   l.unicode_compact_data = l.unicode_ascii_data + 16;
-  // The layouts of real 3.13 builds equal the built-in copy, whose walk is compiled with
-  // constant offsets.
-  l.builtin_id = 13;
-  if (!(l == kPyLayout313)) l.builtin_id = 0;
+  // Real 3.13 and 3.14 builds walk as the built-in copies, whose loops are compiled with
+  // constant offsets; anything else reads them at run time.
+  const PyLayout& builtin = minor == 13 ? kPyLayout313 : kPyLayout314;
+  l.builtin_id = minor <= 14 && SameWalkLoop(l, builtin) ? builtin.builtin_id : 0;
   *out = l;
   return true;
 }
 
 }  // namespace
+
+bool SameWalkLoop(const PyLayout& a, const PyLayout& b) {
+  return a.flavor == b.flavor && a.frame_previous == b.frame_previous &&
+         a.frame_code == b.frame_code && a.frame_instr == b.frame_instr &&
+         a.frame_owner == b.frame_owner && a.frame_is_entry == b.frame_is_entry &&
+         a.shim_owner == b.shim_owner && a.code_pointer_mask == b.code_pointer_mask &&
+         a.code_bytecode == b.code_bytecode && a.ob_type == b.ob_type;
+}
 
 const PyLayout* BuiltinPyLayout(uint32_t major, uint32_t minor) {
   if (major != 3) return nullptr;

@@ -31,8 +31,9 @@ constexpr uint32_t PyVersionHex(uint32_t major, uint32_t minor) {
 
 // Offsets in bytes; -1 = the version has no such field.
 struct PyLayout {
-  // 10-13: equal to the built-in layout of 3.<id> (python_layout_tables.h), whose walk
-  // has its offsets compiled in; 0: any other, walked with these offsets read at run time.
+  // 10-14: the offsets the walk loop reads equal the built-in layout of 3.<id>
+  // (python_layout_tables.h), whose walk has them compiled in; 0: any other, walked with
+  // these offsets read at run time.
   uint8_t builtin_id = 0;
   uint32_t version = 0;  // PyVersionHex(major, minor)
   PyFrameFlavor flavor = PyFrameFlavor::kFrameObjects;
@@ -68,9 +69,9 @@ struct PyLayout {
   // 3.11+: _co_firsttraceable, the first code unit of the function proper. A frame whose
   // instruction is before it (and that is not a generator's) is "incomplete": it has not
   // started, or is an interpreter-internal trampoline such as 3.13's _Py_InitCleanup.
-  // CPython leaves those out of tracebacks and sys._getframe(); so does the walker.
+  // CPython leaves those out of tracebacks and sys._getframe(); so does the reader of a
+  // trace. The code table copies it once per code object (python_code_table.h).
   int32_t code_first_traceable = -1;
-  int8_t generator_owner = 1;  // FRAME_OWNED_BY_GENERATOR
 
   // Object headers.
   int32_t ob_type = 8;
@@ -88,6 +89,9 @@ struct PyLayout {
 
 // The built-in layout of a version without debug offsets (3.10, 3.11, 3.12), or null.
 const PyLayout* BuiltinPyLayout(uint32_t major, uint32_t minor);
+
+// Whether the walk loop (python_walk.cc) reads the same offsets and flags in `a` and `b`.
+bool SameWalkLoop(const PyLayout& a, const PyLayout& b);
 
 // Reads the layout of a 3.13+ interpreter from the _Py_DebugOffsets at the start of
 // `runtime` (_PyRuntime). Returns false, with a reason, when the cookie, the version

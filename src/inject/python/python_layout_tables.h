@@ -1,5 +1,6 @@
 // The built-in layouts (see python_layout.h), as constants: the walker is compiled once
-// per built-in layout with its offsets folded into the loads.
+// per built-in layout with its offsets folded into the loads. 3.13's and 3.14's are used
+// when the offsets the walk loop reads equal those an interpreter publishes.
 #pragma once
 
 #include "inject/python/python_layout.h"
@@ -119,11 +120,24 @@ constexpr PyLayout Layout313() {
   return l;
 }
 
+// 3.14 reads its layout from _PyRuntime.debug_offsets too. Its frames gain a stackpointer
+// before return_offset (owner moves to 74) and f_executable is a tagged _PyStackRef; its
+// release builds' code objects are laid out as 3.13's.
+constexpr PyLayout Layout314() {
+  PyLayout l = Layout313();
+  l.builtin_id = 14;
+  l.version = PyVersionHex(3, 14);
+  l.frame_owner = 74;
+  l.code_pointer_mask = ~uint64_t{7};
+  return l;
+}
+
 }  // namespace layout_tables
 
 inline constexpr PyLayout kPyLayout310 = layout_tables::Layout310();
 inline constexpr PyLayout kPyLayout311 = layout_tables::Layout311();
 inline constexpr PyLayout kPyLayout312 = layout_tables::Layout312();
 inline constexpr PyLayout kPyLayout313 = layout_tables::Layout313();
+inline constexpr PyLayout kPyLayout314 = layout_tables::Layout314();
 
 }  // namespace gpuperf::inject

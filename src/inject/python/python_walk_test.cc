@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "analyze/python_lines.h"
+#include "inject/python/python_code_table.h"
 #include "python/fake_python.h"
 
 namespace gpuperf::inject {
@@ -26,6 +28,29 @@ class PythonWalkTest : public ::testing::TestWithParam<FakeVersion> {
     return fake_.NewCode(spec);
   }
   bool EveryFrameIsEntry() const { return GetParam() == FakeVersion::k310; }
+  // The first n samples as a trace's reader shows them: their code objects interned and
+  // copied by a PyCodeTable, incomplete frames left out by the reader's own test (an
+  // entry mark of one moves to the frame inside it, as SymbolTable does).
+  std::vector<PyFrameSample> Shown(int n) {
+    PyCodeTable table;
+    PyCodeCache cache{};
+    std::vector<uint32_t> ids(size_t(n), 0);
+    EXPECT_EQ(table.InternAll(fake_.view(), samples_.data(), n, ids.data(), cache), 0);
+    std::vector<PyCodeInfo> codes;
+    table.DrainNew(codes);
+    std::vector<PyFrameSample> shown;
+    for (int i = 0; i < n; ++i) {
+      const PyCodeInfo& code = codes.at(ids[i] - 1);
+      const PyFrameSample& sample = samples_[i];
+      if (PythonFrameIsIncomplete(code.python_version, code.first_traceable, sample.instr_offset,
+                                  PyFrameIsGenerator(sample.flags))) {
+        if ((sample.flags & kPyFrameEntry) && !shown.empty()) shown.back().flags |= kPyFrameEntry;
+        continue;
+      }
+      shown.push_back(sample);
+    }
+    return shown;
+  }
 
   FakePython fake_{GetParam()};
   std::vector<PyFrameSample> samples_;
@@ -53,10 +78,11 @@ TEST_P(PythonWalkTest, ReadsCodeOffsetAndEntryOfEveryFrameInnermostFirst) {
   }
 }
 
-// 3.10-3.13 walk with compiled-in offsets, anything else (3.14) with offsets read at run
-// time: both give the same walk.
+// The fakes' layouts walk with compiled-in offsets (3.13 and 3.14: those their debug
+// offsets give equal the built-in ones), any other with offsets read at run time: both give
+// the same walk.
 TEST_P(PythonWalkTest, CompiledAndRunTimeOffsetsWalkAlike) {
-  static const uint8_t kBuiltinIds[] = {10, 11, 12, 13, 0};
+  static const uint8_t kBuiltinIds[] = {10, 11, 12, 13, 14};
   EXPECT_EQ(fake_.view().layout.builtin_id, kBuiltinIds[int(GetParam())]);
   for (int i = 0; i < 9; ++i) fake_.PushFrame(Code(U"f"), uint32_t(i), i % 3 == 0);
   PyWalkResult compiled = Walk();
@@ -73,37 +99,53 @@ TEST_P(PythonWalkTest, CompiledAndRunTimeOffsetsWalkAlike) {
   }
 }
 
+// Frames that have not started are recorded with kPyNoInstruction (3.11+: an instruction
+// pointer one unit before the bytecode, read as -1) and, from 3.11 on, left out by the
+// reader as CPython's _PyFrame_IsIncomplete leaves them out.
 TEST_P(PythonWalkTest, FramesThatHaveNotStartedAreLeftOutFrom311) {
   fake_.PushFrame(Code(U"outer"), 4, true);
   fake_.PushFrame(Code(U"inner"), kPyNoInstruction, false);
+  ASSERT_EQ(Walk().frames, 2);
+  EXPECT_EQ(samples_[0].instr_offset, kPyNoInstruction);
+  EXPECT_EQ(samples_[1].instr_offset, 4u);
+  std::vector<PyFrameSample> shown = Shown(2);
   if (GetParam() == FakeVersion::k310) {
-    ASSERT_EQ(Walk().frames, 2);
-    EXPECT_EQ(samples_[0].instr_offset, kPyNoInstruction);
-    EXPECT_EQ(samples_[1].instr_offset, 4u);
+    ASSERT_EQ(shown.size(), 2u) << "3.10 shows frames that have not started";
   } else {
-    ASSERT_EQ(Walk().frames, 1) << "CPython's _PyFrame_IsIncomplete";
-    EXPECT_EQ(samples_[0].instr_offset, 4u);
+    ASSERT_EQ(shown.size(), 1u) << "CPython's _PyFrame_IsIncomplete";
+    EXPECT_EQ(shown[0].instr_offset, 4u);
+    EXPECT_TRUE(shown[0].flags & kPyFrameEntry);
   }
 }
 
-// 3.13's _Py_InitCleanup: a code object whose frames never reach _co_firsttraceable.
+// 3.13's _Py_InitCleanup: a code object whose frames never reach _co_firsttraceable. The
+// walk records them with their raw offsets and owners; the code table copies the code's
+// first traceable unit once; the reader leaves them out, moving an entry mark inwards.
 TEST_P(PythonWalkTest, TrampolinesBeforeTheirFirstTraceableUnitAreLeftOut) {
   if (GetParam() == FakeVersion::k310) GTEST_SKIP() << "3.10 has no _co_firsttraceable";
   FakeCodeSpec trampoline;
   trampoline.first_traceable = 4;
   uint64_t code = fake_.NewCode(trampoline);
   fake_.PushFrame(Code(U"caller"), 9, true);
-  fake_.PushFrame(code, 0, /*entry=*/GetParam() == FakeVersion::k311);
+  fake_.PushFrame(code, 0, /*entry=*/true);  // 3.12+: a shim under it
   uint64_t generator = fake_.PushFrame(code, 1, false);
   fake_.SetFrameOwner(generator, 1);  // a generator's frame is never incomplete
   fake_.PushFrame(Code(U"__init__"), 5, false);
-  ASSERT_EQ(Walk().frames, 3);
-  EXPECT_EQ(samples_[0].instr_offset, 5u);
-  EXPECT_EQ(samples_[1].instr_offset, 1u);
-  EXPECT_EQ(samples_[2].instr_offset, 9u);
-  // 3.11: the trampoline's is_entry moved to the frame above it.
-  EXPECT_EQ((samples_[1].flags & kPyFrameEntry) != 0, GetParam() == FakeVersion::k311);
+  ASSERT_EQ(Walk().frames, 4) << "the walk keeps every frame";
+  EXPECT_EQ(samples_[2].code, code);
+  EXPECT_EQ(samples_[2].instr_offset, 0u);
   EXPECT_TRUE(samples_[2].flags & kPyFrameEntry);
+  EXPECT_TRUE(PyFrameIsGenerator(samples_[1].flags));
+  EXPECT_FALSE(PyFrameIsGenerator(samples_[2].flags));
+  std::vector<PyFrameSample> shown = Shown(4);
+  ASSERT_EQ(shown.size(), 3u);
+  EXPECT_EQ(shown[0].instr_offset, 5u);
+  EXPECT_EQ(shown[1].instr_offset, 1u);
+  EXPECT_EQ(shown[2].instr_offset, 9u);
+  // The trampoline's entry mark moved to the frame above it.
+  EXPECT_TRUE(shown[1].flags & kPyFrameEntry);
+  EXPECT_TRUE(shown[2].flags & kPyFrameEntry);
+  EXPECT_FALSE(shown[0].flags & kPyFrameEntry);
 }
 
 TEST_P(PythonWalkTest, NoThreadStateOrNoFramesGivesNothing) {

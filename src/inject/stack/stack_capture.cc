@@ -228,7 +228,8 @@ int AppendPythonFrames(uint64_t* pcs, int depth) {
   InternPythonFrames(samples, n, code_ids);  // a failure leaves id 0, counted by the walker
   for (int i = 0; i < n; ++i) {
     pcs[depth + i] = MakePythonFrameWord(code_ids[i], samples[i].instr_offset,
-                                         (samples[i].flags & kPyFrameEntry) != 0);
+                                         (samples[i].flags & kPyFrameEntry) != 0,
+                                         PyFrameIsGenerator(samples[i].flags));
   }
   return depth + n;
 }
@@ -354,6 +355,7 @@ void DrainNewPythonCodeRecords(std::vector<PythonCodeRecord>& out, uint32_t pid,
     record.python_version = code.python_version;
     record.line_format = static_cast<uint8_t>(code.line_format);
     record.code_units = code.code_units;
+    record.first_traceable = code.first_traceable;
     record.line_table = std::move(code.line_table);
     out.push_back(std::move(record));
   }
