@@ -22,6 +22,7 @@
 #include "inject/log.h"
 #include "inject/nccl/nccl_plugin.h"
 #include "inject/power/power_sampler.h"
+#include "inject/preload_stats.h"
 #include "inject/rank_identity.h"
 #include "inject/record_batch.h"
 #include "inject/recorder.h"
@@ -177,6 +178,8 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
       (recorder.config.activities & kLinkedKinds) == kLinkedKinds) {
     CheckActivityOwner();
   }
+  // Without callbacks, only the preload library sees a takeover.
+  if (PreloadSawBufferTakeover()) ReportActivityBuffersTaken();
 }
 
 // This process's place in a distributed job (rank_identity.h), for the writer.

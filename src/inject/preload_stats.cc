@@ -17,4 +17,10 @@ void UpdatePreloadStats() {
   SetStat(StatId::cupti_clients_refused, refusals->load(std::memory_order_relaxed));
 }
 
+bool PreloadSawBufferTakeover() {
+  const auto* takeovers = static_cast<const std::atomic<unsigned long long>*>(
+      dlsym(RTLD_DEFAULT, GPUPERF_PRELOAD_TAKEOVERS_SYMBOL));
+  return takeovers != nullptr && takeovers->load(std::memory_order_relaxed) != 0;
+}
+
 }  // namespace gpuperf::inject

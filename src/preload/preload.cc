@@ -9,8 +9,15 @@
 // real function runs, its result goes back unchanged, and a refusal while gpuperf holds the
 // slot is counted (for the trace's stats, src/inject/preload_stats.cc) and said in one line.
 //
+// It stands in front of cuptiActivityRegisterCallbacks too: a client that registers its own
+// activity buffers after gpuperf did takes CUPTI's records from then on. With gpuperf's
+// callbacks on, the injection library notices that by itself (a thread's launches outrun
+// its last buffer); without them (record --no-stacks and no API records) only this call
+// shows it. It is counted here and said by the injection library, once, either way.
+//
 // A guest in every process `record` starts, CUDA or not: nothing runs at load time, nothing is
 // allocated, and it depends on libc alone.
+#include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -26,6 +33,7 @@
 
 extern "C" {
 std::atomic<unsigned long long> gpuperf_preload_cupti_refusals{0};
+std::atomic<unsigned long long> gpuperf_preload_buffer_takeovers{0};
 }
 
 namespace {
@@ -134,6 +142,23 @@ bool IsGpuperf(const CUpti_SubscriberParams* params) {
 std::atomic<SubscribeFn> g_subscribe{nullptr};
 std::atomic<SubscribeV2Fn> g_subscribe_v2{nullptr};
 
+using RegisterFn = CUptiResult(CUPTIAPI*)(CUpti_BuffersCallbackRequestFunc,
+                                          CUpti_BuffersCallbackCompleteFunc);
+std::atomic<RegisterFn> g_register{nullptr};
+std::atomic<bool> g_gpuperf_has_buffers{false};
+
+// Whether `function` is code of gpuperf's injection library (the buffer callbacks it
+// registers live there).
+bool InGpuperf(const void* function) {
+  Dl_info info{};
+  if (function == nullptr || dladdr(function, &info) == 0 || info.dli_fname == nullptr) {
+    return false;
+  }
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  const char* file = slash != nullptr ? slash + 1 : info.dli_fname;
+  return std::strncmp(file, "libgpuperf_inject", 17) == 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -145,6 +170,21 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_Ca
   if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
   const CUptiResult result = real(subscriber, callback, userdata);
   NoteResult(result, false);
+  return result;
+}
+
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                    CUpti_BuffersCallbackCompleteFunc completed) {
+  RegisterFn real = Resolve(g_register, "cuptiActivityRegisterCallbacks",
+                            reinterpret_cast<const void*>(&cuptiActivityRegisterCallbacks));
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  const CUptiResult result = real(requested, completed);
+  if (result != CUPTI_SUCCESS) return result;
+  if (InGpuperf(reinterpret_cast<const void*>(requested))) {
+    g_gpuperf_has_buffers.store(true, std::memory_order_release);
+  } else if (g_gpuperf_has_buffers.exchange(false, std::memory_order_acq_rel)) {
+    gpuperf_preload_buffer_takeovers.fetch_add(1, std::memory_order_relaxed);
+  }
   return result;
 }
 

@@ -123,6 +123,19 @@ expect_log late "subscribe=CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
 [[ $(grep -c "replaced gpuperf's activity buffers" "$dir/late.log") -eq 1 ]] || fail "late: want one line about the takeover"
 [[ $(stat_value late activity_buffers_taken) -eq 1 ]] || fail "late: takeover not counted"
 expect_log late "another CUPTI client took over the activity buffers"
+# Without gpuperf's callbacks (no stacks, no API records) nothing outruns a buffer, and the
+# late client even gets the subscriber slot; libgpuperf_preload.so sees its buffer
+# registration instead: the same one line and count.
+rec late_nosub 0 --flush-period 100 --no-stacks --activities kernel,memcpy,memset -- \
+  "$app" late_profiler 200000 1000
+expect_log late_nosub "subscribe=CUPTI_SUCCESS"
+[[ $(grep -c "replaced gpuperf's activity buffers" "$dir/late_nosub.log") -eq 1 ]] ||
+  fail "late_nosub: want one line about the takeover: $(grep -v '^fake' "$dir/late_nosub.log" | head -5)"
+[[ $(stat_value late_nosub activity_buffers_taken) -eq 1 ]] || fail "late_nosub: takeover not counted"
+# With the preload left out, that case goes unseen (docs/recording.md says so).
+GPUPERF_PRELOAD=off rec late_nopreload 0 --flush-period 100 --no-stacks \
+  --activities kernel,memcpy,memset -- "$app" late_profiler 200000 1000
+grep -q "replaced gpuperf's" "$dir/late_nopreload.log" && fail "late_nopreload: takeover claimed"
 # ...and never without one: an ordinary busy run does not claim a takeover.
 grep -q "replaced gpuperf's" "$dir/burst.log" "$dir/churn.log" && fail "takeover claimed without a second client"
 # --- another CUDA profiler in the same run: the one started first keeps the process ---------

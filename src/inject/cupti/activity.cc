@@ -213,8 +213,13 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
 void CheckActivityOwner() {
   // Writer thread only. Every linked call (launch, copy, set, allocation) yields at least one
   // record of at least this size when the default activity kinds are on.
+  if (AnyThreadOutranItsBuffer()) ReportActivityBuffersTaken();
+}
+
+void ReportActivityBuffersTaken() {
+  // Writer thread only.
   static bool reported = false;
-  if (reported || !AnyThreadOutranItsBuffer()) return;
+  if (reported) return;
   reported = true;
   CountStat(StatId::activity_buffers_taken);
   LogOnce(

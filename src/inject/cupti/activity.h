@@ -26,6 +26,10 @@ void SetActivityFlushPeriod(uint32_t period_ms);
 // another CUPTI client registered its own buffer callbacks after ours (a thread's linked calls
 // outran its last buffer without CUPTI asking for another), says so in one line and counts it.
 void CheckActivityOwner();
+// Says once that another CUPTI client took the activity buffers, and counts it
+// (activity_buffers_taken): from CheckActivityOwner, or when libgpuperf_preload.so saw the
+// registration (preload_stats.h).
+void ReportActivityBuffersTaken();
 // Adds CUPTI's dropped-record count for the given context/stream to the stats.
 void CountDroppedRecords(void* context, uint32_t stream_id);
 

@@ -5,7 +5,8 @@
 #      torch.profiler got 0 CUDA events, and gpuperf recorded as many kernels as in run 2;
 #   2. GPUPERF_PRELOAD=off: no gpuperf line, no count, the same kernels (> 0);
 #   3. --no-stacks --activities kernel,memcpy,memset: gpuperf does not subscribe, Kineto is not
-#      refused: no gpuperf line.
+#      refused: no refusal line; Kineto's buffer registration takes CUPTI's records from
+#      gpuperf, which the preload library sees: the takeover line once, activity_buffers_taken 1.
 # Takes three short PyTorch runs. Outputs in $out/kineto/.
 kineto_check() {
   local d=$out/kineto w=$work/kineto problems=()
@@ -48,6 +49,10 @@ kineto_check() {
     problems+=("kernels with the preload ${on_kernels:-none}, without ${off_kernels:-none}")
   [[ $(kineto_said off) -eq 0 ]] || problems+=("the line came with GPUPERF_PRELOAD=off")
   [[ $(kineto_said nostacks) -eq 0 ]] || problems+=("the line came without gpuperf's subscription")
+  local taken; taken=$(grep -c "replaced gpuperf's activity buffers" "$d/nostacks.err")
+  [[ $taken -eq 1 ]] || problems+=("nostacks: the takeover line came $taken times, want 1")
+  "$gp" dump "$w/nostacks" 2>/dev/null | grep -q 'value=1 # activity_buffers_taken$' ||
+    problems+=("nostacks: activity_buffers_taken not 1")
   note kineto "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" \
     "${problems[*]:-one line, ${refused} refused, ${on_kernels} kernels with and without the preload}"
 }
