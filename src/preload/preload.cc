@@ -48,6 +48,12 @@ constexpr const char kGpuperfSubscriber[] = "gpuperf";
 std::atomic<bool> g_gpuperf_holds_slot{false};
 std::atomic<bool> g_refusal_said{false};
 
+// The file name of a loaded object's path.
+const char* FileName(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash != nullptr ? slash + 1 : path;
+}
+
 struct LoadedCupti {
   char path[4096];
   bool found;
@@ -56,9 +62,8 @@ struct LoadedCupti {
 int FindLoadedCupti(dl_phdr_info* info, size_t, void* data) {
   const char* name = info->dlpi_name;
   if (name == nullptr) return 0;
-  const char* slash = std::strrchr(name, '/');
-  const char* file = slash != nullptr ? slash + 1 : name;
-  if (std::strncmp(file, "libcupti.so", 11) != 0 || std::strlen(name) >= sizeof(LoadedCupti::path))
+  if (std::strncmp(FileName(name), "libcupti.so", 11) != 0 ||
+      std::strlen(name) >= sizeof(LoadedCupti::path))
     return 0;
   auto* loaded = static_cast<LoadedCupti*>(data);
   std::memcpy(loaded->path, name, std::strlen(name) + 1);
@@ -154,9 +159,7 @@ bool InGpuperf(const void* function) {
   if (function == nullptr || dladdr(function, &info) == 0 || info.dli_fname == nullptr) {
     return false;
   }
-  const char* slash = std::strrchr(info.dli_fname, '/');
-  const char* file = slash != nullptr ? slash + 1 : info.dli_fname;
-  return std::strncmp(file, "libgpuperf_inject", 17) == 0;
+  return std::strncmp(FileName(info.dli_fname), "libgpuperf_inject", 17) == 0;
 }
 
 }  // namespace

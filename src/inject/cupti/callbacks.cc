@@ -54,6 +54,13 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 
+bool StartsWithAny(std::string_view name, std::span<const std::string_view> prefixes) {
+  for (std::string_view prefix : prefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 // Host synchronizations: the report's sync rows and the stall insights name the stack of
 // the call that waited. A few calls a step against hundreds of launches, so they always get
 // their stack, whatever --sample-launches leaves to the launches.
@@ -62,11 +69,7 @@ bool IsHostWait(std::string_view name, bool runtime) {
                                                   "cudaEventSynchronize"};
   static constexpr std::string_view kDriver[] = {"cuCtxSynchronize", "cuStreamSynchronize",
                                                  "cuEventSynchronize"};
-  for (auto prefix : runtime ? std::span<const std::string_view>(kRuntime)
-                             : std::span<const std::string_view>(kDriver)) {
-    if (name.starts_with(prefix)) return true;
-  }
-  return false;
+  return runtime ? StartsWithAny(name, kRuntime) : StartsWithAny(name, kDriver);
 }
 
 bool IsLinked(std::string_view name, bool runtime) {
@@ -74,16 +77,7 @@ bool IsLinked(std::string_view name, bool runtime) {
                                                   "cudaMemcpy", "cudaMemset",   "cudaMalloc"};
   static constexpr std::string_view kDriver[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy",
                                                  "cuMemset", "cuMemAlloc"};
-  if (runtime) {
-    for (auto prefix : kRuntime) {
-      if (name.starts_with(prefix)) return true;
-    }
-  } else {
-    for (auto prefix : kDriver) {
-      if (name.starts_with(prefix)) return true;
-    }
-  }
-  return false;
+  return runtime ? StartsWithAny(name, kRuntime) : StartsWithAny(name, kDriver);
 }
 
 // "cuStreamGetCaptureInfo_v2_ptsz" -> "cuStreamGetCaptureInfo".
