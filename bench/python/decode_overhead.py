@@ -360,7 +360,7 @@ def aggregate(rows):
         if row.get("step_cpu_ms_median") is not None:
             by_round_cpu.setdefault(row["round"], {})[row["mode"]] = row["step_cpu_ms_median"]
     result["cpu_ratio"] = {}
-    for mode in MODES + EXTRA_MODES:
+    for mode in MODES[1:] + EXTRA_MODES:  # base against itself says nothing
         ratios = [modes[mode] / modes["base"] for modes in by_round_cpu.values()
                   if mode in modes and modes.get("base")]
         if ratios:
@@ -423,8 +423,7 @@ def table(result, rows):
                          + parts)
     if result.get("cpu_ratio"):
         lines.append("  launching thread's CPU time per step, x no profiler: " + "; ".join(
-            f"{LABELS[m]} {fmt_spread(r, '{:.2f}')}" for m, r in result["cpu_ratio"].items()
-            if m != "base"))
+            f"{LABELS[m]} {fmt_spread(r, '{:.2f}')}" for m, r in result["cpu_ratio"].items()))
     share = result["gpuperf_pct_of_with_stack"]
     lines.append(f"gpuperf's added time as % of with_stack's: {fmt_spread(share, '{:.1f}')}")
     budget = result["budget"]
