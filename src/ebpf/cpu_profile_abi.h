@@ -101,7 +101,8 @@ enum gp_counter {
   GP_COUNT_PROCESSES_FOLLOWED = 9,    /* children added to the filter at fork */
   GP_COUNT_STACKS_SENT = 10,          /* distinct off-CPU stacks sent */
   GP_COUNT_PREEMPTIONS_UNWALKED = 11, /* involuntary switch-outs timed without stacks */
-  GP_COUNTERS = 12,
+  GP_COUNT_CLOCK_BACKWARDS = 12,      /* intervals not timed: switched in "before" out */
+  GP_COUNTERS = 13,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */
