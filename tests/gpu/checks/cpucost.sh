@@ -2,9 +2,10 @@
 # host (16 cores, otherwise idle; docs/cpu-profiling.md "Measured"). Sourced by
 # tests/gpu/run.sh, which defines note, $gp, $src, $work, $out; scripts/stage-gpu.sh stages
 # cpu_switchy next to gpuperf.
-#  - bench/cpu_overhead/run.sh, 5 alternating rounds each: switchy at two switch rates
-#    (2 pairs with 5 us and with 40 us of work per item), the program's own CPU time alone
-#    and profiled, without the kernel's BPF statistics (they add two clock reads a run);
+#  - bench/cpu_overhead/run.sh, 5 alternating rounds each: switchy in ping-pong mode (on 16
+#    cores the pipelined mode hardly blocks: 7k switches/s) at two switch rates (2 pairs with
+#    5 us and with 50 us of work per hop), the program's own CPU time alone and profiled,
+#    without the kernel's BPF statistics (they add two clock reads a run);
 #  - the same high rate with the switch program timing by bpf_ktime_get_ns instead of the
 #    run queue's clock (GPUPERF_CPU_CLOCK=ktime), to measure what that clock saves;
 #  - one round with STATS=1 for the split: ns per BPF program run, draining thread.
@@ -30,11 +31,11 @@ cpucost_check() {
   fi
   mkdir -p "$out/cpucost"
   local high moderate ktime
-  cpucost_args="2 100000 5000"
+  cpucost_args="2 100000 5000 pingpong"
   high=$(cpucost_run high 5 X=1)
   ktime=$(cpucost_run high_ktime 5 GPUPERF_CPU_CLOCK=ktime)
   cpucost_run high_stats 1 STATS=1 >/dev/null
-  cpucost_args="2 40000 40000"
+  cpucost_args="2 20000 50000 pingpong"
   moderate=$(cpucost_run moderate 5 X=1)
   local rate_high rate_moderate
   rate_high=$(grep -o '[0-9]* context switches/s' "$out/cpucost/high.txt")
