@@ -80,7 +80,9 @@ class CpuProfile {
   Status Follow(uint32_t pid);
   // Hands every event in the ring buffer to the sink; returns how many.
   int Drain();
-  // Detaches the programs and drains what is left. Idempotent.
+  // Detaches the programs, has every followed thread still alive send what it holds (its
+  // pending off-CPU runs, and the interval so far of a thread that is off CPU now), and
+  // drains what is left. Idempotent.
   void Stop();
   CpuProfileCounters counters() const;
   // Zero without measure_cost. Read it before Stop: stopped programs are gone.
@@ -90,6 +92,7 @@ class CpuProfile {
 
  private:
   explicit CpuProfile(std::unique_ptr<State> state);
+  void FlushThreads();  // runs the flush_threads task iterator once
   std::unique_ptr<State> state_;
 };
 

@@ -27,16 +27,14 @@ namespace {
 constexpr uint64_t kMapsRefreshNs = 100'000'000;  // a process's maps at most every 100 ms
 
 std::string ReadFirstLine(const std::string& path) {
-  std::ifstream file(path);
-  std::string line;
-  std::getline(file, line);
-  return line;
+  std::string text = ReadSmallFile(path);
+  text.resize(std::min(text.size(), text.find('\n')));
+  return text;
 }
 
 // argv joined by spaces, as the injection library records it.
 std::string CommandLine(uint32_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string raw = ReadSmallFile("/proc/" + std::to_string(pid) + "/cmdline");
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   std::replace(raw.begin(), raw.end(), '\0', ' ');
   return raw;
