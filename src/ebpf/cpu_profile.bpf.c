@@ -446,7 +446,9 @@ int BPF_PROG(on_exec, struct task_struct* p) {
     return 0;
   }
   fill_header(e, GP_EVENT_EXEC, p->tgid, p->pid, bpf_ktime_get_ns());
-  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  /* Wakes the loader: the new program's maps are best read before it runs much (a
+   * short-lived program, such as a wrapper script that execs again, is gone soon). */
+  bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
   return 0;
 }
 

@@ -252,6 +252,13 @@ Status CpuProfile::Follow(uint32_t pid) {
   return Status::Ok();
 }
 
+int CpuProfile::Poll(int timeout_ms) {
+  // ring_buffer__poll consumes only after a wake-up; the events sent without one are
+  // taken by the Drain after it.
+  const int woken = ring_buffer__poll(state_->ring, timeout_ms);
+  return (woken < 0 ? 0 : woken) + Drain();
+}
+
 int CpuProfile::Drain() {
   const int n = ring_buffer__consume(state_->ring);
   return n < 0 ? 0 : n;

@@ -80,6 +80,9 @@ class CpuProfile {
   Status Follow(uint32_t pid);
   // Hands every event in the ring buffer to the sink; returns how many.
   int Drain();
+  // Waits up to `timeout_ms` for an event that wakes the loader (a followed process ran a
+  // new program; the others are sent without wake-ups), then drains like Drain.
+  int Poll(int timeout_ms);
   // Detaches the programs, has every followed thread still alive send what it holds (its
   // pending off-CPU runs, and the interval so far of a thread that is off CPU now), and
   // drains what is left. Idempotent.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -25,6 +26,7 @@ namespace gpuperf::ebpf {
 namespace {
 
 constexpr uint64_t kMapsRefreshNs = 100'000'000;  // a process's maps at most every 100 ms
+constexpr uint64_t kFirstCodeAddress = 4096;      // user PCs below it are not code
 
 std::string ReadFirstLine(const std::string& path) {
   std::string text = ReadSmallFile(path);
@@ -182,7 +184,10 @@ struct CpuRecorder::State {
     RefreshIfUnmapped(pid, p, walked, now);
     const std::vector<uint64_t> user = missed.Complete(
         pid, walked, {s.user_top, std::min<size_t>(s.top_words, GP_STACK_TOP_WORDS)});
-    pcs.insert(pcs.end(), user.begin(), user.end());
+    // A frame-pointer walk ends on a zero return address, or wanders into small integers
+    // through code without frame pointers: no code lives in the first page.
+    std::copy_if(user.begin(), user.end(), std::back_inserter(pcs),
+                 [](uint64_t pc) { return pc >= kFirstCodeAddress; });
     key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
     key.append(reinterpret_cast<const char*>(pcs.data()), pcs.size() * sizeof(uint64_t));
     auto [it, added] = stack_ids.try_emplace(key, 0);
@@ -192,7 +197,9 @@ struct CpuRecorder::State {
     for (uint64_t pc : pcs) {
       if (IsKernelFrameWord(pc)) kernel_words.emplace(pid, pc);
     }
-    for (uint16_t i = 0; i < user_depth; ++i) unmapped_pcs += !Mapped(p, s.user_pcs[i]);
+    for (uint16_t i = 0; i < user_depth; ++i) {
+      unmapped_pcs += s.user_pcs[i] >= kFirstCodeAddress && !Mapped(p, s.user_pcs[i]);
+    }
     return it->second;
   }
 
