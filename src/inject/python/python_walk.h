@@ -54,7 +54,25 @@ struct PyWalkResult {
   uint32_t skipped = 0;    // frames whose code was not a code object (not recorded)
 };
 
-// Walks the frames of `tstate` (a PyThreadState*, 0 for none) into out[0..max).
-PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out, int max);
+// Walks the frames of `tstate` (a PyThreadState*, 0 for none) into out[0..max). When
+// `frame_addresses` is given, frame_addresses[i] is the address of the frame out[i] came from.
+PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out, int max,
+                            uint64_t* frame_addresses = nullptr);
+
+// Where one thread's previous walk read: its frames and their code objects. Between two
+// launches the application evicts the CPU caches, and the walk is a chain of dependent loads
+// (each frame's `previous`), one miss after another. Launch stacks repeat, so Prefetch()
+// before the next walk asks for those lines all at once and the misses overlap. Only hints:
+// a prefetch never faults, and a frame that is gone costs a wasted one. Zero-filled memory is
+// an empty memory; nothing allocates.
+struct PyWalkPrefetch {
+  static constexpr int kFrames = 64;  // the innermost ones
+  int frames = 0;
+  uint64_t frame_addresses[kFrames];
+  uint64_t codes[kFrames];
+
+  void Remember(const uint64_t* addresses, const PyFrameSample* samples, int n);
+  void Prefetch() const;
+};
 
 }  // namespace gpuperf::inject
