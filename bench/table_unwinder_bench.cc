@@ -2,6 +2,7 @@
 // and libc's qsort_r (tests/unwind/chain.h), captured at the bottom of the chain:
 //   Table:         the .eh_frame table unwinder (src/inject/stack/table_unwinder.h), its
 //                  per-thread rule cache warm (a stack seen before, as most launches are);
+//   TableNoPrefetch: the same without the prefetch of the previous walk's lines;
 //   TableUncached: the same with the cache off: two searches per frame (a new stack);
 //   Libunwind:     unw_backtrace with its per-thread cache;
 //   Libgcc:        _Unwind_Backtrace;
@@ -53,7 +54,7 @@ namespace {
 
 constexpr int kChainLevels = 12;  // with the benchmark's own frames: ~35-40 frames
 
-enum class Method { kTable, kTableUncached, kLibunwind, kLibgcc, kFramePointers };
+enum class Method { kTable, kTableNoPrefetch, kTableUncached, kLibunwind, kLibgcc, kFramePointers };
 
 struct BenchRun {
   benchmark::State* state;
@@ -64,6 +65,7 @@ __attribute__((noinline)) int CaptureOnce(Method method, uint64_t* pcs, bool* co
   TableWalkResult result;
   switch (method) {
     case Method::kTable:
+    case Method::kTableNoPrefetch:
     case Method::kTableUncached: {
       const int depth = TableCaptureStack(pcs, kMaxStackDepth, &result);
       *complete = result.complete();
@@ -186,7 +188,8 @@ BENCHMARK(Cold)
 
 template <class Context, class RunFn>
 void InChain(benchmark::State& state, Method method, RunFn run_chain) {
-  const bool table = method == Method::kTable || method == Method::kTableUncached;
+  const bool table = method == Method::kTable || method == Method::kTableNoPrefetch ||
+                     method == Method::kTableUncached;
   if (table && !InitTableUnwinder()) {
     state.SkipWithError("no .eh_frame tables");
     return;
@@ -201,8 +204,10 @@ void InChain(benchmark::State& state, Method method, RunFn run_chain) {
   context.leaf = Leaf;
   context.arg = &run;
   UseTableRuleCache(method != Method::kTableUncached);
+  UseTableWalkPrefetch(method != Method::kTableNoPrefetch);
   run_chain(kChainLevels, &context);
   UseTableRuleCache(true);
+  UseTableWalkPrefetch(true);
 }
 
 void NoFramePointers(benchmark::State& state, Method method) {
@@ -347,6 +352,7 @@ BENCHMARK_CAPTURE(CapturePathWithFramePointers, auto, inject::UnwindMode::kAuto)
 #endif
 
 BENCHMARK_CAPTURE(NoFramePointers, Table, Method::kTable);
+BENCHMARK_CAPTURE(NoFramePointers, TableNoPrefetch, Method::kTableNoPrefetch);
 BENCHMARK_CAPTURE(NoFramePointers, TableUncached, Method::kTableUncached);
 BENCHMARK_CAPTURE(NoFramePointers, Libunwind, Method::kLibunwind);
 BENCHMARK_CAPTURE(NoFramePointers, Libgcc, Method::kLibgcc);

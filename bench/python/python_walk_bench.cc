@@ -149,8 +149,7 @@ GP_SYNTHETIC(k314, py314)
       ->ArgNames({"frames", "caches", "prefetch"})    \
       ->ArgsProduct({{50}, {0, 1}, {0, 1}})           \
       ->UseManualTime()                               \
-      ->Iterations(300)                               \
-      ->Repetitions(1);
+      ->Iterations(300);
 GP_COLD(k311, py311)
 GP_COLD(k312, py312)
 #undef GP_COLD
