@@ -63,11 +63,12 @@ PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSam
 // launches the application evicts the CPU caches, and the walk is a chain of dependent loads
 // (each frame's `previous`), one miss after another. Launch stacks repeat, so Prefetch()
 // before the next walk asks for those lines all at once and the misses overlap. Only hints:
-// a prefetch never faults, and a frame that is gone costs a wasted one. Zero-filled memory is
-// an empty memory; nothing allocates.
+// a prefetch never faults, and a frame that is gone costs a wasted one. Trivial (no
+// initializers), as PyCodeCache: a zero-filled thread_local one is empty and needs no
+// constructor; nothing allocates.
 struct PyWalkPrefetch {
   static constexpr int kFrames = 64;  // the innermost ones
-  int frames = 0;
+  int frames;
   uint64_t frame_addresses[kFrames];
   uint64_t codes[kFrames];
 
