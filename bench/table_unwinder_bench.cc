@@ -25,7 +25,9 @@
 // 8 MiB, 2 a sweep of 64 MiB, 3 the 64 MiB sweep and then the stack read back (the rule
 // cache, tables and code cold, the stack warm), 4 the stack flushed (clflush) and nothing
 // else. prefetch:1 is the default walk, which first prefetches the lines its thread's previous
-// walk read (PcRuleCache::PrefetchPrevious); prefetch:0 switches that off. Counters:
+// walk read (PcRuleCache::PrefetchPrevious); prefetch:0 switches that off. stacks:1 walks
+// one stack every time; stacks:2 alternates two that share their outer frames (depth is the
+// last walk's, one frame more or less). Counters:
 // ns_per_frame (mean) and median_ns_per_frame (median of the walks). ColdCapturePath does the
 // same for the whole capture path (unwind, trim, intern), caches 0 to 2.
 #include <benchmark/benchmark.h>
@@ -104,7 +106,20 @@ enum class Evict { kNone = 0, kSweep8 = 1, kSweep64 = 2, kAllButStack = 3, kStac
 struct ColdRun {
   benchmark::State* state;
   Evict evict;
+  bool alternate = false;  // every other walk through CaptureThroughWrapper
 };
+
+// One frame more than a direct call, with 256 bytes of its own: the walk's inner frames
+// differ and lie at other stack addresses, its outer frames are the same. Alternating the
+// two is closer to a real process, where consecutive launches come from different ops under
+// the same outer frames, than one stack every time.
+__attribute__((noinline)) int CaptureThroughWrapper(uint64_t* pcs, bool* complete) {
+  volatile char pad[256];
+  pad[0] = 0;
+  const int depth = CaptureOnce(Method::kTable, pcs, complete);
+  pad[1] = 1;  // after the call: not a tail call
+  return depth;
+}
 
 // Evicts as `evict` says. The stack is the calling thread's, from this frame to its top:
 // every frame the walk reads lies there.
@@ -149,10 +164,14 @@ int ColdLeaf(void* arg) {
   int depth = 0;
   bool complete = true;
   CaptureOnce(Method::kTable, pcs, &complete);  // the previous walk of the first timed one
+  CaptureThroughWrapper(pcs, &complete);
+  bool through_wrapper = false;
   for (auto _ : state) {
+    through_wrapper = run->alternate && !through_wrapper;
     EvictFor(run->evict, small, large);
     timer.Start();
-    depth = CaptureOnce(Method::kTable, pcs, &complete);
+    depth = through_wrapper ? CaptureThroughWrapper(pcs, &complete)
+                            : CaptureOnce(Method::kTable, pcs, &complete);
     timer.Stop(state);
     benchmark::DoNotOptimize(pcs[0]);
   }
@@ -164,7 +183,7 @@ int ColdLeaf(void* arg) {
 // Runs `leaf` at the bottom of the chain without frame pointers, evicting as range(0) says,
 // with the walk's prefetch on or off as range(1) says.
 void RunCold(benchmark::State& state, int (*leaf)(void*)) {
-  ColdRun run{&state, static_cast<Evict>(state.range(0))};
+  ColdRun run{&state, static_cast<Evict>(state.range(0)), state.range(2) == 2};
   chain_nofp::ChainContext context;
   context.leaf = leaf;
   context.arg = &run;
@@ -181,8 +200,8 @@ void Cold(benchmark::State& state) {
   RunCold(state, ColdLeaf);
 }
 BENCHMARK(Cold)
-    ->ArgNames({"caches", "prefetch"})
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}})
+    ->ArgNames({"caches", "prefetch", "stacks"})
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}, {1, 2}})
     ->UseManualTime()
     ->Iterations(300);
 
@@ -318,8 +337,8 @@ void ColdCapturePath(benchmark::State& state) {
   RunCold(state, ColdPathLeaf);
 }
 BENCHMARK(ColdCapturePath)
-    ->ArgNames({"caches", "prefetch"})
-    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->ArgNames({"caches", "prefetch", "stacks"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}, {1}})
     ->UseManualTime()
     ->Iterations(300);
 
