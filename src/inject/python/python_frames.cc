@@ -119,9 +119,9 @@ int WalkPythonFrames(PyFrameSample* out, int max) {
     Bump(g_counters.no_thread_state);
     return 0;
   }
-  uint64_t addresses[kMaxPythonFrames];
-  PyWalkResult result = WalkPyFramesOf(g_view, tstate, out, max, addresses);
-  t_walk_prefetch.Remember(addresses, out, result.frames);
+  PyWalkPrefetch& memory = t_walk_prefetch;
+  PyWalkResult result = WalkPyFramesOf(g_view, tstate, out, max, memory.frame_addresses);
+  memory.frames = result.frames;
   if (result.truncated) Bump(g_counters.truncated);
   if (result.broken) Bump(g_counters.broken);
   if (result.skipped != 0) Bump(g_counters.skipped_frames, result.skipped);

@@ -151,29 +151,16 @@ PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSam
   return {};
 }
 
-void PyWalkPrefetch::Remember(const uint64_t* addresses, const PyFrameSample* samples, int n) {
-  if (n > kFrames) n = kFrames;
-  for (int i = 0; i < n; ++i) {
-    frame_addresses[i] = addresses[i];
-    codes[i] = samples[i].code;
-  }
-  frames = n;
-}
-
 void PyWalkPrefetch::Prefetch() const {
-  // One line of each frame (its start: the link to the previous frame, the chain the walk
-  // waits on, is in it on 3.11+) and of each code object (its type, which the walk checks).
-  // Their second lines (the instruction pointer, the code ids' key) are not on the chain:
-  // their misses overlap anyway, and two more prefetches a frame cost more warm than they
-  // saved cold. asm, not __builtin_prefetch: GCC 12 drops such a loop in some -fPIC builds
+  // The frame's first line: on 3.11+ the link to the previous frame, which the walk waits on,
+  // is in it. Its second line (3.11's and 3.12's owner byte) helped 3.11 cold and cost 3.12
+  // warm. asm, not __builtin_prefetch: GCC 12 drops such a loop in some -fPIC builds
   // (table_unwinder.cc).
   for (int i = 0; i < frames; ++i) {
 #if defined(__x86_64__)
     asm volatile("prefetcht0 %0" : : "m"(*reinterpret_cast<const char*>(frame_addresses[i])));
-    asm volatile("prefetcht0 %0" : : "m"(*reinterpret_cast<const char*>(codes[i])));
 #else
     __builtin_prefetch(reinterpret_cast<const void*>(frame_addresses[i]));
-    __builtin_prefetch(reinterpret_cast<const void*>(codes[i]));
 #endif
   }
 }

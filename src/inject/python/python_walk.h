@@ -59,20 +59,20 @@ struct PyWalkResult {
 PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out, int max,
                             uint64_t* frame_addresses = nullptr);
 
-// Where one thread's previous walk read: its frames and their code objects. Between two
-// launches the application evicts the CPU caches, and the walk is a chain of dependent loads
-// (each frame's `previous`), one miss after another. Launch stacks repeat, so Prefetch()
-// before the next walk asks for those lines all at once and the misses overlap. Only hints:
-// a prefetch never faults, and a frame that is gone costs a wasted one. Trivial (no
-// initializers), as PyCodeCache: a zero-filled thread_local one is empty and needs no
-// constructor; nothing allocates.
+// Where one thread's previous walk read: its frames. Between two launches the application
+// evicts the CPU caches, and the walk is a chain of dependent loads (each frame's
+// `previous`), one miss after another. Launch stacks repeat, so Prefetch() before the next
+// walk asks for those lines all at once and the misses overlap. Only hints: a prefetch never
+// faults, and a frame that is gone costs a wasted one. The walk writes frame_addresses itself
+// (WalkPyFramesOf's `frame_addresses`: no copy), then the caller sets `frames`. The code
+// objects are not prefetched: their misses are off the chain and overlap anyway, and their
+// prefetches cost more warm than they saved cold. Trivial (no initializers), as PyCodeCache: a
+// zero-filled thread_local one is empty and needs no constructor; nothing allocates.
 struct PyWalkPrefetch {
-  static constexpr int kFrames = 64;  // the innermost ones
+  static constexpr int kFrames = kMaxPythonFrames;
   int frames;
   uint64_t frame_addresses[kFrames];
-  uint64_t codes[kFrames];
 
-  void Remember(const uint64_t* addresses, const PyFrameSample* samples, int n);
   void Prefetch() const;
 };
 
