@@ -117,7 +117,7 @@ __attribute__((noinline)) int CaptureThroughWrapper(uint64_t* pcs, bool* complet
   volatile char pad[256];
   pad[0] = 0;
   const int depth = CaptureOnce(Method::kTable, pcs, complete);
-  pad[1] = 1;  // after the call: not a tail call
+  pad[1] = pad[0];  // after the call (not a tail call), and read
   return depth;
 }
 
