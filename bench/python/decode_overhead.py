@@ -63,6 +63,11 @@ GPUPERF_FLAGS = {
 # counted. Neighbouring blocks run seconds apart at most, so the differences between
 # processes and over time that swamp the separate-process comparison cancel.
 AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks", 3)]
+# GPUPERF_AB_LEVELS=full,native,none: only these levels, in this order: more steps for each,
+# to resolve a small difference between two of them.
+if os.environ.get("GPUPERF_AB_LEVELS"):
+    _wanted = os.environ["GPUPERF_AB_LEVELS"].split(",")
+    AB_LEVELS = [level for name in _wanted for level in AB_LEVELS if level[0] == name]
 AB_BLOCK = 8
 BUDGET_RATIO = 1.10
 BUDGET_PCT_OF_STACK = 25.0
