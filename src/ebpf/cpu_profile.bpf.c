@@ -3,7 +3,7 @@
  *
  *  - on_cpu_sample (perf_event, a cpu-clock timer on every CPU): one event per tick that
  *    lands on a followed process, with its kernel and user stacks, weighted by the
- *    sampling period.
+ *    sampling period; for Python processes (py_targets), the thread's Python frames too.
  *  - on_switch (tp_btf/sched_switch): a thread that switches out notes when and why (its
  *    state) and where (its stacks); when it switches back in, the interval joins the
  *    pending run of intervals at those stacks, sent as one event when the run is full,
@@ -95,6 +95,23 @@ struct {
   __type(value, struct thread_state);
 } threads SEC(".maps");
 
+/* Python processes whose interpreter's layout the loader found (python_target.h). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __type(value, struct gp_py_target);
+} py_targets SEC(".maps");
+
+/* Each Python thread's PyThreadState, found by walking the interpreter's thread list;
+ * checked against the thread id on every use (a freed one may be reused). */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, __u64);
+} py_thread_states SEC(".maps");
+
 static __always_inline void count(__u32 which) {
   __u64* value = bpf_map_lookup_elem(&counters, &which);
   if (value) *value += 1;
@@ -153,6 +170,111 @@ static __always_inline void fill_header(struct gp_event_header* h, __u32 kind, _
   h->time_ns = time_ns;
 }
 
+/* A pointer-sized field of another process's memory; 0 when unreadable. */
+static __always_inline __u64 read_user_u64(__u64 base, __s32 offset) {
+  __u64 value = 0;
+  if (bpf_probe_read_user(&value, sizeof(value), (const void*)(base + offset)) != 0) return 0;
+  return value;
+}
+
+#define GP_PY_MAX_THREADS 64 /* threads of one interpreter looked through */
+#define GP_PY_MAX_STEPS 96   /* links followed: frames and the shims between them */
+
+/* The current thread's PyThreadState in the process's main interpreter, or 0. */
+static __always_inline __u64 py_thread_state(const struct gp_py_target* t, __u32 tid) {
+  __u64* cached = bpf_map_lookup_elem(&py_thread_states, &tid);
+  if (cached && *cached != 0 && read_user_u64(*cached, t->tstate_native_thread_id) == tid) {
+    return *cached;
+  }
+  __u64 interp = read_user_u64(t->runtime, t->interpreters_head);
+  if (interp == 0) return 0;
+  __u64 tstate = read_user_u64(interp, t->threads_head);
+  for (int i = 0; i < GP_PY_MAX_THREADS; i++) {
+    if (tstate == 0 || (tstate & 7) != 0) return 0;
+    if (read_user_u64(tstate, t->tstate_native_thread_id) == tid) {
+      bpf_map_update_elem(&py_thread_states, &tid, &tstate, BPF_ANY);
+      return tstate;
+    }
+    tstate = read_user_u64(tstate, t->tstate_next);
+  }
+  return 0;
+}
+
+/* Walks the current thread's Python frames into the sample, innermost first, flagged as
+ * src/inject/python/python_walk.cc flags them (the entry frames included), so the
+ * recorder turns them into the same stack words as launch stacks.
+ *
+ * The count of frames so far lives in the event (py_depth), read back each step through a
+ * volatile load: the verifier then sees an unknown count at the top of every step, so the
+ * paths through one step (a shim, a frame, a frame without code) meet in one state there
+ * instead of multiplying over the 96 steps. */
+static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct gp_py_target* t,
+                                        __u32 tid) {
+  volatile __u16* depth = &e->py_depth;
+  *depth = 0;
+  e->py_status = GP_PY_NO_THREAD;
+  __u64 tstate = py_thread_state(t, tid);
+  if (tstate == 0) return;
+  count(GP_COUNT_PY_WALKED);
+  e->py_status = GP_PY_OK;
+  __u64 frame = read_user_u64(tstate, t->tstate_frame);
+  if (t->cframe_current_frame >= 0 && frame != 0) {
+    frame = read_user_u64(frame, t->cframe_current_frame);
+  }
+  for (int step = 0; step < GP_PY_MAX_STEPS; step++) {
+    if (frame == 0) return;
+    __u32 n = *depth;
+    if (n >= GP_MAX_PY_FRAMES) break;
+    __u64 previous = 0;
+    if ((frame & 7) != 0 ||
+        bpf_probe_read_user(&previous, sizeof(previous), (const void*)(frame + t->frame_previous))) {
+      e->py_status = GP_PY_FAILED;
+      count(GP_COUNT_PY_FAILED);
+      return;
+    }
+    __u32 flags = t->flavor == GP_PY_FRAME_OBJECTS ? GP_PY_ENTRY : 0;
+    if (t->flavor != GP_PY_FRAME_OBJECTS) {
+      __u8 owner = 0;
+      bpf_probe_read_user(&owner, 1, (const void*)(frame + t->frame_owner));
+      if (t->flavor == GP_PY_SHIM_FRAMES) {
+        if ((__s8)owner >= (__s8)t->shim_owner) { /* an entry shim: the frame before began */
+          if (n > 0) e->py_frames[(n - 1) & (GP_MAX_PY_FRAMES - 1)].flags |= GP_PY_ENTRY;
+          frame = previous;
+          continue;
+        }
+        flags = owner;
+      } else {
+        __u8 entry = 0;
+        bpf_probe_read_user(&entry, 1, (const void*)(frame + t->frame_is_entry));
+        flags = owner | (entry ? GP_PY_ENTRY : 0);
+      }
+    }
+    __u64 code = read_user_u64(frame, t->frame_code) & t->code_pointer_mask;
+    __u32 offset = 0xffffffffu;
+    if (code != 0 && t->instr_is_pointer) {
+      /* Before the bytecode (a frame that has not started) gives -1: kPyNoInstruction. */
+      __s64 bytes = (__s64)(read_user_u64(frame, t->frame_instr) - code) - t->code_bytecode;
+      offset = (__u32)(bytes >> 1);
+    } else if (code != 0) {
+      __s32 lasti = -1;
+      bpf_probe_read_user(&lasti, sizeof(lasti), (const void*)(frame + t->frame_instr));
+      if (lasti >= 0) offset = (__u32)lasti;
+    }
+    frame = previous;
+    if (code == 0) continue;
+    struct gp_py_frame* out = &e->py_frames[n & (GP_MAX_PY_FRAMES - 1)];
+    out->code = code;
+    out->instr_offset = offset;
+    out->flags = flags;
+    out->key = read_user_u64(code, t->code_key);
+    *depth = n + 1;
+  }
+  if (frame != 0) {
+    e->py_status = GP_PY_TRUNCATED;
+    count(GP_COUNT_PY_TRUNCATED);
+  }
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u64 id = bpf_get_current_pid_tgid();
@@ -167,6 +289,10 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   fill_header(&e->header, GP_EVENT_ON_CPU, tgid, tid, bpf_ktime_get_ns());
   e->weight_ns = ctx->sample_period;
   take_stacks(ctx, &e->stacks);
+  e->py_depth = 0;
+  e->py_status = GP_PY_NONE;
+  const struct gp_py_target* python = bpf_map_lookup_elem(&py_targets, &tgid);
+  if (python) walk_python(e, python, tid);
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
   count(GP_COUNT_ON_CPU_SAMPLES);
   return 0;

@@ -239,6 +239,18 @@ Status CpuProfile::Follow(uint32_t pid) {
   return Status::Ok();
 }
 
+Status CpuProfile::SetPythonTarget(uint32_t pid, const gp_py_target* target) {
+  bpf_map* map = state_->skeleton->maps.py_targets;
+  const int err = target != nullptr ? bpf_map__update_elem(map, &pid, sizeof(pid), target,
+                                                           sizeof(*target), BPF_ANY)
+                                    : bpf_map__delete_elem(map, &pid, sizeof(pid), 0);
+  if (err != 0 && target != nullptr) {
+    return Error(StatusCode::kInternal, "cannot set the Python layout of pid " +
+                                            std::to_string(pid) + ": " + std::strerror(-err));
+  }
+  return Status::Ok();
+}
+
 int CpuProfile::Drain() {
   const int n = ring_buffer__consume(state_->ring);
   return n < 0 ? 0 : n;

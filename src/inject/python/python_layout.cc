@@ -184,7 +184,55 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
   return true;
 }
 
+template <typename Offsets>
+bool ThreadListOf(const Offsets& d, PyThreadList* out) {
+  const auto& rt = d.runtime_state;
+  const auto& is = d.interpreter_state;
+  const auto& ts = d.thread_state;
+  if (!FieldFits(rt.interpreters_head, 8, rt.size) || !FieldFits(is.threads_head, 8, is.size) ||
+      !FieldFits(ts.next, 8, ts.size) || !FieldFits(ts.native_thread_id, 8, ts.size)) {
+    return false;
+  }
+  out->interpreters_head = int32_t(rt.interpreters_head);
+  out->threads_head = int32_t(is.threads_head);
+  out->tstate_next = int32_t(ts.next);
+  out->tstate_native_thread_id = int32_t(ts.native_thread_id);
+  return true;
+}
+
+// 3.11 and 3.12: _PyRuntimeState begins with five ints and _finalizing, then
+// `interpreters` {mutex, head}; 3.11's PyInterpreterState begins {next, threads
+// {next_unique_id, head}}, 3.12's has id, id_refcount, requires_idref, id_mutex,
+// _initialized, finalizing, monitoring_version and last_restart_version before `threads`.
+// PyThreadState {prev, next, ...}; native_thread_id follows thread_id (3.12 moved both
+// up: the exception fields before them became one).
+constexpr PyThreadList kThreadList311{40, 16, 8, 160};
+constexpr PyThreadList kThreadList312{40, 72, 8, 144};
+
 }  // namespace
+
+const PyThreadList* BuiltinPyThreadList(uint32_t major, uint32_t minor) {
+  if (major != 3) return nullptr;
+  if (minor == 11) return &kThreadList311;
+  if (minor == 12) return &kThreadList312;
+  return nullptr;
+}
+
+bool PyThreadListFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor,
+                                  PyThreadList* out) {
+  if (runtime == nullptr || major != 3) return false;
+  if (minor == 13) {
+    DebugOffsets313 d;
+    std::memcpy(&d, runtime, sizeof(d));
+    return ThreadListOf(d, out);
+  }
+  if (minor == 14) {
+    DebugOffsets314 d;
+    std::memcpy(&d, runtime, sizeof(d));
+    return ThreadListOf(d, out);
+  }
+  return false;
+}
 
 bool SameWalkLoop(const PyLayout& a, const PyLayout& b) {
   return a.flavor == b.flavor && a.frame_previous == b.frame_previous &&
