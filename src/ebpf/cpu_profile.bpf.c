@@ -112,6 +112,19 @@ struct {
   __type(value, __u64);
 } py_thread_states SEC(".maps");
 
+/* One frame's bytes, read at once (gp_py_target.frame_base/frame_span), per CPU. */
+union py_frame_bytes {
+  __u8 u8[2 * GP_PY_FRAME_SPAN_MAX];
+  __u32 u32[GP_PY_FRAME_SPAN_MAX / 2];
+  __u64 u64[GP_PY_FRAME_SPAN_MAX / 4];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, union py_frame_bytes);
+} py_frame_scratch SEC(".maps");
+
 static __always_inline void count(__u32 which) {
   __u64* value = bpf_map_lookup_elem(&counters, &which);
   if (value) *value += 1;
@@ -221,21 +234,30 @@ static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct 
   if (t->cframe_current_frame >= 0 && frame != 0) {
     frame = read_user_u64(frame, t->cframe_current_frame);
   }
+  __u32 zero = 0;
+  union py_frame_bytes* bytes = bpf_map_lookup_elem(&py_frame_scratch, &zero);
+  if (!bytes) return;
+  /* Where the fields are in the bytes read: the pointers in 8-byte words, lasti in 4. */
+  const __u32 span = t->frame_span & (GP_PY_FRAME_SPAN_MAX - 1);
+  const __u32 previous_at = ((__u32)(t->frame_previous - t->frame_base) / 8) & 31;
+  const __u32 code_at = ((__u32)(t->frame_code - t->frame_base) / 8) & 31;
+  const __u32 instr_at = (__u32)(t->frame_instr - t->frame_base) & 127;
+  const __u32 owner_at = (__u32)(t->frame_owner - t->frame_base) & 127;
+  const __u32 entry_at = (__u32)(t->frame_is_entry - t->frame_base) & 127;
   for (int step = 0; step < GP_PY_MAX_STEPS; step++) {
     if (frame == 0) return;
     __u32 n = *depth;
     if (n >= GP_MAX_PY_FRAMES) break;
-    __u64 previous = 0;
-    if ((frame & 7) != 0 ||
-        bpf_probe_read_user(&previous, sizeof(previous), (const void*)(frame + t->frame_previous))) {
+    if ((frame & 7) != 0 || span == 0 ||
+        bpf_probe_read_user(bytes, span, (const void*)(frame + t->frame_base))) {
       e->py_status = GP_PY_FAILED;
       count(GP_COUNT_PY_FAILED);
       return;
     }
+    __u64 previous = bytes->u64[previous_at];
     __u32 flags = t->flavor == GP_PY_FRAME_OBJECTS ? GP_PY_ENTRY : 0;
     if (t->flavor != GP_PY_FRAME_OBJECTS) {
-      __u8 owner = 0;
-      bpf_probe_read_user(&owner, 1, (const void*)(frame + t->frame_owner));
+      __u8 owner = bytes->u8[owner_at];
       if (t->flavor == GP_PY_SHIM_FRAMES) {
         if ((__s8)owner >= (__s8)t->shim_owner) { /* an entry shim: the frame before began */
           if (n > 0) e->py_frames[(n - 1) & (GP_MAX_PY_FRAMES - 1)].flags |= GP_PY_ENTRY;
@@ -244,20 +266,17 @@ static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct 
         }
         flags = owner;
       } else {
-        __u8 entry = 0;
-        bpf_probe_read_user(&entry, 1, (const void*)(frame + t->frame_is_entry));
-        flags = owner | (entry ? GP_PY_ENTRY : 0);
+        flags = owner | (bytes->u8[entry_at] ? GP_PY_ENTRY : 0);
       }
     }
-    __u64 code = read_user_u64(frame, t->frame_code) & t->code_pointer_mask;
+    __u64 code = bytes->u64[code_at] & t->code_pointer_mask;
     __u32 offset = 0xffffffffu;
     if (code != 0 && t->instr_is_pointer) {
       /* Before the bytecode (a frame that has not started) gives -1: kPyNoInstruction. */
-      __s64 bytes = (__s64)(read_user_u64(frame, t->frame_instr) - code) - t->code_bytecode;
-      offset = (__u32)(bytes >> 1);
+      __s64 units = (__s64)(bytes->u64[(instr_at / 8) & 31] - code) - t->code_bytecode;
+      offset = (__u32)(units >> 1);
     } else if (code != 0) {
-      __s32 lasti = -1;
-      bpf_probe_read_user(&lasti, sizeof(lasti), (const void*)(frame + t->frame_instr));
+      __s32 lasti = (__s32)bytes->u32[(instr_at / 4) & 63];
       if (lasti >= 0) offset = (__u32)lasti;
     }
     frame = previous;
@@ -281,7 +300,11 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u32 tgid = id >> 32;
   __u32 tid = (__u32)id;
   if (tid == 0 || !followed(tgid)) return 0; /* idle, or not ours */
-  struct gp_on_cpu_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  /* Samples of other processes leave out the Python frames' room (1.5 KB). */
+  const struct gp_py_target* python = bpf_map_lookup_elem(&py_targets, &tgid);
+  struct gp_on_cpu_event* e =
+      python ? bpf_ringbuf_reserve(&events, sizeof(*e), 0)
+             : bpf_ringbuf_reserve(&events, GP_ON_CPU_EVENT_NATIVE_SIZE, 0);
   if (!e) {
     count(GP_COUNT_RINGBUF_FULL);
     return 0;
@@ -289,9 +312,6 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   fill_header(&e->header, GP_EVENT_ON_CPU, tgid, tid, bpf_ktime_get_ns());
   e->weight_ns = ctx->sample_period;
   take_stacks(ctx, &e->stacks);
-  e->py_depth = 0;
-  e->py_status = GP_PY_NONE;
-  const struct gp_py_target* python = bpf_map_lookup_elem(&py_targets, &tgid);
   if (python) walk_python(e, python, tid);
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
   count(GP_COUNT_ON_CPU_SAMPLES);

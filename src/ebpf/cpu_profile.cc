@@ -119,6 +119,7 @@ struct CpuProfile::State {
   std::vector<bpf_link*> perf_links;
   int stats_fd = -1;  // keeps run-time statistics on (measure_cost)
   bool stopped = false;
+  gp_on_cpu_event native_sample{};  // py_status GP_PY_NONE, py_depth 0 throughout
 
   ~State() {
     if (stats_fd >= 0) close(stats_fd);
@@ -134,6 +135,10 @@ struct CpuProfile::State {
     if (size < sizeof(gp_event_header)) return 0;
     if (header->kind == GP_EVENT_ON_CPU && size >= sizeof(gp_on_cpu_event)) {
       state->sink->OnCpuSample(*static_cast<const gp_on_cpu_event*>(data));
+    } else if (header->kind == GP_EVENT_ON_CPU && size >= GP_ON_CPU_EVENT_NATIVE_SIZE) {
+      // Without Python frames: the sink gets a whole event, its Python part empty.
+      std::memcpy(&state->native_sample, data, GP_ON_CPU_EVENT_NATIVE_SIZE);
+      state->sink->OnCpuSample(state->native_sample);
     } else if (header->kind == GP_EVENT_STACKS && size >= sizeof(gp_stacks_event)) {
       state->sink->OnStacks(*static_cast<const gp_stacks_event*>(data));
     } else if (header->kind == GP_EVENT_OFF_CPU && size >= sizeof(gp_off_cpu_event)) {

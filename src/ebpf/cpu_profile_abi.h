@@ -113,17 +113,25 @@ struct gp_py_target {
   GP_U32 instr_is_pointer;
   GP_S32 code_key; /* what tells code objects at one address apart: 3.12+ co_version, else
                       the name's address */
+  /* The bytes of a frame the walk reads, in one read: from frame_base, frame_span of them
+   * (at most GP_PY_FRAME_SPAN_MAX); the pointer fields 8-aligned from frame_base, lasti 4. */
+  GP_S32 frame_base;
+  GP_U32 frame_span;
 };
+#define GP_PY_FRAME_SPAN_MAX 128
 
 struct gp_on_cpu_event {
   struct gp_event_header header;
   GP_U64 weight_ns; /* CPU time this sample stands for: the sampling period */
   struct gp_event_stacks stacks;
+  /* Only in samples of processes with a known interpreter (py_targets); the others end
+   * here, GP_ON_CPU_EVENT_NATIVE_SIZE bytes. */
   GP_U16 py_status; /* gp_py_status */
   GP_U16 py_depth;
   GP_U32 py_reserved;
   struct gp_py_frame py_frames[GP_MAX_PY_FRAMES]; /* innermost first */
 };
+#define GP_ON_CPU_EVENT_NATIVE_SIZE __builtin_offsetof(struct gp_on_cpu_event, py_status)
 
 /* The stacks of a thread where it switched out, sent once: off-CPU events name them by
  * stack_id (unique in one run of the programs). Always in the ring buffer before the

@@ -132,6 +132,24 @@ bool ReadInterpreterSymbols(const std::string& path, InterpreterSymbols* out) {
   return out->runtime != 0 && out->code_type != 0 && out->unicode_type != 0 && out->bytes_type != 0;
 }
 
+// Where the walk's fields of a frame are, as one span of bytes (gp_py_target.frame_base):
+// false when they do not fit the BPF program's read (a layout we have not seen).
+bool FrameSpan(const PyLayout& l, int32_t* base, uint32_t* span) {
+  const int32_t instr_size = l.instr_is_pointer ? 8 : 4;
+  int32_t from = std::min({l.frame_previous, l.frame_code, l.frame_instr});
+  int32_t to = std::max({l.frame_previous + 8, l.frame_code + 8, l.frame_instr + instr_size});
+  for (int32_t byte_field : {l.frame_owner, l.frame_is_entry}) {
+    if (byte_field < 0) continue;
+    from = std::min(from, byte_field);
+    to = std::max(to, byte_field + 1);
+  }
+  *base = from;
+  *span = uint32_t(to - from);
+  const bool aligned = (l.frame_previous - from) % 8 == 0 && (l.frame_code - from) % 8 == 0 &&
+                       (l.frame_instr - from) % instr_size == 0;
+  return from >= 0 && *span < GP_PY_FRAME_SPAN_MAX && aligned;
+}
+
 void FillBpfTarget(const PyLayout& l, const PyThreadList& threads, uint64_t runtime,
                    gp_py_target* t) {
   *t = gp_py_target{};
@@ -154,6 +172,7 @@ void FillBpfTarget(const PyLayout& l, const PyThreadList& threads, uint64_t runt
                                                                : GP_PY_SHIM_FRAMES;
   t->shim_owner = uint32_t(l.shim_owner);
   t->instr_is_pointer = l.instr_is_pointer ? 1 : 0;
+  FrameSpan(l, &t->frame_base, &t->frame_span);
   t->code_key =
       l.code_version >= 0 ? l.code_version : (l.code_qualname >= 0 ? l.code_qualname : l.code_name);
 }
@@ -231,6 +250,14 @@ PythonTarget FindPythonTarget(uint32_t pid, std::map<std::string, ElfLayout>& el
       target.state = PythonTargetState::kRefused;
       target.why =
           "CPython " + std::to_string(major) + "." + std::to_string(minor) + ": " + target.why;
+      return target;
+    }
+    int32_t base = 0;
+    uint32_t span = 0;
+    if (!FrameSpan(layout, &base, &span)) {
+      target.state = PythonTargetState::kRefused;
+      target.why = "CPython " + std::to_string(major) + "." + std::to_string(minor) +
+                   ": its frames' fields are not where the BPF walk can read them at once";
       return target;
     }
     target.view.layout = layout;
