@@ -60,6 +60,31 @@ eval_ns=$(sum '_PyEval_EvalFrameDefault' "$dir/cpu.folded")
 "$GPUPERF" report --sections cpu "$dir/rec" > "$dir/report.txt" 2>&1 || fail "report failed"
 grep -q "spin (cpu_split.py:[0-9]*)" "$dir/report.txt" || fail "report: spin (cpu_split.py:N) not among the functions"
 
+# Other interpreters under ~/.pyenv, when present (as tests/python does): each supported
+# minor gets the split checked too; 3.10 must be refused with its reason.
+for other in "$HOME"/.pyenv/versions/3.1[0-4]*/bin/python3; do
+  [[ -x $other && $other != "$py" ]] || continue
+  name=$(basename "$(dirname "$(dirname "$other")")")
+  "$GPUPERF" record -o "$dir/$name" --inject-lib "$lib" --cpu --freq 499 -- "$other" "$script" 1 \
+    > "$dir/$name.out" 2> "$dir/$name.err" || { fail "$name: record exited $?"; continue; }
+  "$GPUPERF" flamegraph --folded --weight cpu -o "$dir/$name.folded" "$dir/$name" 2>/dev/null
+  if [[ $name == 3.10* ]]; then
+    grep -q "CPython 3.10: .*no Python frames" "$dir/$name.err" || fail "$name: not refused"
+    continue
+  fi
+  read -r h w <<< "$(sed -n 's/^cpu_split.py: //p' "$dir/$name.out")"
+  python3 - "$name" "$(sum "$chain;hot (cpu_split.py:$hot_line);spin" "$dir/$name.folded")" \
+    "$(sum "$chain;warm (cpu_split.py:$warm_line);spin" "$dir/$name.folded")" "${h:-0}" "${w:-0}" <<'PY' ||
+import sys
+name, hot, warm, hot_truth, warm_truth = sys.argv[1], *map(int, sys.argv[2:])
+got = 100.0 * hot / max(hot + warm, 1)
+truth = 100.0 * hot_truth / max(hot_truth + warm_truth, 1)
+print("%s: hot %.1f%% of hot+warm (truth %.1f%%)" % (name, got, truth))
+sys.exit(0 if abs(got - truth) <= 10 and hot + warm >= 0.5 * (hot_truth + warm_truth) else 1)
+PY
+    fail "$name: split: see above"
+done
+
 # A layout we do not know: a note, native frames only, the refusal counted, no crash.
 GPUPERF_CPU_PYTHON_VERSION=3.99 "$GPUPERF" record -o "$dir/refused" --inject-lib "$lib" --cpu \
   --freq 499 -- "$py" "$script" 0.5 > /dev/null 2> "$dir/refused.err" ||

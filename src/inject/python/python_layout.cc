@@ -189,7 +189,12 @@ bool ThreadListOf(const Offsets& d, PyThreadList* out) {
   const auto& rt = d.runtime_state;
   const auto& is = d.interpreter_state;
   const auto& ts = d.thread_state;
-  if (!FieldFits(rt.interpreters_head, 8, rt.size) || !FieldFits(is.threads_head, 8, is.size) ||
+  // _PyRuntimeState and PyInterpreterState are hundreds of KiB (3.13's threads.head is
+  // at 7,344): a looser bound there.
+  auto head_fits = [](uint64_t offset, uint64_t struct_size) {
+    return struct_size < (uint64_t{16} << 20) && offset + 8 <= struct_size;
+  };
+  if (!head_fits(rt.interpreters_head, rt.size) || !head_fits(is.threads_head, is.size) ||
       !FieldFits(ts.next, 8, ts.size) || !FieldFits(ts.native_thread_id, 8, ts.size)) {
     return false;
   }
