@@ -13,7 +13,6 @@
 #include <string_view>
 #include <vector>
 
-#include "inject/python/python_code_table.h"
 #include "inject/python/python_layout.h"
 #include "inject/python/python_objects.h"
 
