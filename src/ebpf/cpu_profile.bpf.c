@@ -193,18 +193,34 @@ static __always_inline __u64 read_user_u64(__u64 base, __s32 offset) {
 #define GP_PY_MAX_THREADS 64 /* threads of one interpreter looked through */
 #define GP_PY_MAX_STEPS 96   /* links followed: frames and the shims between them */
 
-/* The current thread's PyThreadState in the process's main interpreter, or 0. */
+/* The current thread's TLS pointer (what pthread_self() returns), or 0. */
+static __always_inline __u64 thread_pointer(void) {
+#if defined(__TARGET_ARCH_x86)
+  struct task_struct___tls* task = (void*)bpf_get_current_task_btf();
+  return BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+  struct task_struct___tls_arm64* task = (void*)bpf_get_current_task_btf();
+  return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+  return 0;
+#endif
+}
+
+/* The current thread's PyThreadState in the process's main interpreter, or 0. A thread
+ * state names its thread by native id (3.11+), else (3.10) by its pthread_self(). */
 static __always_inline __u64 py_thread_state(const struct gp_py_target* t, __u32 tid) {
+  const bool by_pointer = t->tstate_native_thread_id < 0;
+  const __s32 id_at = by_pointer ? t->tstate_thread_id : t->tstate_native_thread_id;
+  const __u64 id = by_pointer ? thread_pointer() : tid;
+  if (id == 0) return 0;
   __u64* cached = bpf_map_lookup_elem(&py_thread_states, &tid);
-  if (cached && *cached != 0 && read_user_u64(*cached, t->tstate_native_thread_id) == tid) {
-    return *cached;
-  }
+  if (cached && *cached != 0 && read_user_u64(*cached, id_at) == id) return *cached;
   __u64 interp = read_user_u64(t->runtime, t->interpreters_head);
   if (interp == 0) return 0;
   __u64 tstate = read_user_u64(interp, t->threads_head);
   for (int i = 0; i < GP_PY_MAX_THREADS; i++) {
     if (tstate == 0 || (tstate & 7) != 0) return 0;
-    if (read_user_u64(tstate, t->tstate_native_thread_id) == tid) {
+    if (read_user_u64(tstate, id_at) == id) {
       bpf_map_update_elem(&py_thread_states, &tid, &tstate, BPF_ANY);
       return tstate;
     }

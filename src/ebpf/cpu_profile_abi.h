@@ -117,6 +117,10 @@ struct gp_py_target {
    * (at most GP_PY_FRAME_SPAN_MAX); the pointer fields 8-aligned from frame_base, lasti 4. */
   GP_S32 frame_base;
   GP_U32 frame_span;
+  /* 3.10: no native thread id; tstate_thread_id (pthread_self) is compared with the
+   * thread's TLS pointer instead, and tstate_native_thread_id is -1. */
+  GP_S32 tstate_thread_id;
+  GP_U32 reserved;
 };
 #define GP_PY_FRAME_SPAN_MAX 128
 

@@ -158,6 +158,7 @@ void FillBpfTarget(const PyLayout& l, const PyThreadList& threads, uint64_t runt
   t->threads_head = threads.threads_head;
   t->tstate_next = threads.tstate_next;
   t->tstate_native_thread_id = threads.tstate_native_thread_id;
+  t->tstate_thread_id = threads.tstate_thread_id;
   t->tstate_frame = l.tstate_frame;
   t->cframe_current_frame = l.cframe_current_frame;
   t->frame_previous = l.frame_previous;
@@ -183,7 +184,7 @@ bool LayoutOf(uint32_t pid, uint64_t runtime, uint32_t major, uint32_t minor, Py
   if (const PyLayout* builtin = inject::BuiltinPyLayout(major, minor)) {
     const PyThreadList* list = inject::BuiltinPyThreadList(major, minor);
     if (list == nullptr) {
-      *why = "its thread states have no native thread id (before 3.11)";
+      *why = "where its threads are listed is not known";
       return false;
     }
     *layout = *builtin;
@@ -242,6 +243,15 @@ PythonTarget FindPythonTarget(uint32_t pid, std::map<std::string, ElfLayout>& el
     VersionOverride(&major, &minor);
     target.module = m.path;
     target.version = inject::PyVersionHex(major, minor);
+    const std::string_view name = std::string_view(m.path).substr(m.path.rfind('/') + 1);
+    const size_t version_end = name.find(std::to_string(minor)) + std::to_string(minor).size();
+    if (version_end < name.size() && (name[version_end] == 'd' || name[version_end] == 't')) {
+      // python3.Xd (Py_DEBUG: other object headers) or python3.Xt (free-threaded).
+      target.state = PythonTargetState::kRefused;
+      target.why = "CPython " + std::to_string(major) + "." + std::to_string(minor) +
+                   ": a debug or free-threaded build (" + std::string(name) + ")";
+      return target;
+    }
     const uint64_t runtime = m.load_bias + symbols.runtime;
     PyLayout layout;
     PyThreadList threads;

@@ -19,6 +19,7 @@ void gp_read_real_python_offsets(struct gp_real_python_offsets* out) {
   out->threads_head = offsetof(PyInterpreterState, threads.head);
   out->tstate_next = offsetof(PyThreadState, next);
   out->tstate_native_thread_id = offsetof(PyThreadState, native_thread_id);
+  out->tstate_thread_id = offsetof(PyThreadState, thread_id);
   out->tstate_cframe = offsetof(PyThreadState, cframe);
   out->cframe_current_frame = offsetof(_PyCFrame, current_frame);
   out->frame_code = offsetof(_PyInterpreterFrame, f_code);

@@ -8,7 +8,7 @@ extern "C" {
 
 struct gp_real_python_offsets {
   int minor;
-  long interpreters_head, threads_head, tstate_next, tstate_native_thread_id;
+  long interpreters_head, threads_head, tstate_next, tstate_native_thread_id, tstate_thread_id;
   long tstate_cframe, cframe_current_frame;
   long frame_code, frame_previous, frame_instr, frame_owner, frame_is_entry;
   long code_first_line, code_filename, code_name, code_qualname, code_line_table;

@@ -42,11 +42,16 @@ TEST(PythonTarget, InterpreterFileNames) {
   EXPECT_FALSE(IsPythonInterpreterFile("/opt/pythonista", &major, &minor));
 }
 
-TEST(PythonTarget, ThreadListsOnlyWhereThreadsHaveNativeIds) {
-  EXPECT_EQ(inject::BuiltinPyThreadList(3, 10), nullptr);
+TEST(PythonTarget, BuiltinThreadLists) {
+  // 3.10's thread states have no native id: they are found by pthread_self() instead.
+  const inject::PyThreadList* list310 = inject::BuiltinPyThreadList(3, 10);
+  ASSERT_NE(list310, nullptr);
+  EXPECT_LT(list310->tstate_native_thread_id, 0);
+  EXPECT_GT(list310->tstate_thread_id, 0);
   EXPECT_NE(inject::BuiltinPyThreadList(3, 11), nullptr);
   EXPECT_NE(inject::BuiltinPyThreadList(3, 12), nullptr);
   EXPECT_EQ(inject::BuiltinPyThreadList(3, 13), nullptr);  // from _Py_DebugOffsets
+  EXPECT_EQ(inject::BuiltinPyThreadList(3, 9), nullptr);
 }
 
 #ifdef GP_HAVE_PY_HEADERS
@@ -62,6 +67,7 @@ TEST(PythonTarget, TablesMatchTheRealHeaders) {
   EXPECT_EQ(threads->threads_head, real.threads_head);
   EXPECT_EQ(threads->tstate_next, real.tstate_next);
   EXPECT_EQ(threads->tstate_native_thread_id, real.tstate_native_thread_id);
+  EXPECT_EQ(threads->tstate_thread_id, real.tstate_thread_id);
   EXPECT_EQ(layout->tstate_frame, real.tstate_cframe);
   EXPECT_EQ(layout->cframe_current_frame, real.cframe_current_frame);
   EXPECT_EQ(layout->frame_code, real.frame_code);

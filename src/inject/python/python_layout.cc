@@ -202,6 +202,7 @@ bool ThreadListOf(const Offsets& d, PyThreadList* out) {
   out->threads_head = int32_t(is.threads_head);
   out->tstate_next = int32_t(ts.next);
   out->tstate_native_thread_id = int32_t(ts.native_thread_id);
+  out->tstate_thread_id = FieldFits(ts.thread_id, 8, ts.size) ? int32_t(ts.thread_id) : -1;
   return true;
 }
 
@@ -210,14 +211,19 @@ bool ThreadListOf(const Offsets& d, PyThreadList* out) {
 // {next_unique_id, head}}, 3.12's has id, id_refcount, requires_idref, id_mutex,
 // _initialized, finalizing, monitoring_version and last_restart_version before `threads`.
 // PyThreadState {prev, next, ...}; native_thread_id follows thread_id (3.12 moved both
-// up: the exception fields before them became one).
-constexpr PyThreadList kThreadList311{40, 16, 8, 160};
-constexpr PyThreadList kThreadList312{40, 72, 8, 144};
+// up: the exception fields before them became one). 3.10: four ints, then _finalizing and
+// `interpreters`; PyInterpreterState {next, tstate_head}; thread_id after prev, next,
+// interp, frame, four ints, cframe, four trace fields, three curexc, exc_state (four
+// pointers), exc_info, dict, gilstate_counter and async_exc.
+constexpr PyThreadList kThreadList310{32, 8, 8, -1, 176};
+constexpr PyThreadList kThreadList311{40, 16, 8, 160, 152};
+constexpr PyThreadList kThreadList312{40, 72, 8, 144, 136};
 
 }  // namespace
 
 const PyThreadList* BuiltinPyThreadList(uint32_t major, uint32_t minor) {
   if (major != 3) return nullptr;
+  if (minor == 10) return &kThreadList310;
   if (minor == 11) return &kThreadList311;
   if (minor == 12) return &kThreadList312;
   return nullptr;
