@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stages what the GPU machine needs into DIR (default .carry): bin/ with the gpuperf CLI, the
-# injection and preload libraries, libunwind.so.8 and the CUPTI floor/probe tracers, all stripped
+# injection and preload libraries, libunwind.so.8, the CUPTI floor/probe tracers and the CPU
+# profiler's cpu_switchy benchmark, all stripped
 # of debug info to fit the device tool's 64 MiB carry limit; examples/ built by examples/build.sh
 # (skipped when present, pass --examples to rebuild). Then, on the GPU machine:
 #   bash tests/gpu/run.sh DIR/bin DIR/examples
@@ -10,10 +11,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 rebuild_examples=0
 if [[ ${1:-} == --examples ]]; then rebuild_examples=1; shift; fi
 dir=${1:-$repo/.carry}
-cmake --build "$repo/build" -j"$(nproc)" --target gpuperf gpuperf_inject gpuperf_preload >/dev/null
+cmake --build "$repo/build" -j"$(nproc)" --target gpuperf gpuperf_inject gpuperf_preload cpu_switchy >/dev/null
 mkdir -p "$dir/bin"
 cp "$repo/build/gpuperf" "$repo/build/src/inject/libgpuperf_inject.so" \
-  "$repo/build/src/inject/libgpuperf_preload.so" "$dir/bin/"
+  "$repo/build/src/inject/libgpuperf_preload.so" "$repo/build/bench/cpu_switchy" "$dir/bin/"
 lib=$repo/build/src/inject/libunwind.so.8
 [[ -e $lib ]] || lib=""
 [[ -z $lib ]] && lib=$(ldconfig -p | awk '/libunwind.so.8 /{print $NF; exit}')

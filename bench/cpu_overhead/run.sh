@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# What the CPU profiler costs a program (`record --cpu --off-cpu`, 99 Hz), two ways:
+# What the CPU profiler costs a program (`record --cpu --off-cpu`, 99 Hz):
 #  - wall time: alternating runs of the program alone and under `gpuperf record --cpu
 #    --off-cpu`, so drift of the machine hits both alike; every round and the median of the
 #    per-round ratios (meaningful on a quiet machine);
-#  - CPU time, which other load on the machine does not move: the profiler's BPF programs'
-#    run time (the kernel's statistics, GPUPERF_CPU_COST=1) plus its draining thread's, over
-#    the program's own CPU time (when it prints cpu_seconds=, as switchy does). The programs
-#    run on every context switch of the machine; this counts all of it against the program.
+#  - CPU time, which other load on the machine moves less: the program's own user+sys time
+#    (when it prints cpu_seconds=, as switchy does; the BPF programs run in the switching
+#    threads' context, so their time is in it), alone and profiled;
+#  - with STATS=1, also the profiler's BPF programs' run time (the kernel's statistics,
+#    GPUPERF_CPU_COST=1) plus its draining thread's, over the program's own CPU time. The
+#    statistics themselves cost two clock reads per program run (~150 ns in the VMs
+#    measured), which the program's CPU time then includes: leave them off to measure
+#    the overhead, on to split it.
 #
 # usage: bench/cpu_overhead/run.sh GPUPERF [ROUNDS=5] [-- COMMAND...]
 #   default COMMAND: the context-switch-heavy build/bench/cpu_switchy 2 100000 5000
 #   The command's run time is what it prints as "seconds=N" (its own timing of the work,
 #   without start-up), else the wall time of the whole run.
-# env: GPUPERF_OPTIONS (default "--cpu --off-cpu"), PIN (a taskset CPU list)
+# env: GPUPERF_OPTIONS (default "--cpu --off-cpu"), PIN (a taskset CPU list), STATS=1
 # Needs root (or CAP_BPF+CAP_PERFMON) for the profiler.
 set -uo pipefail
-if [[ $# -lt 1 ]]; then sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; fi
+if [[ $# -lt 1 ]]; then sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; fi
 gp=$1; shift
 rounds=5
 if [[ $# -gt 0 && $1 != -- ]]; then rounds=$1; shift; fi
@@ -47,7 +51,7 @@ for ((r = 1; r <= rounds; r++)); do
   alone=$(run "${cmd[@]}")
   alone_cpu=$(cat "$work/cpu_seconds" 2>/dev/null)
   # shellcheck disable=SC2086  # options are a list
-  profiled=$(GPUPERF_CPU_COST=1 run "$gp" record -q --no-symbolize -o "$work/rec" --force $options -- "${cmd[@]}")
+  profiled=$(GPUPERF_CPU_COST=${STATS:-0} run "$gp" record -q --no-symbolize -o "$work/rec" --force $options -- "${cmd[@]}")
   grep -q "recording the GPU only\|needs root" "$work/err" && { echo "the CPU profiler did not start: $(cat "$work/err")" >&2; exit 1; }
   ratio=$(awk -v a="$alone" -v b="$profiled" 'BEGIN { print b / a }')
   cost=$(grep -o 'kernel_ns=[0-9]* runs=[0-9]* drain_ns=[0-9]*' "$work/err")

@@ -1,11 +1,14 @@
 // A context-switch-heavy program for the CPU profiler's overhead (bench/cpu_overhead/run.sh):
 // PAIRS producer/consumer thread pairs hand ITEMS items each through a one-slot mailbox
 // guarded by a mutex and condition variables, with WORK_NS of computation per item on
-// each side, so every item costs two context switches. It prints the time of the hand-off
-// loop alone, its CPU time, and the context switches it made:
+// each side, so every item costs two context switches where the threads share CPUs. On a
+// machine with CPUs to spare the two sides overlap and rarely block; MODE `pingpong` then
+// makes each side wait for the other's work (the producer waits for the consumer's answer
+// before its next item), so each item blocks both threads once, on any machine. It prints
+// the time of the hand-off loop alone, its CPU time, and the context switches it made:
 //   switchy: seconds=1.234 cpu_seconds=2.345 items=... switches=... switches_per_s=...
 //
-// usage: switchy [PAIRS=2] [ITEMS=100000] [WORK_NS=5000]
+// usage: switchy [PAIRS=2] [ITEMS=100000] [WORK_NS=5000] [MODE=pipeline|pingpong]
 #include <sys/resource.h>
 #include <time.h>
 
@@ -15,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -35,21 +39,26 @@ __attribute__((noinline)) void Work(uint64_t ns) {
 
 struct Mailbox {
   std::mutex mutex;
-  std::condition_variable filled, emptied;
+  std::condition_variable filled, emptied, answered;
   bool full = false;
+  bool answer = false;  // pingpong: the consumer finished the item's work
 };
 
-void Produce(Mailbox& box, long items, uint64_t work_ns) {
+void Produce(Mailbox& box, long items, uint64_t work_ns, bool pingpong) {
   for (long i = 0; i < items; ++i) {
     Work(work_ns);
     std::unique_lock<std::mutex> lock(box.mutex);
     box.emptied.wait(lock, [&] { return !box.full; });
     box.full = true;
     box.filled.notify_one();
+    if (pingpong) {
+      box.answered.wait(lock, [&] { return box.answer; });
+      box.answer = false;
+    }
   }
 }
 
-void Consume(Mailbox& box, long items, uint64_t work_ns) {
+void Consume(Mailbox& box, long items, uint64_t work_ns, bool pingpong) {
   for (long i = 0; i < items; ++i) {
     {
       std::unique_lock<std::mutex> lock(box.mutex);
@@ -58,6 +67,11 @@ void Consume(Mailbox& box, long items, uint64_t work_ns) {
       box.emptied.notify_one();
     }
     Work(work_ns);
+    if (pingpong) {
+      std::lock_guard<std::mutex> lock(box.mutex);
+      box.answer = true;
+      box.answered.notify_one();
+    }
   }
 }
 
@@ -80,13 +94,14 @@ int main(int argc, char** argv) {
   const int pairs = argc > 1 ? atoi(argv[1]) : 2;
   const long items = argc > 2 ? atol(argv[2]) : 100000;
   const uint64_t work_ns = argc > 3 ? strtoull(argv[3], nullptr, 10) : 5000;
+  const bool pingpong = argc > 4 && std::string_view(argv[4]) == "pingpong";
   std::vector<Mailbox> boxes(pairs);
   std::vector<std::thread> threads;
   const long switches_before = Switches();
   const auto start = std::chrono::steady_clock::now();
   for (int p = 0; p < pairs; ++p) {
-    threads.emplace_back(Produce, std::ref(boxes[p]), items, work_ns);
-    threads.emplace_back(Consume, std::ref(boxes[p]), items, work_ns);
+    threads.emplace_back(Produce, std::ref(boxes[p]), items, work_ns, pingpong);
+    threads.emplace_back(Consume, std::ref(boxes[p]), items, work_ns, pingpong);
   }
   for (std::thread& t : threads) t.join();
   const double seconds =

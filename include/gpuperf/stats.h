@@ -111,7 +111,7 @@ enum class StatSeverity : uint8_t {
     "CPU stacks cut at 127 user frames (outermost frames lost)")                                   \
   X(cpu_stacks_failed, 64, kWarning, "CPU stacks whose kernel or user part could not be read")     \
   X(off_cpu_untimed, 65, kDataLoss,                                                                \
-    "context switches not timed (no per-thread state in the kernel)")                              \
+    "context switches not timed (no per-thread state, or a clock behind)")                         \
   X(off_cpu_stack_reuse_wrong, 66, kWarning,                                                       \
     "off-CPU stack reuses found wrong when checked (1 in 256 is checked)")                         \
   X(cpu_processes_followed, 67, kInfo, "child processes the CPU profiler followed at fork")        \

@@ -39,6 +39,10 @@ const volatile __u32 include_kernel_threads = 0;
  * under merge_gap_ns and the run spans less than merge_span_ns. */
 const volatile __u64 merge_gap_ns = 1000000;
 const volatile __u64 merge_span_ns = 20000000;
+/* Time context switches by the run queue's clock, which the scheduler has just read,
+ * where the kernel has it (switch_clock); 0: bpf_ktime_get_ns, ~80 ns a call in the VMs
+ * measured (docs/cpu-profiling.md). */
+const volatile __u32 use_rq_clock = 1;
 
 /* Run-unique ids of the stacks events; 0 means none. */
 __u64 next_stack_id = 1;
@@ -69,7 +73,6 @@ struct {
 #define GP_NO_SLOT 0xff
 #define GP_CHECK_EVERY 256
 struct stack_slot {
-  __u64 key;      /* reuse_key_of() when the stacks were walked; 0: none */
   __u64 hash;     /* of the stacks */
   __u64 stack_id; /* 0: slot unused */
   __u64 run_start_ns;
@@ -79,12 +82,16 @@ struct stack_slot {
   __u32 run_reason;
 };
 
+/* What every switch of a thread reads comes first and fits in one cache line (the switch
+ * out and the switch back in often run on different CPUs); a slot is touched only when an
+ * interval joins its run. Times are in the switch clock (switch_clock()). */
 struct thread_state {
   __u64 out_ns; /* when it switched out; 0 while it runs or when not timed */
   __u32 out_slot;
   __u32 out_reason;
   __u32 next_slot; /* the slot new stacks take */
   __u32 reuses;
+  __u64 keys[GP_STACK_SLOTS]; /* reuse_key_of() of each slot's walked stacks; 0: none */
   struct stack_slot slots[GP_STACK_SLOTS + 1];
 };
 
@@ -94,6 +101,15 @@ struct {
   __type(key, int);
   __type(value, struct thread_state);
 } threads SEC(".maps");
+
+/* Per CPU: CLOCK_MONOTONIC minus the run queue's clock, measured where both are fresh (at a
+ * context switch that sends an event); the times in events are CLOCK_MONOTONIC. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} clock_offsets SEC(".maps");
 
 /* Python processes whose interpreter's layout the loader found (python_target.h). */
 struct {
@@ -377,15 +393,43 @@ static __always_inline __u64 stacks_hash(const struct gp_event_stacks* s) {
   return h;
 }
 
+/* Whether switch_clock reads the run queue's clock: decided when the programs load. */
+static __always_inline bool rq_clock_used(void) {
+  return use_rq_clock && bpf_core_field_exists(struct task_struct, se) &&
+         bpf_core_field_exists(struct sched_entity, cfs_rq) &&
+         bpf_core_field_exists(struct cfs_rq, rq) && bpf_core_field_exists(struct rq, clock);
+}
+
+/* The switch clock: the clock of the run queue of `task` (a task on this CPU) when
+ * rq_clock_used(), else CLOCK_MONOTONIC. */
+static __always_inline __u64 switch_clock(struct task_struct* task) {
+  if (!rq_clock_used()) return bpf_ktime_get_ns();
+  return task->se.cfs_rq->rq->clock; /* BTF pointers: plain loads, checked by the kernel */
+}
+
+/* CLOCK_MONOTONIC minus the switch clock on this CPU. `fresh`: the switch clock was just
+ * read at a context switch, so the offset can be measured now; else (a thread's exit) the
+ * last one measured on this CPU is used. */
+static __always_inline __u64 clock_offset(struct task_struct* task, bool fresh) {
+  if (!rq_clock_used()) return 0;
+  __u32 zero = 0;
+  __u64* offset = bpf_map_lookup_elem(&clock_offsets, &zero);
+  if (!offset) return 0;
+  if (fresh || *offset == 0) *offset = bpf_ktime_get_ns() - switch_clock(task);
+  return *offset;
+}
+
 /* Sends the pending run of a slot and forgets it. */
-static __always_inline void send_run(struct task_struct* task, struct stack_slot* slot) {
+static __always_inline void send_run(struct task_struct* task, struct stack_slot* slot,
+                                     bool fresh) {
   if (slot->run_count == 0) return;
   struct gp_off_cpu_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
   if (!e) {
     count(GP_COUNT_RINGBUF_FULL);
   } else {
-    fill_header(&e->header, GP_EVENT_OFF_CPU, task->tgid, task->pid, slot->run_end_ns);
-    e->start_ns = slot->run_start_ns;
+    const __u64 offset = clock_offset(task, fresh);
+    fill_header(&e->header, GP_EVENT_OFF_CPU, task->tgid, task->pid, slot->run_end_ns + offset);
+    e->start_ns = slot->run_start_ns + offset;
     e->blocked_ns = slot->run_blocked_ns;
     e->stack_id = slot->stack_id;
     e->count = slot->run_count;
@@ -409,18 +453,19 @@ static __always_inline __u32 walk_to_slot(void* ctx, struct task_struct* task,
   for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
     if (s->slots[i].stack_id != 0 && s->slots[i].hash == hash) {
       bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP); /* sent before */
-      s->slots[i].key = key;
+      s->keys[i] = key;
       return i;
     }
   }
   __u32 i = s->next_slot % GP_STACK_SLOTS;
   s->next_slot = i + 1;
   struct stack_slot* slot = &s->slots[i];
-  send_run(task, slot);
-  slot->key = key;
+  send_run(task, slot, true);
+  s->keys[i] = key;
   slot->hash = hash;
   slot->stack_id = __sync_fetch_and_add(&next_stack_id, 1);
-  fill_header(&e->header, GP_EVENT_STACKS, task->tgid, task->pid, now);
+  fill_header(&e->header, GP_EVENT_STACKS, task->tgid, task->pid,
+              now + clock_offset(task, true));
   e->stack_id = slot->stack_id;
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
   count(GP_COUNT_STACKS_SENT);
@@ -435,13 +480,13 @@ static __always_inline __u32 slot_of(void* ctx, struct task_struct* task, struct
   __u64 key = reuse_stacks ? reuse_key_of(task) : 0;
   if (key != 0) {
     for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
-      if (s->slots[i].key != key || s->slots[i].stack_id == 0) continue;
+      if (s->keys[i] != key) continue; /* a key is set only with the slot's stacks */
       if (++s->reuses % GP_CHECK_EVERY != 0) return i;
       count(GP_COUNT_REUSE_CHECKS);
       __u32 walked = walk_to_slot(ctx, task, s, key, now);
       if (walked != i) {
         count(GP_COUNT_REUSE_MISMATCHES);
-        s->slots[i].key = 0;
+        s->keys[i] = 0;
       }
       return walked;
     }
@@ -455,8 +500,6 @@ static __always_inline __u32 slot_of(void* ctx, struct task_struct* task, struct
 
 static __always_inline void switch_out(void* ctx, bool preempt, struct task_struct* prev,
                                        __u64 now) {
-  if (!followed(prev->tgid)) return;
-  if ((prev->flags & GP_PF_KTHREAD) && !include_kernel_threads) return;
   struct thread_state* s =
       bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!s) {
@@ -470,13 +513,16 @@ static __always_inline void switch_out(void* ctx, bool preempt, struct task_stru
 }
 
 static __always_inline void switch_in(struct task_struct* next, __u64 now) {
-  if (!followed(next->tgid)) return;
   struct thread_state* s = bpf_task_storage_get(&threads, next, 0, 0);
   if (!s || s->out_ns == 0) return;
   __u64 start = s->out_ns;
   s->out_ns = 0;
   __u32 i = s->out_slot;
   if (i > GP_STACKLESS_SLOT) return;
+  if (now < start) { /* the run queues' clocks disagree: not timed */
+    count(GP_COUNT_CLOCK_BACKWARDS);
+    return;
+  }
   struct stack_slot* slot = &s->slots[i];
   if (slot->run_count != 0 && slot->run_reason == s->out_reason &&
       start - slot->run_end_ns <= merge_gap_ns && now - slot->run_start_ns <= merge_span_ns) {
@@ -485,7 +531,7 @@ static __always_inline void switch_in(struct task_struct* next, __u64 now) {
     slot->run_count += 1;
     return;
   }
-  send_run(next, slot);
+  send_run(next, slot, true);
   slot->run_start_ns = start;
   slot->run_end_ns = now;
   slot->run_blocked_ns = now - start;
@@ -493,11 +539,24 @@ static __always_inline void switch_in(struct task_struct* next, __u64 now) {
   slot->run_count = 1;
 }
 
+/* Whether a switched-out or switched-in task is one of ours. Decided before the clock is
+ * read, so switches of other processes cost no clock read. */
+static __always_inline bool timed_out(struct task_struct* prev) {
+  if (prev->pid == 0 || !followed(prev->tgid)) return false;
+  return !(prev->flags & GP_PF_KTHREAD) || include_kernel_threads;
+}
+
+static __always_inline bool timed_in(struct task_struct* next) {
+  return next->pid != 0 && followed(next->tgid);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_struct* next) {
-  __u64 now = bpf_ktime_get_ns();
-  if (prev->pid != 0) switch_out(ctx, preempt, prev, now);
-  if (next->pid != 0) switch_in(next, now);
+  const bool out = timed_out(prev), in = timed_in(next);
+  if (!out && !in) return 0;
+  const __u64 now = switch_clock(out ? prev : next);
+  if (out) switch_out(ctx, preempt, prev, now);
+  if (in) switch_in(next, now);
   return 0;
 }
 
@@ -507,7 +566,7 @@ int BPF_PROG(on_exit, struct task_struct* p) {
   if (!followed(p->tgid)) return 0;
   struct thread_state* s = bpf_task_storage_get(&threads, p, 0, 0);
   if (!s) return 0;
-  for (__u32 i = 0; i <= GP_STACKLESS_SLOT; i++) send_run(p, &s->slots[i]);
+  for (__u32 i = 0; i <= GP_STACKLESS_SLOT; i++) send_run(p, &s->slots[i], false);
   return 0;
 }
 

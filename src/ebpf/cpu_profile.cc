@@ -207,6 +207,7 @@ Result<std::unique_ptr<CpuProfile>> CpuProfile::Start(const CpuProfileOptions& o
   skel->rodata->merge_span_ns = options.merge_span_ns;
   bpf_map__set_max_entries(skel->maps.events, RingBytes(options.ring_buffer_mib));
   bpf_program__set_autoload(skel->progs.on_cpu_sample, options.on_cpu);
+  skel->rodata->use_rq_clock = options.run_queue_clock ? 1 : 0;
   bpf_program__set_autoload(skel->progs.on_switch, options.off_cpu);
   bpf_program__set_autoload(skel->progs.on_exit, options.off_cpu);
   bpf_program__set_autoload(skel->progs.on_fork, !options.system_wide);

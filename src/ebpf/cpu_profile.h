@@ -30,6 +30,9 @@ struct CpuProfileOptions {
   uint64_t merge_gap_ns = 1'000'000;
   uint64_t merge_span_ns = 20'000'000;
   uint32_t ring_buffer_mib = 8;
+  // Off-CPU: time context switches by the run queue's clock where the kernel has it
+  // (cpu_profile.bpf.c switch_clock); false: bpf_ktime_get_ns, to measure the difference.
+  bool run_queue_clock = true;
   // Keep the kernel's run-time statistics of BPF programs on while profiling (a little
   // cost on every program run, machine-wide), for KernelCost: benchmarks only.
   bool measure_cost = false;

@@ -174,10 +174,11 @@ enum gp_counter {
   GP_COUNT_PROCESSES_FOLLOWED = 9,    /* children added to the filter at fork */
   GP_COUNT_STACKS_SENT = 10,          /* distinct off-CPU stacks sent */
   GP_COUNT_PREEMPTIONS_UNWALKED = 11, /* involuntary switch-outs timed without stacks */
-  GP_COUNT_PY_WALKED = 12,            /* samples with a Python walk that read its frames */
-  GP_COUNT_PY_FAILED = 13,            /* ... that failed at a read */
-  GP_COUNT_PY_TRUNCATED = 14,         /* ... that went past GP_MAX_PY_FRAMES */
-  GP_COUNTERS = 15,
+  GP_COUNT_CLOCK_BACKWARDS = 12,      /* intervals not timed: switched in "before" out */
+  GP_COUNT_PY_WALKED = 13,            /* samples with a Python walk that read its frames */
+  GP_COUNT_PY_FAILED = 14,            /* ... that failed at a read */
+  GP_COUNT_PY_TRUNCATED = 15,         /* ... that went past GP_MAX_PY_FRAMES */
+  GP_COUNTERS = 16,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */

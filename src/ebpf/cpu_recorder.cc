@@ -426,7 +426,7 @@ Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& outpu
       {StatId::cpu_events_lost, c[GP_COUNT_RINGBUF_FULL]},
       {StatId::cpu_stacks_truncated, c[GP_COUNT_USER_STACK_TRUNCATED]},
       {StatId::cpu_stacks_failed, c[GP_COUNT_KERNEL_STACK_FAILED] + c[GP_COUNT_USER_STACK_FAILED]},
-      {StatId::off_cpu_untimed, c[GP_COUNT_THREAD_STATE_FAILED]},
+      {StatId::off_cpu_untimed, c[GP_COUNT_THREAD_STATE_FAILED] + c[GP_COUNT_CLOCK_BACKWARDS]},
       {StatId::off_cpu_stack_reuse_wrong, c[GP_COUNT_REUSE_MISMATCHES]},
       {StatId::cpu_processes_followed, c[GP_COUNT_PROCESSES_FOLLOWED]},
       {StatId::cpu_unmapped_pcs, s.unmapped_pcs},

@@ -16,12 +16,31 @@
 #include <linux/types.h>
 
 typedef _Bool bool;
+#define true 1
+#define false 0
+
+/* A CPU's run queue: `clock` is its sched_clock, which __schedule() updates before the
+ * sched_switch tracepoint fires, so at a context switch it is the time of the switch.
+ * Reached from a task on that CPU through its CFS run queue (CONFIG_FAIR_GROUP_SCHED,
+ * which distribution kernels have; without it the programs use bpf_ktime_get_ns). */
+struct rq {
+  unsigned long long clock;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq {
+  struct rq* rq;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+  struct cfs_rq* cfs_rq;
+} __attribute__((preserve_access_index));
 
 struct task_struct {
   int pid;
   int tgid;
   unsigned int __state; /* 5.14 and later */
   unsigned int flags;
+  struct sched_entity se;
 } __attribute__((preserve_access_index));
 
 /* Kernels before 5.14 call the state field `state` (a long). */

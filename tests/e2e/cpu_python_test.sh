@@ -3,7 +3,7 @@
 # program (tests/cpu/cpu_split.py, no CUDA) spends ~70% of its CPU time in hot() and ~30%
 # in warm(), timed by itself. Recorded with `record --cpu`, the folded CPU stacks must show
 # <module> -> main -> hot/warm -> spin as Python frames with their file and line, the
-# interpreter's eval loop merged away (under 2% of samples keep it), and hot's share within
+# interpreter's eval loop merged away (under 5% of samples keep it), and hot's share within
 # 10 points of the truth; the
 # report names them too. With the interpreter's layout refused (a version we do not know),
 # one note says so, the samples stay (native frames only) and the refusal is counted.
@@ -51,12 +51,12 @@ ok = abs(got - truth) <= 10 and (hot + warm) >= 0.5 * (hot_truth + warm_truth)
 sys.exit(0 if ok else 1)
 PY
 # The eval loop is merged away wherever Python frames were read. Samples without them keep
-# it (those the drain took before it had found the interpreter, in the first ~10 ms, or
-# from the interpreter's own start and end): a sliver at most.
+# it (those taken before the recorder had found the interpreter, in its first drain period
+# of 10 to 50 ms, or in the interpreter's own start and end): a sliver at most.
 grep '_PyEval_EvalFrameDefault' "$dir/cpu.folded" | grep -q ' (cpu_split.py:' &&
   fail "the eval loop beside Python frames: $(grep -m1 _PyEval_EvalFrameDefault "$dir/cpu.folded")"
 eval_ns=$(sum '_PyEval_EvalFrameDefault' "$dir/cpu.folded")
-(( eval_ns * 50 <= all_ns )) || fail "the eval loop holds $eval_ns of $all_ns ns of samples"
+(( eval_ns * 20 <= all_ns )) || fail "the eval loop holds $eval_ns of $all_ns ns of samples"
 "$GPUPERF" report --sections cpu "$dir/rec" > "$dir/report.txt" 2>&1 || fail "report failed"
 grep -q "spin (cpu_split.py:[0-9]*)" "$dir/report.txt" || fail "report: spin (cpu_split.py:N) not among the functions"
 
