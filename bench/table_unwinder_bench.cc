@@ -2,6 +2,7 @@
 // and libc's qsort_r (tests/unwind/chain.h), captured at the bottom of the chain:
 //   Table:         the .eh_frame table unwinder (src/inject/stack/table_unwinder.h), its
 //                  per-thread rule cache warm (a stack seen before, as most launches are);
+//   TableNoPrefetch: the same without the prefetch of the previous walk's lines;
 //   TableUncached: the same with the cache off: two searches per frame (a new stack);
 //   Libunwind:     unw_backtrace with its per-thread cache;
 //   Libgcc:        _Unwind_Backtrace;
@@ -17,9 +18,23 @@
 // the stack (its CFA is *(RBP-8)). Counters: depth (frames captured) and ns_per_frame (time per
 // capture / depth). The issue-12 budget for the capture path with the table unwinder is 20 ns per
 // frame (median): run with --benchmark_repetitions=5 and read the _median rows.
+//
+// Cold/<caches>/prefetch:<0|1> times one table walk (cache on) at a time, after evicting
+// the CPU caches outside the timed region (bench/cold_cache.h), as they are at a launch in
+// a real process: caches 0 warm (nothing evicted, the same one-walk timing), 1 a sweep of
+// 8 MiB, 2 a sweep of 64 MiB, 3 the 64 MiB sweep and then the stack read back (the rule
+// cache, tables and code cold, the stack warm), 4 the stack flushed (clflush) and nothing
+// else. prefetch:1 is the default walk, which first prefetches the lines its thread's previous
+// walk read (PcRuleCache::PrefetchPrevious); prefetch:0 switches that off. stacks:1 walks
+// one stack every time; stacks:2 alternates two that share their outer frames (depth is the
+// last walk's, one frame more or less). Counters:
+// ns_per_frame (mean) and median_ns_per_frame (median of the walks). ColdCapturePath does the
+// same for the whole capture path (unwind, trim, intern), caches 0 to 2.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+
+#include "cold_cache.h"
 
 #include "inject/stack/table_unwinder.h"
 #include "inject/stack/unwinder.h"
@@ -41,7 +56,7 @@ namespace {
 
 constexpr int kChainLevels = 12;  // with the benchmark's own frames: ~35-40 frames
 
-enum class Method { kTable, kTableUncached, kLibunwind, kLibgcc, kFramePointers };
+enum class Method { kTable, kTableNoPrefetch, kTableUncached, kLibunwind, kLibgcc, kFramePointers };
 
 struct BenchRun {
   benchmark::State* state;
@@ -52,6 +67,7 @@ __attribute__((noinline)) int CaptureOnce(Method method, uint64_t* pcs, bool* co
   TableWalkResult result;
   switch (method) {
     case Method::kTable:
+    case Method::kTableNoPrefetch:
     case Method::kTableUncached: {
       const int depth = TableCaptureStack(pcs, kMaxStackDepth, &result);
       *complete = result.complete();
@@ -85,9 +101,114 @@ int Leaf(void* arg) {
   return depth;
 }
 
+enum class Evict { kNone = 0, kSweep8 = 1, kSweep64 = 2, kAllButStack = 3, kStackOnly = 4 };
+
+struct ColdRun {
+  benchmark::State* state;
+  Evict evict;
+  bool alternate = false;  // every other walk through CaptureThroughWrapper
+};
+
+// One frame more than a direct call, with 256 bytes of its own: the walk's inner frames
+// differ and lie at other stack addresses, its outer frames are the same. Alternating the
+// two is closer to a real process, where consecutive launches come from different ops under
+// the same outer frames, than one stack every time.
+__attribute__((noinline)) int CaptureThroughWrapper(uint64_t* pcs, bool* complete) {
+  volatile char pad[256];
+  pad[0] = 0;
+  const int depth = CaptureOnce(Method::kTable, pcs, complete);
+  pad[1] = pad[0];  // after the call (not a tail call), and read
+  return depth;
+}
+
+// Evicts as `evict` says. The stack is the calling thread's, from this frame to its top:
+// every frame the walk reads lies there.
+__attribute__((noinline)) void EvictFor(Evict evict, bench::SweepEvictor& small,
+                                        bench::SweepEvictor& large) {
+  uintptr_t low = 0, high = 0;
+  ThreadStackBounds(&low, &high);
+  const auto here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  switch (evict) {
+    case Evict::kNone:
+      break;
+    case Evict::kSweep8:
+      small.Evict();
+      break;
+    case Evict::kSweep64:
+      large.Evict();
+      break;
+    case Evict::kAllButStack:
+      large.Evict();
+      bench::TouchLines(here, high);
+      break;
+    case Evict::kStackOnly:
+      bench::FlushLines(here, high);
+      break;
+  }
+}
+
+void ReportOneShot(benchmark::State& state, bench::OneShotTimer& timer, int depth) {
+  state.counters["depth"] = depth;
+  state.counters["ns_per_frame"] =
+      benchmark::Counter(static_cast<double>(depth) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["median_ns_per_frame"] = depth > 0 ? timer.MedianNs() / depth : 0;
+}
+
+int ColdLeaf(void* arg) {
+  auto* run = static_cast<ColdRun*>(arg);
+  benchmark::State& state = *run->state;
+  bench::SweepEvictor small(8u << 20), large(64u << 20);
+  bench::OneShotTimer timer;
+  uint64_t pcs[kMaxStackDepth];
+  int depth = 0;
+  bool complete = true;
+  CaptureOnce(Method::kTable, pcs, &complete);  // the previous walk of the first timed one
+  CaptureThroughWrapper(pcs, &complete);
+  bool through_wrapper = false;
+  for (auto _ : state) {
+    through_wrapper = run->alternate && !through_wrapper;
+    EvictFor(run->evict, small, large);
+    timer.Start();
+    depth = through_wrapper ? CaptureThroughWrapper(pcs, &complete)
+                            : CaptureOnce(Method::kTable, pcs, &complete);
+    timer.Stop(state);
+    benchmark::DoNotOptimize(pcs[0]);
+  }
+  if (!complete) state.SkipWithError("the table unwinder fell back on this stack");
+  ReportOneShot(state, timer, depth);
+  return depth;
+}
+
+// Runs `leaf` at the bottom of the chain without frame pointers, evicting as range(0) says,
+// with the walk's prefetch on or off as range(1) says.
+void RunCold(benchmark::State& state, int (*leaf)(void*)) {
+  ColdRun run{&state, static_cast<Evict>(state.range(0)), state.range(2) == 2};
+  chain_nofp::ChainContext context;
+  context.leaf = leaf;
+  context.arg = &run;
+  UseTableWalkPrefetch(state.range(1) != 0);
+  chain_nofp::Run(kChainLevels, &context);
+  UseTableWalkPrefetch(true);
+}
+
+void Cold(benchmark::State& state) {
+  if (!InitTableUnwinder()) {
+    state.SkipWithError("no .eh_frame tables");
+    return;
+  }
+  RunCold(state, ColdLeaf);
+}
+BENCHMARK(Cold)
+    ->ArgNames({"caches", "prefetch", "stacks"})
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}, {1, 2}})
+    ->UseManualTime()
+    ->Iterations(300);
+
 template <class Context, class RunFn>
 void InChain(benchmark::State& state, Method method, RunFn run_chain) {
-  const bool table = method == Method::kTable || method == Method::kTableUncached;
+  const bool table = method == Method::kTable || method == Method::kTableNoPrefetch ||
+                     method == Method::kTableUncached;
   if (table && !InitTableUnwinder()) {
     state.SkipWithError("no .eh_frame tables");
     return;
@@ -102,8 +223,10 @@ void InChain(benchmark::State& state, Method method, RunFn run_chain) {
   context.leaf = Leaf;
   context.arg = &run;
   UseTableRuleCache(method != Method::kTableUncached);
+  UseTableWalkPrefetch(method != Method::kTableNoPrefetch);
   run_chain(kChainLevels, &context);
   UseTableRuleCache(true);
+  UseTableWalkPrefetch(true);
 }
 
 void NoFramePointers(benchmark::State& state, Method method) {
@@ -179,6 +302,46 @@ int PathLeaf(void* arg) {
   return 1;
 }
 
+// The capture path timed one call at a time, evicting as Cold does (caches 0 to 2).
+int ColdPathLeaf(void* arg) {
+  auto* run = static_cast<ColdRun*>(arg);
+  benchmark::State& state = *run->state;
+  inject::StackCaptureOptions options;
+  options.max_depth = 128;
+  options.unwind = inject::UnwindMode::kTable;
+  options.python = false;
+  inject::InitStackCapture(options);
+  bench::SweepEvictor small(8u << 20), large(64u << 20);
+  bench::OneShotTimer timer;
+  inject::StackSource source = inject::StackSource::kNone;
+  StackId id = 0;
+  volatile int warm_ups = 2;  // as in PathLeaf: one call site
+  for (int warm_up = warm_ups; warm_up > 0 || state.KeepRunning(); --warm_up) {
+    if (warm_up <= 0) {
+      EvictFor(run->evict, small, large);
+      timer.Start();
+    }
+    id = CapturePathOnce(&source);
+    if (warm_up <= 0) timer.Stop(state);
+  }
+  if (source != inject::StackSource::kTable) state.SkipWithError("the stack was not the tables'");
+  ReportOneShot(state, timer, static_cast<int>(InternedDepth(id)));
+  return 1;
+}
+
+void ColdCapturePath(benchmark::State& state) {
+  if (!InitTableUnwinder() || !UseUnwinder(UnwinderKind::kLibunwind)) {
+    state.SkipWithError("no .eh_frame tables or no libunwind");
+    return;
+  }
+  RunCold(state, ColdPathLeaf);
+}
+BENCHMARK(ColdCapturePath)
+    ->ArgNames({"caches", "prefetch", "stacks"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}, {1}})
+    ->UseManualTime()
+    ->Iterations(300);
+
 template <class Context, class RunFn>
 void CapturePathInChain(benchmark::State& state, inject::UnwindMode mode, RunFn run_chain) {
   if (!InitTableUnwinder() || !UseUnwinder(UnwinderKind::kLibunwind)) {
@@ -208,6 +371,7 @@ BENCHMARK_CAPTURE(CapturePathWithFramePointers, auto, inject::UnwindMode::kAuto)
 #endif
 
 BENCHMARK_CAPTURE(NoFramePointers, Table, Method::kTable);
+BENCHMARK_CAPTURE(NoFramePointers, TableNoPrefetch, Method::kTableNoPrefetch);
 BENCHMARK_CAPTURE(NoFramePointers, TableUncached, Method::kTableUncached);
 BENCHMARK_CAPTURE(NoFramePointers, Libunwind, Method::kLibunwind);
 BENCHMARK_CAPTURE(NoFramePointers, Libgcc, Method::kLibgcc);

@@ -58,11 +58,13 @@ GPUPERF_FLAGS = {
 # gpuperf_ab: one recorded process switches recording between these levels every AB_BLOCK
 # steps through the injection library's gpuperf_bench_toggle (src/inject/injection.cc):
 # everything (the default recording), nothing (CUPTI attached, every kind and callback
-# off), native stacks only (no Python frames), the CUPTI floor (kernel records only) and
-# the recording without stacks. The first step after a switch is not
-# counted. Neighbouring blocks run seconds apart at most, so the differences between
-# processes and over time that swamp the separate-process comparison cancel.
-AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks", 3)]
+# off), native stacks only (no Python frames), the CUPTI floor (kernel records only), the
+# recording without stacks, and the default recording without the walks' prefetches of the
+# previous launch's lines (noprefetch; it comes just before "full" in the cycle). The first
+# step after a switch is not counted. Neighbouring blocks run seconds apart at most, so the
+# differences between processes and over time that swamp the separate-process comparison cancel.
+AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks", 3),
+             ("noprefetch", 4)]
 AB_BLOCK = 8
 BUDGET_RATIO = 1.10
 BUDGET_PCT_OF_STACK = 25.0

@@ -9,6 +9,15 @@
 //   Real/Walk/N, Real/WalkAndIntern/N: WalkPythonFrames (and InternPythonFrames) on the
 //     real interpreter this benchmark embeds (when built with libpython), called with the
 //     GIL released from an N-frame-deep Python recursion, as the launch callback would be.
+//   SyntheticPrefetched/<version>/50: the walk as the launch callback makes it, with
+//     PyWalkPrefetch's prefetch before it and its bookkeeping after (against Synthetic: the
+//     prefetch's cost when everything is in L1);
+//   Cold/<version>/50/caches:<0|1>/prefetch:<0|1>/ids:<0|1>: the walk (and with ids:1 the
+//     code ids) over 50 synthetic frames, one at a time, after an 8 MiB sweep of the CPU
+//     caches (caches:1; 0: warm, the same one-at-a-time timing), with or without first
+//     prefetching the lines the previous walk read (PyWalkPrefetch, as the launch callback
+//     does). Counter median_ns (per walk; its time column is the mean). bench/cold_cache.h
+//     says why.
 // Each runs 9 times for 0.1 s unless told otherwise (--benchmark_repetitions,
 // --benchmark_min_time); the table printed last has the medians of their CPU times, walk
 // and walk + intern side by side.
@@ -20,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "cold_cache.h"
 #include "inject/python/python_code_table.h"
 #include "inject/python/python_frames.h"
 #include "python/fake_python.h"
@@ -95,6 +105,58 @@ void SyntheticWithIntern(benchmark::State& state, FakeVersion version) {
   WalkSynthetic(state, version, true);
 }
 
+// The walk as the launch callback makes it: the previous walk's frames prefetched first, this
+// walk's frame addresses written for the next. Warm, against Synthetic: what the prefetch costs
+// when everything is in L1 already.
+void SyntheticPrefetched(benchmark::State& state, FakeVersion version) {
+  auto fake = FramesOf(version, int(state.range(0)));
+  auto memory = std::make_unique<PyWalkPrefetch>();
+  PyFrameSample samples[kMaxPythonFrames];
+  for (auto _ : state) {
+    memory->Prefetch();
+    memory->frames = WalkPyFramesOf(fake->view(), fake->thread_state(), samples, kMaxPythonFrames,
+                                    memory->frame_addresses)
+                         .frames;
+    benchmark::DoNotOptimize(samples);
+  }
+}
+BENCHMARK_CAPTURE(SyntheticPrefetched, py311, FakeVersion::k311)->Arg(50);
+BENCHMARK_CAPTURE(SyntheticPrefetched, py312, FakeVersion::k312)->Arg(50);
+
+void Cold(benchmark::State& state, FakeVersion version) {
+  auto fake = FramesOf(version, int(state.range(0)));
+  const bool evict = state.range(1) != 0, prefetch = state.range(2) != 0;
+  const bool intern = state.range(3) != 0;
+  PyCodeTable table;
+  auto cache = std::make_unique<PyCodeCache>();
+  auto memory = std::make_unique<PyWalkPrefetch>();
+  bench::SweepEvictor sweep(8u << 20);
+  bench::OneShotTimer timer;
+  PyFrameSample samples[kMaxPythonFrames];
+  uint32_t ids[kMaxPythonFrames];
+  int frames = 0;
+  auto walk = [&] {
+    if (prefetch) memory->Prefetch();
+    frames = WalkPyFramesOf(fake->view(), fake->thread_state(), samples, kMaxPythonFrames,
+                            memory->frame_addresses)
+                 .frames;
+    memory->frames = frames;
+    if (intern) table.InternAll(fake->view(), samples, frames, ids, *cache);
+  };
+  walk();  // the previous walk of the first timed one; the code ids in the cache
+  table.InternAll(fake->view(), samples, frames, ids, *cache);
+  for (auto _ : state) {
+    if (evict) sweep.Evict();
+    timer.Start();
+    walk();
+    timer.Stop(state);
+    benchmark::DoNotOptimize(samples);
+    benchmark::DoNotOptimize(ids);
+  }
+  state.counters["frames"] = frames;
+  state.counters["median_ns"] = timer.MedianNs();
+}
+
 #define GP_SYNTHETIC(version, name)                                           \
   BENCHMARK_CAPTURE(Synthetic, name, FakeVersion::version)->Arg(20)->Arg(50); \
   BENCHMARK_CAPTURE(SyntheticWithIntern, name, FakeVersion::version)->Arg(20)->Arg(50);
@@ -104,6 +166,16 @@ GP_SYNTHETIC(k312, py312)
 GP_SYNTHETIC(k313, py313)
 GP_SYNTHETIC(k314, py314)
 #undef GP_SYNTHETIC
+
+#define GP_COLD(version, name)                            \
+  BENCHMARK_CAPTURE(Cold, name, FakeVersion::version)     \
+      ->ArgNames({"frames", "caches", "prefetch", "ids"}) \
+      ->ArgsProduct({{50}, {0, 1}, {0, 1}, {0, 1}})       \
+      ->UseManualTime()                                   \
+      ->Iterations(300);
+GP_COLD(k311, py311)
+GP_COLD(k312, py312)
+#undef GP_COLD
 
 // Prints what the console reporter prints, and keeps each benchmark's median CPU time for
 // the table printed last.

@@ -106,7 +106,7 @@ enum class StatSeverity : uint8_t {
   X(cpu_samples, 60, kInfo, "on-CPU samples recorded")                                             \
   X(off_cpu_intervals, 61, kInfo, "off-CPU intervals recorded")                                    \
   X(cpu_events_lost, 62, kDataLoss,                                                                \
-    "CPU samples and off-CPU intervals lost: the eBPF ring buffer was full")                       \
+    "CPU samples and off-CPU intervals lost (eBPF ring buffer full, or unreadable)")               \
   X(cpu_stacks_truncated, 63, kWarning,                                                            \
     "CPU stacks cut at 127 user frames (outermost frames lost)")                                   \
   X(cpu_stacks_failed, 64, kWarning, "CPU stacks whose kernel or user part could not be read")     \

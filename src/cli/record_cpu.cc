@@ -4,6 +4,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -126,20 +127,27 @@ class EbpfCpuRecording final : public CpuRecording {
 
  private:
   // Hands the ring buffer to the recorder every 50 ms, or every 10 ms while it fills fast
-  // (a drain that found many events: on many CPUs or at high --freq); stops sampling once
+  // (a drain that found many events: on many CPUs or at high --freq), and at once when a
+  // followed process runs a new program (its maps are read then); stops sampling once
   // --duration has passed (the command may run on). Each wake-up of this thread costs the
-  // machine a context switch and a pass over the ring: at 10 ms, that was a third of the
-  // draining thread's CPU time with nothing to drain (docs/cpu-profiling.md).
+  // machine a context switch and a pass over the ring: at 10 ms, that was half of the
+  // draining thread's CPU time in a context-switch-heavy run (docs/cpu-profiling.md).
   void DrainLoop() {
     constexpr int kBusyEvents = 256;  // ~600 KB of on-CPU samples, of an 8 MiB ring
+    using std::chrono::milliseconds;
+    const auto end = started_ + std::chrono::nanoseconds(duration_ns_);
+    int drained = 0;
     while (!stop_.load()) {
-      const int drained = profile_->Drain();
-      if (duration_ns_ != 0 &&
-          std::chrono::steady_clock::now() - started_ >= std::chrono::nanoseconds(duration_ns_)) {
+      milliseconds wait(drained >= kBusyEvents ? 10 : 50);
+      if (duration_ns_ != 0) {  // stop on time: wait no longer than the window has left
+        wait =
+            std::min(wait, std::chrono::ceil<milliseconds>(end - std::chrono::steady_clock::now()));
+      }
+      drained = profile_->Poll(static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+      if (duration_ns_ != 0 && std::chrono::steady_clock::now() >= end) {
         profile_->Stop();
         break;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(drained >= kBusyEvents ? 10 : 50));
     }
     timespec used;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);

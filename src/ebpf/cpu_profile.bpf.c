@@ -512,6 +512,25 @@ static __always_inline void switch_out(void* ctx, bool preempt, struct task_stru
   s->out_ns = slot <= GP_STACKLESS_SLOT ? now : 0;
 }
 
+/* Joins the interval [start, now) to the slot's pending run, or sends that run and starts
+ * another. `fresh`: as for clock_offset. */
+static __always_inline void add_interval(struct task_struct* task, struct stack_slot* slot,
+                                         __u64 start, __u64 now, __u32 reason, bool fresh) {
+  if (slot->run_count != 0 && slot->run_reason == reason &&
+      start - slot->run_end_ns <= merge_gap_ns && now - slot->run_start_ns <= merge_span_ns) {
+    slot->run_end_ns = now;
+    slot->run_blocked_ns += now - start;
+    slot->run_count += 1;
+    return;
+  }
+  send_run(task, slot, fresh);
+  slot->run_start_ns = start;
+  slot->run_end_ns = now;
+  slot->run_blocked_ns = now - start;
+  slot->run_reason = reason;
+  slot->run_count = 1;
+}
+
 static __always_inline void switch_in(struct task_struct* next, __u64 now) {
   struct thread_state* s = bpf_task_storage_get(&threads, next, 0, 0);
   if (!s || s->out_ns == 0) return;
@@ -523,26 +542,15 @@ static __always_inline void switch_in(struct task_struct* next, __u64 now) {
     count(GP_COUNT_CLOCK_BACKWARDS);
     return;
   }
-  struct stack_slot* slot = &s->slots[i];
-  if (slot->run_count != 0 && slot->run_reason == s->out_reason &&
-      start - slot->run_end_ns <= merge_gap_ns && now - slot->run_start_ns <= merge_span_ns) {
-    slot->run_end_ns = now;
-    slot->run_blocked_ns += now - start;
-    slot->run_count += 1;
-    return;
-  }
-  send_run(next, slot, true);
-  slot->run_start_ns = start;
-  slot->run_end_ns = now;
-  slot->run_blocked_ns = now - start;
-  slot->run_reason = s->out_reason;
-  slot->run_count = 1;
+  add_interval(next, &s->slots[i], start, now, s->out_reason, true);
 }
 
 /* Whether a switched-out or switched-in task is one of ours. Decided before the clock is
  * read, so switches of other processes cost no clock read. */
 static __always_inline bool timed_out(struct task_struct* prev) {
   if (prev->pid == 0 || !followed(prev->tgid)) return false;
+  /* An exiting thread's last switches are not waits (its runs went out in on_exit). */
+  if (prev->flags & GP_PF_EXITING) return false;
   return !(prev->flags & GP_PF_KTHREAD) || include_kernel_threads;
 }
 
@@ -570,6 +578,27 @@ int BPF_PROG(on_exit, struct task_struct* p) {
   return 0;
 }
 
+/* Run once by the loader when profiling stops, after the switch and exit programs are
+ * detached: each followed thread still alive sends its pending runs, and a thread that is
+ * off CPU at that moment sends the interval so far (it would otherwise be lost whole: a
+ * worker blocked through a --duration window showed no time at all). */
+SEC("iter/task")
+int flush_threads(struct bpf_iter__task* ctx) {
+  struct task_struct* task = ctx->task;
+  if (!task || !followed(task->tgid)) return 0;
+  struct thread_state* s = bpf_task_storage_get(&threads, task, 0, 0);
+  if (!s) return 0;
+  const __u32 i = s->out_slot;
+  if (s->out_ns != 0 && i <= GP_STACKLESS_SLOT) {
+    /* Now, in the switch clock: CLOCK_MONOTONIC less this CPU's offset. */
+    const __u64 now = bpf_ktime_get_ns() - clock_offset(bpf_get_current_task_btf(), false);
+    if (now > s->out_ns) add_interval(task, &s->slots[i], s->out_ns, now, s->out_reason, false);
+    s->out_ns = 0;
+  }
+  for (__u32 j = 0; j <= GP_STACKLESS_SLOT; j++) send_run(task, &s->slots[j], false);
+  return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct* p) {
   if (!followed(p->tgid)) return 0;
@@ -579,7 +608,9 @@ int BPF_PROG(on_exec, struct task_struct* p) {
     return 0;
   }
   fill_header(e, GP_EVENT_EXEC, p->tgid, p->pid, bpf_ktime_get_ns());
-  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  /* Wakes the loader: the new program's maps are best read before it runs much (a
+   * short-lived program, such as a wrapper script that execs again, is gone soon). */
+  bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
   return 0;
 }
 

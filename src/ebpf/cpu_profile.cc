@@ -120,6 +120,7 @@ struct CpuProfile::State {
   int stats_fd = -1;  // keeps run-time statistics on (measure_cost)
   bool stopped = false;
   gp_on_cpu_event native_sample{};  // py_status GP_PY_NONE, py_depth 0 throughout
+  uint64_t events_failed = 0;  // events whose handling threw (OnEvent)
 
   ~State() {
     if (stats_fd >= 0) close(stats_fd);
@@ -129,10 +130,21 @@ struct CpuProfile::State {
     cpu_profile_bpf::destroy(skeleton);
   }
 
+  // Called from libbpf's C code, which an exception must not cross: an event whose
+  // handling throws (allocation) is counted with the lost ones, and draining goes on.
   static int OnEvent(void* context, void* data, size_t size) {
     auto* state = static_cast<State*>(context);
+    try {
+      Dispatch(state, data, size);
+    } catch (...) {
+      ++state->events_failed;
+    }
+    return 0;
+  }
+
+  static void Dispatch(State* state, void* data, size_t size) {
     const auto* header = static_cast<const gp_event_header*>(data);
-    if (size < sizeof(gp_event_header)) return 0;
+    if (size < sizeof(gp_event_header)) return;
     if (header->kind == GP_EVENT_ON_CPU && size >= sizeof(gp_on_cpu_event)) {
       state->sink->OnCpuSample(*static_cast<const gp_on_cpu_event*>(data));
     } else if (header->kind == GP_EVENT_ON_CPU && size >= GP_ON_CPU_EVENT_NATIVE_SIZE) {
@@ -146,7 +158,6 @@ struct CpuProfile::State {
     } else if (header->kind == GP_EVENT_EXEC) {
       state->sink->OnExec(*header);
     }
-    return 0;
   }
 
   Status AttachSampler() {
@@ -210,6 +221,7 @@ Result<std::unique_ptr<CpuProfile>> CpuProfile::Start(const CpuProfileOptions& o
   skel->rodata->use_rq_clock = options.run_queue_clock ? 1 : 0;
   bpf_program__set_autoload(skel->progs.on_switch, options.off_cpu);
   bpf_program__set_autoload(skel->progs.on_exit, options.off_cpu);
+  bpf_program__set_autoload(skel->progs.flush_threads, options.off_cpu);
   bpf_program__set_autoload(skel->progs.on_fork, !options.system_wide);
   bpf_program__set_autoload(skel->progs.on_exec, !options.system_wide);
   if (int err = cpu_profile_bpf::load(skel); err != 0) {
@@ -257,6 +269,13 @@ Status CpuProfile::SetPythonTarget(uint32_t pid, const gp_py_target* target) {
   return Status::Ok();
 }
 
+int CpuProfile::Poll(int timeout_ms) {
+  // ring_buffer__poll consumes only after a wake-up; the events sent without one are
+  // taken by the Drain after it.
+  const int woken = ring_buffer__poll(state_->ring, timeout_ms);
+  return (woken < 0 ? 0 : woken) + Drain();
+}
+
 int CpuProfile::Drain() {
   const int n = ring_buffer__consume(state_->ring);
   return n < 0 ? 0 : n;
@@ -268,7 +287,22 @@ void CpuProfile::Stop() {
   for (bpf_link* link : state_->perf_links) bpf_link__destroy(link);
   state_->perf_links.clear();
   cpu_profile_bpf::detach(state_->skeleton);
+  if (state_->options.off_cpu) FlushThreads();
   Drain();
+}
+
+void CpuProfile::FlushThreads() {
+  bpf_link* link = bpf_program__attach_iter(state_->skeleton->progs.flush_threads, nullptr);
+  if (link == nullptr) return;  // a kernel without task iterators: their last runs are lost
+  const int fd = bpf_iter_create(bpf_link__fd(link));
+  if (fd >= 0) {
+    // Reading runs the program once per task; it writes nothing to read.
+    char sink[64];
+    while (read(fd, sink, sizeof(sink)) > 0) {
+    }
+    close(fd);
+  }
+  bpf_link__destroy(link);
 }
 
 CpuProfileCost CpuProfile::KernelCost() const {
@@ -300,6 +334,7 @@ CpuProfileCounters CpuProfile::counters() const {
     }
     for (uint64_t v : per_cpu) out.values[which] += v;
   }
+  out.values[GP_COUNT_RINGBUF_FULL] += state_->events_failed;
   return out;
 }
 

@@ -83,7 +83,12 @@ class CpuProfile {
   Status SetPythonTarget(uint32_t pid, const gp_py_target* target);
   // Hands every event in the ring buffer to the sink; returns how many.
   int Drain();
-  // Detaches the programs and drains what is left. Idempotent.
+  // Waits up to `timeout_ms` for an event that wakes the loader (a followed process ran a
+  // new program; the others are sent without wake-ups), then drains like Drain.
+  int Poll(int timeout_ms);
+  // Detaches the programs, has every followed thread still alive send what it holds (its
+  // pending off-CPU runs, and the interval so far of a thread that is off CPU now), and
+  // drains what is left. Idempotent.
   void Stop();
   CpuProfileCounters counters() const;
   // Zero without measure_cost. Read it before Stop: stopped programs are gone.
@@ -93,6 +98,7 @@ class CpuProfile {
 
  private:
   explicit CpuProfile(std::unique_ptr<State> state);
+  void FlushThreads();  // runs the flush_threads task iterator once
   std::unique_ptr<State> state_;
 };
 

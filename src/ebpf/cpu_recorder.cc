@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,18 +30,17 @@ namespace gpuperf::ebpf {
 namespace {
 
 constexpr uint64_t kMapsRefreshNs = 100'000'000;  // a process's maps at most every 100 ms
+constexpr uint64_t kFirstCodeAddress = 4096;      // user PCs below it are not code
 
 std::string ReadFirstLine(const std::string& path) {
-  std::ifstream file(path);
-  std::string line;
-  std::getline(file, line);
-  return line;
+  std::string text = ReadSmallFile(path);
+  text.resize(std::min(text.size(), text.find('\n')));
+  return text;
 }
 
 // argv joined by spaces, as the injection library records it.
 std::string CommandLine(uint32_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string raw = ReadSmallFile("/proc/" + std::to_string(pid) + "/cmdline");
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   std::replace(raw.begin(), raw.end(), '\0', ' ');
   return raw;
@@ -273,7 +273,10 @@ struct CpuRecorder::State {
     RefreshIfUnmapped(pid, p, walked, now);
     const std::vector<uint64_t> user = missed.Complete(
         pid, walked, {s.user_top, std::min<size_t>(s.top_words, GP_STACK_TOP_WORDS)});
-    pcs.insert(pcs.end(), user.begin(), user.end());
+    // A frame-pointer walk ends on a zero return address, or wanders into small integers
+    // through code without frame pointers: no code lives in the first page.
+    std::copy_if(user.begin(), user.end(), std::back_inserter(pcs),
+                 [](uint64_t pc) { return pc >= kFirstCodeAddress; });
     pcs.insert(pcs.end(), python.begin(), python.end());
     key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
     key.append(reinterpret_cast<const char*>(pcs.data()), pcs.size() * sizeof(uint64_t));
@@ -284,7 +287,9 @@ struct CpuRecorder::State {
     for (uint64_t pc : pcs) {
       if (IsKernelFrameWord(pc)) kernel_words.emplace(pid, pc);
     }
-    for (uint16_t i = 0; i < user_depth; ++i) unmapped_pcs += !Mapped(p, s.user_pcs[i]);
+    for (uint16_t i = 0; i < user_depth; ++i) {
+      unmapped_pcs += s.user_pcs[i] >= kFirstCodeAddress && !Mapped(p, s.user_pcs[i]);
+    }
     return it->second;
   }
 

@@ -43,6 +43,11 @@ struct task_struct {
   struct sched_entity se;
 } __attribute__((preserve_access_index));
 
+/* The context of an iter/task program: one task (thread) of the machine per run. */
+struct bpf_iter__task {
+  struct task_struct* task;
+} __attribute__((preserve_access_index));
+
 /* Kernels before 5.14 call the state field `state` (a long). */
 struct task_struct___before_5_14 {
   long state;
@@ -77,6 +82,7 @@ struct task_struct___tls_arm64 {
 #define GP_TASK_RUNNING 0x0000
 #define GP_TASK_INTERRUPTIBLE 0x0001
 #define GP_TASK_UNINTERRUPTIBLE 0x0002
+#define GP_PF_EXITING 0x00000004
 #define GP_PF_KTHREAD 0x00200000
 
 #endif /* GPUPERF_EBPF_KERNEL_TYPES_H_ */

@@ -1,11 +1,15 @@
 #include "ebpf/proc_maps.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 namespace gpuperf::ebpf {
 namespace {
@@ -111,10 +115,25 @@ bool LoadBias(const ElfLayout& layout, uint64_t start, uint64_t offset, uint64_t
   return false;
 }
 
+std::string ReadSmallFile(const std::string& path) {
+  std::string text;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
+}
+
 std::vector<MappedModule> ReadProcessModules(uint32_t pid,
                                              std::map<std::string, ElfLayout>& cache) {
   std::vector<MappedModule> modules;
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::istringstream maps(ReadSmallFile("/proc/" + std::to_string(pid) + "/maps"));
   std::string line;
   std::map<std::string, size_t> index;  // path -> modules entry
   while (std::getline(maps, line)) {

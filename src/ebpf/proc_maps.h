@@ -49,6 +49,11 @@ ElfLayout ReadElfLayout(const std::string& path);
 // holds the offset says which virtual address the file meant for it.
 bool LoadBias(const ElfLayout& layout, uint64_t start, uint64_t offset, uint64_t* bias);
 
+// The whole of a small file (a /proc file: maps, cmdline, stat), or "" when it cannot be
+// read. Never throws: std::ifstream does when read(2) fails, as it does for the /proc files
+// of a process that is exiting.
+std::string ReadSmallFile(const std::string& path);
+
 // Reads /proc/PID/maps into one MappedModule per mapped ELF file (and the vDSO); files are
 // read once and kept in `cache` (keyed by path), which may be shared by many calls.
 // Empty when the process is gone.

@@ -23,11 +23,13 @@
 #include "inject/nccl/nccl_plugin.h"
 #include "inject/power/power_sampler.h"
 #include "inject/preload_stats.h"
+#include "inject/python/python_frames.h"
 #include "inject/rank_identity.h"
 #include "inject/record_batch.h"
 #include "inject/recorder.h"
 #include "inject/recorder_memory.h"
 #include "inject/stack/stack_capture.h"
+#include "inject/stack/table_unwinder.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
 
@@ -338,7 +340,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 
 // Benchmark hook (launch_bound --ab gpuperf_bench_toggle, bench/python/decode_overhead.py's
 // in-process mode). 1 is the configured recording; 2 the same without Python frames; 3 the
-// same without stacks (launches linked, API records kept); 0 only what the CUPTI floor
+// same without stacks (launches linked, API records kept); 4 the configured recording
+// without the prefetches of the previous walk's lines (table_unwinder.h UseTableWalkPrefetch,
+// python_frames.h UsePythonWalkPrefetch); 0 only what the CUPTI floor
 // tracer does (kernel records); a negative value switches every activity kind and callback
 // off (CUPTI stays attached, doing nothing). One process can then time batches of work each
 // way in alternation, free of the differences between processes (docs/performance.md).
@@ -349,6 +353,8 @@ extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int 
   gpuperf::inject::SetApiCallbacks(on > 0);
   gpuperf::inject::PauseStacksForBench(on == 3);
   gpuperf::inject::PausePythonFramesForBench(on == 2);
+  gpuperf::UseTableWalkPrefetch(on != 4);
+  gpuperf::inject::UsePythonWalkPrefetch(on != 4);
 }
 
 // NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;

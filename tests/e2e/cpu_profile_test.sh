@@ -100,6 +100,18 @@ grep -q "\[pid $spinner\] .*cpu_split.*cpu_split_hot" "$dir/system.folded" ||
 expect_stderr_contains "needs --duration" "$GPUPERF" record --system --cpu -o "$dir/system2"
 expect_stderr_contains "add --cpu" "$GPUPERF" record --system --duration 1 -o "$dir/system3"
 
+# A thread still blocked when profiling stops sends the interval so far: the program sleeps
+# 3 s from its start, the profiler stops after 2 s, and the sleep's share of those seconds is
+# there (before, an interval that had not ended was lost whole). The program's start-up
+# under load takes part of the window: at least half of it must be the sleep.
+"$GPUPERF" record --cpu --off-cpu --duration 2 -o "$dir/window" -- "$app" 0 3000 0 \
+  > "$dir/window.out" 2> "$dir/window.err" || fail "--duration window: $(tail -2 "$dir/window.err")"
+"$GPUPERF" flamegraph --folded --weight offcpu -o "$dir/window.folded" "$dir/window" 2>/dev/null
+slept=$(grep 'cpu_split_sleep' "$dir/window.folded" | awk '{ s += $NF } END { print s + 0 }')
+echo "off-CPU: cpu_split_sleep ${slept} ns in a 2 s window that ended during the sleep"
+[[ $slept -ge 1000000000 && $slept -le 2050000000 ]] ||
+  fail "--duration window: cpu_split_sleep blocked ${slept} ns, want 1-2.05 s (the sleep was cut by the window)"
+
 # Without privileges: one line that says what to run, and the GPU recording goes on.
 if [[ -x $fake_app ]] && command -v setpriv >/dev/null; then
   mkdir -m 777 "$dir/nobody"

@@ -51,8 +51,8 @@ ok = abs(got - truth) <= 10 and (hot + warm) >= 0.5 * (hot_truth + warm_truth)
 sys.exit(0 if ok else 1)
 PY
 # The eval loop is merged away wherever Python frames were read. Samples without them keep
-# it (those taken before the recorder had found the interpreter, in its first drain period
-# of 10 to 50 ms, or in the interpreter's own start and end): a sliver at most.
+# it (those taken before the recorder had found the interpreter, just after the exec, or
+# in the interpreter's own start and end): a sliver at most.
 grep '_PyEval_EvalFrameDefault' "$dir/cpu.folded" | grep -q ' (cpu_split.py:' &&
   fail "the eval loop beside Python frames: $(grep -m1 _PyEval_EvalFrameDefault "$dir/cpu.folded")"
 eval_ns=$(sum '_PyEval_EvalFrameDefault' "$dir/cpu.folded")

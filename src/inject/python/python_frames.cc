@@ -24,6 +24,9 @@ PyCodeTable* g_codes = nullptr;
 // Each thread's cache of the code ids it looked up (python_code_table.h): about 10 KiB of
 // thread-local memory, freed with the thread.
 thread_local PyCodeCache t_code_cache;
+// Each thread's previous walk, for PrefetchPythonFrames: 1 KiB, zero-filled (empty).
+thread_local PyWalkPrefetch t_walk_prefetch;
+std::atomic<bool> g_use_prefetch{true};
 
 struct Counters {
   std::atomic<uint64_t> no_thread_state{0}, refused{0}, truncated{0}, broken{0}, skipped_frames{0};
@@ -116,11 +119,21 @@ int WalkPythonFrames(PyFrameSample* out, int max) {
     Bump(g_counters.no_thread_state);
     return 0;
   }
-  PyWalkResult result = WalkPyFramesOf(g_view, tstate, out, max);
+  PyWalkPrefetch& memory = t_walk_prefetch;
+  PyWalkResult result = WalkPyFramesOf(g_view, tstate, out, max, memory.frame_addresses);
+  memory.frames = result.frames;
   if (result.truncated) Bump(g_counters.truncated);
   if (result.broken) Bump(g_counters.broken);
   if (result.skipped != 0) Bump(g_counters.skipped_frames, result.skipped);
   return result.frames;
+}
+
+void PrefetchPythonFrames() {
+  if (g_use_prefetch.load(std::memory_order_relaxed)) t_walk_prefetch.Prefetch();
+}
+
+void UsePythonWalkPrefetch(bool use) {
+  g_use_prefetch.store(use, std::memory_order_relaxed);
 }
 
 int InternPythonFrames(const PyFrameSample* frames, int n, uint32_t* code_ids) {

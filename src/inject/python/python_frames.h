@@ -73,6 +73,12 @@ uint32_t PythonFramesVersion();
 // The calling thread's Python frames, innermost first, into out[0..max) (max is capped at
 // kMaxPythonFrames). Returns the count; 0 when not ready or the thread has no thread state.
 int WalkPythonFrames(PyFrameSample* out, int max);
+// Prefetches the lines the calling thread's previous WalkPythonFrames and its code ids read
+// (PyWalkPrefetch): call early in the launch callback, before the native walk, so that they
+// arrive while it runs. Nothing when switched off (UsePythonWalkPrefetch) or not ready.
+void PrefetchPythonFrames();
+// Default on; off for gpuperf_bench_toggle's level 4.
+void UsePythonWalkPrefetch(bool use);
 
 // Sets code_ids[i] to the id (PyCodeInfo::id) of frames[i]'s code object, interning code
 // objects seen for the first time. Call in the same callback as the walk (the frames keep

@@ -54,7 +54,26 @@ struct PyWalkResult {
   uint32_t skipped = 0;    // frames whose code was not a code object (not recorded)
 };
 
-// Walks the frames of `tstate` (a PyThreadState*, 0 for none) into out[0..max).
-PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out, int max);
+// Walks the frames of `tstate` (a PyThreadState*, 0 for none) into out[0..max). When
+// `frame_addresses` is given, frame_addresses[i] is the address of the frame out[i] came from.
+PyWalkResult WalkPyFramesOf(const PyRuntimeView& rt, uint64_t tstate, PyFrameSample* out, int max,
+                            uint64_t* frame_addresses = nullptr);
+
+// Where one thread's previous walk read: its frames. Between two launches the application
+// evicts the CPU caches, and the walk is a chain of dependent loads (each frame's
+// `previous`), one miss after another. Launch stacks repeat, so Prefetch() before the next
+// walk asks for those lines all at once and the misses overlap. Only hints: a prefetch never
+// faults, and a frame that is gone costs a wasted one. The walk writes frame_addresses itself
+// (WalkPyFramesOf's `frame_addresses`: no copy), then the caller sets `frames`. The code
+// objects are not prefetched: their misses are off the chain and overlap anyway, and their
+// prefetches cost more warm than they saved cold. Trivial (no initializers), as PyCodeCache: a
+// zero-filled thread_local one is empty and needs no constructor; nothing allocates.
+struct PyWalkPrefetch {
+  static constexpr int kFrames = kMaxPythonFrames;
+  int frames;
+  uint64_t frame_addresses[kFrames];
+
+  void Prefetch() const;
+};
 
 }  // namespace gpuperf::inject

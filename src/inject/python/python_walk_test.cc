@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -211,6 +212,48 @@ TEST_P(PythonWalkTest, MisalignedFramePointerEndsTheWalk) {
   EXPECT_TRUE(result.broken);
   ASSERT_EQ(result.frames, 2);
   EXPECT_EQ(samples_[1].instr_offset, 2u);
+}
+
+// The walk with the launch callback's bookkeeping (frame addresses out, PyWalkPrefetch) and
+// without it must give the same samples; the addresses are those of the recorded frames.
+TEST_P(PythonWalkTest, PrefetchingThePreviousWalkNeverChangesAWalk) {
+  const uint64_t code = Code(U"f");
+  std::vector<uint64_t> recorded;  // frame addresses, outermost first
+  uint64_t cut_at = 0;
+  for (int i = 0; i < 80; ++i) {
+    const uint64_t frame = fake_.PushFrame(code, uint32_t(i), i % 5 == 0);
+    if (i % 9 == 4) {
+      fake_.SetFrameCode(frame, 0);  // skipped: not recorded, no address
+    } else {
+      recorded.push_back(frame);
+    }
+    if (i == 60) cut_at = frame;
+  }
+  auto memory = std::make_unique<PyWalkPrefetch>();
+  std::vector<PyFrameSample> with(kMaxPythonFrames);
+  int remembered = 0;
+  for (int round = 0; round < 3; ++round) {
+    if (round == 2) fake_.SetPrevious(cut_at, 0);  // a shorter stack than the one remembered
+    const PyWalkResult plain = Walk();
+    memory->Prefetch();  // the previous round's frames (none at first)
+    const PyWalkResult result = WalkPyFramesOf(fake_.view(), fake_.thread_state(), with.data(),
+                                               kMaxPythonFrames, memory->frame_addresses);
+    memory->frames = result.frames;
+    ASSERT_EQ(result.frames, plain.frames);
+    EXPECT_EQ(result.skipped, plain.skipped);
+    EXPECT_EQ(result.truncated, plain.truncated);
+    for (int i = 0; i < result.frames; ++i) {
+      EXPECT_EQ(with[i].code, samples_[i].code) << i;
+      EXPECT_EQ(with[i].instr_offset, samples_[i].instr_offset) << i;
+      EXPECT_EQ(with[i].flags, samples_[i].flags) << i;
+      EXPECT_EQ(memory->frame_addresses[i], recorded[recorded.size() - 1 - size_t(i)]) << i;
+    }
+    if (round < 2) {
+      remembered = result.frames;
+    } else {
+      EXPECT_LT(result.frames, remembered) << "the cut stack is walked to its new end";
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, PythonWalkTest, ::testing::ValuesIn(testing::kAllFakeVersions),

@@ -314,6 +314,8 @@ StackId CaptureLaunchStack(StackSource* source) {
   StackSource how = StackSource::kNone;
   StackId fp_id = 0;
   const bool python = g_python && !g_python_paused.load(std::memory_order_relaxed);
+  // The Python walk's lines arrive while the native walk runs.
+  if (python) PrefetchPythonFrames();
   int depth = UnwindNative(pcs, python, &how, &fp_id);
   if (fp_id != 0) {
     if (source != nullptr) *source = how;

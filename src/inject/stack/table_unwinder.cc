@@ -16,6 +16,7 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 std::atomic<bool> g_use_rule_cache{true};
+std::atomic<bool> g_use_prefetch{true};
 
 // A word at `address` lies in the stack at or above the frame's RSP: safe to read.
 bool InFrame(uint64_t address, const FrameRegisters& regs, StackRange stack) {
@@ -72,6 +73,39 @@ int RefreshTableUnwinder() {
 
 void UseTableRuleCache(bool use) {
   g_use_rule_cache.store(use, std::memory_order_relaxed);
+}
+
+void UseTableWalkPrefetch(bool use) {
+  g_use_prefetch.store(use, std::memory_order_relaxed);
+}
+
+namespace {
+
+// An instruction the compiler keeps: GCC 12 dropped a loop of __builtin_prefetch from
+// gpuperf_table_walk_from when built with -fPIC. A prefetch never faults.
+inline void PrefetchLine(const void* address) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(address)));
+#else
+  __builtin_prefetch(address);
+#endif
+}
+
+}  // namespace
+
+// Out of line: inlined into gpuperf_table_walk_from, the loop recomputed the address of the
+// thread-local cache (a __tls_get_addr call in a shared library) at every prefetch.
+__attribute__((noinline)) void PcRuleCache::PrefetchPrevious() {
+  for (int i = 0; i < remembered; ++i) {
+    PrefetchLine(SetFor(remembered_pcs[i]));
+    PrefetchLine(reinterpret_cast<const void*>(remembered_slots[i]));
+  }
+}
+
+void PcRuleCache::Clear(const UnwindSnapshot* for_snapshot) {
+  std::memset(static_cast<void*>(entries), 0, sizeof(entries));
+  remembered = 0;
+  snapshot = for_snapshot;
 }
 
 namespace {
@@ -169,6 +203,9 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
       stop = TableWalkStop::kBadFrame;
       break;
     }
+    if (cache != nullptr && depth <= PcRuleCache::kRememberedFrames) {
+      cache->remembered_slots[depth - 1] = cfa - 8;
+    }
     uint64_t rbp = regs.rbp;
     if (rule.rbp != RbpKind::kSame) {
       const uint64_t base = rule.rbp == RbpKind::kSaved ? cfa : regs.rbp;
@@ -180,6 +217,14 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
       rbp = LoadWord(saved_at);
     }
     regs = {LoadWord(cfa - 8), cfa, rbp};
+  }
+  if (cache != nullptr) {
+    // The last frame may have no slot (the walk stopped there): the one left from an earlier
+    // walk is only a wasted prefetch.
+    const int remembered =
+        depth < PcRuleCache::kRememberedFrames ? depth : PcRuleCache::kRememberedFrames;
+    std::memcpy(cache->remembered_pcs, pcs, sizeof(uint64_t) * static_cast<size_t>(remembered));
+    cache->remembered = remembered;
   }
   result.depth = depth;
   result.stop = stop;
@@ -201,6 +246,13 @@ extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_fr
     return 0;
   }
   ThreadState& state = t_state;
+  PcRuleCache* cache = nullptr;
+  if (g_use_rule_cache.load(std::memory_order_relaxed)) {
+    cache = &state.rules;
+    if (cache->snapshot != snapshot) cache->Clear(snapshot);
+    // First, so that the lines arrive while the stack bounds are read.
+    if (g_use_prefetch.load(std::memory_order_relaxed)) cache->PrefetchPrevious();
+  }
   StackRange stack;
   uintptr_t stack_low = 0, stack_high = 0;
   if (!ThreadStackBounds(&stack_low, &stack_high)) {
@@ -209,14 +261,6 @@ extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_fr
   }
   stack.low = stack_low;
   stack.high = stack_high;
-  PcRuleCache* cache = nullptr;
-  if (g_use_rule_cache.load(std::memory_order_relaxed)) {
-    cache = &state.rules;
-    if (cache->snapshot != snapshot) {
-      std::memset(static_cast<void*>(cache->entries), 0, sizeof(cache->entries));
-      cache->snapshot = snapshot;
-    }
-  }
   out = WalkWithTables(*snapshot, {rip, rsp, rbp}, stack, pcs, max_depth, cache);
   return out.depth;
 }

@@ -30,7 +30,7 @@
 //
 // Nothing on the capture path allocates, locks or makes a system call, except on a
 // thread's first capture: its thread-local state (stack bounds from pthread_getattr_np, as
-// FramePointerWalk does, and a 32 KiB rule cache) is set up then. Building the tables
+// FramePointerWalk does, and a 33 KiB rule cache) is set up then. Building the tables
 // allocates and takes the loader's lock: call InitTableUnwinder() at start-up (about 8 bytes
 // and 90 ns per row: ~6 ms for a process with libc and libstdc++, 270 ms and 23 MB for one
 // that also maps libLLVM, libcublasLt, libcudnn, libcufft and libnccl).
@@ -86,14 +86,27 @@ struct TableWalkResult {
 // per set, the most recent first, so that two PCs of one stack that hash alike do not evict
 // each other on every capture. Valid for one snapshot: a capture that finds another
 // snapshot clears it.
+//
+// It also remembers where the previous walk read: its PCs (so its sets) and the stack slots
+// of its return addresses. Between two launches the application evicts the CPU caches, and
+// a walk's loads are a chain (PC -> set -> CFA -> return address -> next PC): each frame
+// would wait for two misses in turn. Launch stacks repeat, so the next walk reads mostly the
+// same lines: PrefetchPrevious() asks for all of them at once, before the walk, and the
+// misses overlap. Only hints: a wrong address costs a wasted prefetch, never a fault or a
+// different walk.
 struct PcRuleCache {
   static constexpr int kSetBits = 10;
+  static constexpr int kRememberedFrames = 64;  // the innermost ones; a launch has ~50
   struct Entry {
     uint64_t pc = 0;  // 0: empty (a walk never looks up PC 0)
     UnwindRule rule;
   };
   const UnwindSnapshot* snapshot = nullptr;
-  Entry entries[2 << kSetBits];
+  int remembered = 0;  // frames of the previous walk in remembered_pcs / remembered_slots
+  // Aligned so that a set (two 16-byte entries) never straddles two cache lines.
+  alignas(64) Entry entries[2 << kSetBits];
+  uint64_t remembered_pcs[kRememberedFrames];
+  uint64_t remembered_slots[kRememberedFrames];  // CFA-8 of each frame (its return address)
 
   Entry* SetFor(uint64_t pc) {
     return &entries[2 * ((pc * 0x9e3779b97f4a7c15ull) >> (64 - kSetBits))];
@@ -111,6 +124,9 @@ struct PcRuleCache {
     set[1] = set[0];
     set[0] = {pc, rule};
   }
+  // Issues a prefetch for each set and stack slot the previous walk read.
+  void PrefetchPrevious();
+  void Clear(const UnwindSnapshot* for_snapshot);
 };
 
 // Builds the tables of every loaded module (ProcessUnwindTables). Allocates; takes the
@@ -131,6 +147,9 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
 // Whether TableCaptureStack uses each thread's PcRuleCache (default on). For benchmarks and
 // tests of the uncached lookup.
 void UseTableRuleCache(bool use);
+// Whether TableCaptureStack prefetches the lines its thread's previous walk read
+// (PcRuleCache::PrefetchPrevious; default on). For benchmarks (gpuperf_bench_toggle level 4).
+void UseTableWalkPrefetch(bool use);
 
 // Default visibility, so that a test library can offer it to benchmarks; the injection
 // library's version script keeps it local.

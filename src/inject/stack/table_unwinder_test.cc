@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <random>
 
 #include "inject/stack/eh_frame_test_util.h"
@@ -43,13 +45,20 @@ ModuleUnwindTable SyntheticModule() {
 struct SyntheticStack {
   ModuleUnwindTable module = SyntheticModule();
   UnwindSnapshot snapshot;
-  std::vector<uint8_t> zeros = std::vector<uint8_t>(64 * 8, 0);
-  testing_util::GuardedBytes memory{zeros};
-  uint64_t* words = reinterpret_cast<uint64_t*>(memory.data());
+  int size;  // words
+  std::vector<uint8_t> zeros;
+  testing_util::GuardedBytes memory;
+  uint64_t* words;
 
-  SyntheticStack() { snapshot.modules = {{module.start, module.end, &module}}; }
+  explicit SyntheticStack(int word_count = 64)
+      : size(word_count),
+        zeros(static_cast<size_t>(word_count) * 8, 0),
+        memory(zeros),
+        words(reinterpret_cast<uint64_t*>(memory.data())) {
+    snapshot.modules = {{module.start, module.end, &module}};
+  }
   uint64_t At(int index) const { return reinterpret_cast<uint64_t>(words + index); }
-  StackRange Range() const { return {At(0), At(64)}; }
+  StackRange Range() const { return {At(0), At(size)}; }
   TableWalkResult Walk(FrameRegisters start, uint64_t* pcs, int max_depth = 16) const {
     return WalkWithTables(snapshot, start, Range(), pcs, max_depth);
   }
@@ -198,6 +207,79 @@ TEST(WalkWithTables, GarbageStacksEndWithoutAFault) {
     ASSERT_LE(r.depth, 64);
     ASSERT_GE(r.depth, 1);
   }
+}
+
+// Walks `start` three ways: without a cache, with a cache that never prefetches, and with
+// one that prefetches its previous walk's lines first (as TableCaptureStack does). The
+// prefetch bookkeeping must never change a walk.
+void ExpectPrefetchChangesNothing(const SyntheticStack& s, FrameRegisters start, int max_depth,
+                                  PcRuleCache& plain_cache, PcRuleCache& prefetching) {
+  uint64_t alone[128], cached[128], prefetched[128];
+  const TableWalkResult a = WalkWithTables(s.snapshot, start, s.Range(), alone, max_depth);
+  const TableWalkResult b =
+      WalkWithTables(s.snapshot, start, s.Range(), cached, max_depth, &plain_cache);
+  prefetching.PrefetchPrevious();
+  const TableWalkResult c =
+      WalkWithTables(s.snapshot, start, s.Range(), prefetched, max_depth, &prefetching);
+  ASSERT_EQ(a.depth, b.depth);
+  ASSERT_EQ(a.depth, c.depth);
+  EXPECT_EQ(a.stop, b.stop);
+  EXPECT_EQ(a.stop, c.stop);
+  EXPECT_EQ(a.at_stop.rip, c.at_stop.rip);
+  EXPECT_EQ(a.at_stop.rsp, c.at_stop.rsp);
+  EXPECT_EQ(a.at_stop.rbp, c.at_stop.rbp);
+  for (int i = 0; i < a.depth; ++i) {
+    ASSERT_EQ(alone[i], cached[i]) << i;
+    ASSERT_EQ(alone[i], prefetched[i]) << i;
+  }
+  // What the next walk will prefetch: this walk's innermost PCs.
+  ASSERT_EQ(prefetching.remembered, std::min(a.depth, PcRuleCache::kRememberedFrames));
+  for (int i = 0; i < prefetching.remembered; ++i)
+    ASSERT_EQ(prefetching.remembered_pcs[i], alone[i]);
+}
+
+TEST(PcRuleCache, PrefetchingThePreviousWalkNeverChangesAWalk) {
+  // The garbage stacks of GarbageStacksEndWithoutAFault: every rule kind, every stop.
+  SyntheticStack s;
+  std::mt19937_64 random(7);
+  auto plain_cache = std::make_unique<PcRuleCache>();
+  auto prefetching = std::make_unique<PcRuleCache>();
+  plain_cache->snapshot = prefetching->snapshot = &s.snapshot;
+  for (int round = 0; round < 5000; ++round) {
+    for (int i = 0; i < 64; ++i) {
+      const uint64_t pick = random() % 3;
+      s.words[i] = pick == 0   ? kModule + random() % 0x600
+                   : pick == 1 ? s.At(static_cast<int>(random() % 70))
+                               : random();
+    }
+    const FrameRegisters start{kModule + random() % 0x600, s.At(static_cast<int>(random() % 64)),
+                               s.At(static_cast<int>(random() % 64))};
+    // The same stack twice: the second walk prefetches exactly its own lines.
+    ExpectPrefetchChangesNothing(s, start, 64, *plain_cache, *prefetching);
+    ExpectPrefetchChangesNothing(s, start, 64, *plain_cache, *prefetching);
+  }
+}
+
+TEST(PcRuleCache, RemembersOnlyTheInnermostFramesOfADeepWalk) {
+  // 100 PLT frames of one word each (RSP+8 while RIP & 15 < 11), then the outermost frame.
+  SyntheticStack s(128);
+  for (int i = 0; i < 100; ++i) s.words[i] = kModule + 0x301;
+  s.words[100] = kModule + 0x250;
+  auto plain_cache = std::make_unique<PcRuleCache>();
+  auto prefetching = std::make_unique<PcRuleCache>();
+  plain_cache->snapshot = prefetching->snapshot = &s.snapshot;
+  for (int round = 0; round < 3; ++round) {
+    ExpectPrefetchChangesNothing(s, {kModule + 0x301, s.At(0), 0}, 128, *plain_cache, *prefetching);
+  }
+  EXPECT_EQ(prefetching->remembered, PcRuleCache::kRememberedFrames);
+  // Each remembered slot is where that frame's return address was read.
+  for (int i = 0; i < PcRuleCache::kRememberedFrames; ++i) {
+    EXPECT_EQ(prefetching->remembered_slots[i], s.At(i)) << i;
+  }
+  uint64_t pcs[128];
+  const TableWalkResult r = s.Walk({kModule + 0x301, s.At(0), 0}, pcs, 128);
+  EXPECT_EQ(r.stop, TableWalkStop::kOutermost);
+  EXPECT_EQ(r.depth, 102);
 }
 
 volatile int g_sink = 0;
