@@ -120,7 +120,7 @@ struct CpuProfile::State {
   int stats_fd = -1;  // keeps run-time statistics on (measure_cost)
   bool stopped = false;
   gp_on_cpu_event native_sample{};  // py_status GP_PY_NONE, py_depth 0 throughout
-  uint64_t events_failed = 0;  // events whose handling threw (OnEvent)
+  uint64_t events_failed = 0;       // events whose handling threw (OnEvent)
 
   ~State() {
     if (stats_fd >= 0) close(stats_fd);
