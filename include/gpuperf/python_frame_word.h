@@ -27,6 +27,11 @@ inline constexpr uint64_t kPythonFrameTag = 1ull << 63;
 inline constexpr uint64_t kPythonFrameEntry = 1ull << 62;
 inline constexpr uint64_t kPythonFrameGenerator = 1ull << 61;
 inline constexpr uint32_t kMaxPythonCodeId = (1u << 29) - 1;
+// Code ids of one process are numbered by two recorders: the injection library inside it
+// (launch stacks; from 1, at most a few 10^5) and the CPU profiler outside it (CPU samples,
+// src/ebpf/python_target.h; from here), so the two sets of PythonCodeRecords of one pid
+// never name different code objects by the same id.
+inline constexpr uint32_t kCpuPythonCodeIdBase = 1u << 28;
 
 constexpr bool IsPythonFrameWord(uint64_t word) {
   return (word & kPythonFrameTag) != 0;

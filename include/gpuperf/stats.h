@@ -168,7 +168,16 @@ enum class StatSeverity : uint8_t {
   X(nccl_plugin_ns, 98, kInfo, "time spent in the NCCL profiler plugin's calls (ns)")              \
   X(nccl_communicators, 99, kInfo, "NCCL communicators that initialized the profiler plugin")      \
   X(nccl_unfinished, 100, kDataLoss,                                                               \
-    "NCCL collectives started but never stopped by the end of the recording")
+    "NCCL collectives started but never stopped by the end of the recording")                      \
+  /* 101-104: Python frames in CPU samples (src/ebpf/python_target.h, docs/cpu-profiling.md) */    \
+  X(cpu_python_samples, 101, kInfo, "on-CPU samples that carry the thread's Python frames")        \
+  X(cpu_python_frames_lost, 102, kWarning,                                                         \
+    "on-CPU samples of Python threads whose Python frames could not be read or named")             \
+  X(cpu_python_truncated, 103, kWarning,                                                           \
+    "on-CPU samples whose Python frame chain went deeper than the walk (64 frames)")               \
+  X(cpu_python_refused, 104, kWarning,                                                             \
+    "processes with a CPython interpreter whose layout is not known: CPU samples without "         \
+    "Python frames")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

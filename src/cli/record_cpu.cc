@@ -63,6 +63,12 @@ class EbpfCpuRecording final : public CpuRecording {
       return profile.status();
     }
     profile_ = std::move(*profile);
+    if (options.cpu) {  // Python frames ride on the on-CPU samples
+      recorder_->SetPythonTargetSink([this](uint32_t pid, const gp_py_target* target) {
+        Status set = profile_->SetPythonTarget(pid, target);
+        if (!set.ok()) std::fprintf(stderr, "gpuperf: warning: %s\n", set.message().c_str());
+      });
+    }
     recorder_->LoadKernelSymbols();  // now that the programs are in it, before the command runs
     return Status::Ok();
   }

@@ -3,7 +3,7 @@
  *
  *  - on_cpu_sample (perf_event, a cpu-clock timer on every CPU): one event per tick that
  *    lands on a followed process, with its kernel and user stacks, weighted by the
- *    sampling period.
+ *    sampling period; for Python processes (py_targets), the thread's Python frames too.
  *  - on_switch (tp_btf/sched_switch): a thread that switches out notes when and why (its
  *    state) and where (its stacks); when it switches back in, the interval joins the
  *    pending run of intervals at those stacks, sent as one event when the run is full,
@@ -111,6 +111,36 @@ struct {
   __type(value, __u64);
 } clock_offsets SEC(".maps");
 
+/* Python processes whose interpreter's layout the loader found (python_target.h). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __type(value, struct gp_py_target);
+} py_targets SEC(".maps");
+
+/* Each Python thread's PyThreadState, found by walking the interpreter's thread list;
+ * checked against the thread id on every use (a freed one may be reused). */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, __u64);
+} py_thread_states SEC(".maps");
+
+/* One frame's bytes, read at once (gp_py_target.frame_base/frame_span), per CPU. */
+union py_frame_bytes {
+  __u8 u8[2 * GP_PY_FRAME_SPAN_MAX];
+  __u32 u32[GP_PY_FRAME_SPAN_MAX / 2];
+  __u64 u64[GP_PY_FRAME_SPAN_MAX / 4];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, union py_frame_bytes);
+} py_frame_scratch SEC(".maps");
+
 static __always_inline void count(__u32 which) {
   __u64* value = bpf_map_lookup_elem(&counters, &which);
   if (value) *value += 1;
@@ -169,13 +199,144 @@ static __always_inline void fill_header(struct gp_event_header* h, __u32 kind, _
   h->time_ns = time_ns;
 }
 
+/* A pointer-sized field of another process's memory; 0 when unreadable. */
+static __always_inline __u64 read_user_u64(__u64 base, __s32 offset) {
+  __u64 value = 0;
+  if (bpf_probe_read_user(&value, sizeof(value), (const void*)(base + offset)) != 0) return 0;
+  return value;
+}
+
+#define GP_PY_MAX_THREADS 64 /* threads of one interpreter looked through */
+#define GP_PY_MAX_STEPS 96   /* links followed: frames and the shims between them */
+
+/* The current thread's TLS pointer (what pthread_self() returns), or 0. */
+static __always_inline __u64 thread_pointer(void) {
+#if defined(__TARGET_ARCH_x86)
+  struct task_struct___tls* task = (void*)bpf_get_current_task_btf();
+  return BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+  struct task_struct___tls_arm64* task = (void*)bpf_get_current_task_btf();
+  return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+  return 0;
+#endif
+}
+
+/* The current thread's PyThreadState in the process's main interpreter, or 0. A thread
+ * state names its thread by native id (3.11+), else (3.10) by its pthread_self(). */
+static __always_inline __u64 py_thread_state(const struct gp_py_target* t, __u32 tid) {
+  const bool by_pointer = t->tstate_native_thread_id < 0;
+  const __s32 id_at = by_pointer ? t->tstate_thread_id : t->tstate_native_thread_id;
+  const __u64 id = by_pointer ? thread_pointer() : tid;
+  if (id == 0) return 0;
+  __u64* cached = bpf_map_lookup_elem(&py_thread_states, &tid);
+  if (cached && *cached != 0 && read_user_u64(*cached, id_at) == id) return *cached;
+  __u64 interp = read_user_u64(t->runtime, t->interpreters_head);
+  if (interp == 0) return 0;
+  __u64 tstate = read_user_u64(interp, t->threads_head);
+  for (int i = 0; i < GP_PY_MAX_THREADS; i++) {
+    if (tstate == 0 || (tstate & 7) != 0) return 0;
+    if (read_user_u64(tstate, id_at) == id) {
+      bpf_map_update_elem(&py_thread_states, &tid, &tstate, BPF_ANY);
+      return tstate;
+    }
+    tstate = read_user_u64(tstate, t->tstate_next);
+  }
+  return 0;
+}
+
+/* Walks the current thread's Python frames into the sample, innermost first, flagged as
+ * src/inject/python/python_walk.cc flags them (the entry frames included), so the
+ * recorder turns them into the same stack words as launch stacks.
+ *
+ * The count of frames so far lives in the event (py_depth), read back each step through a
+ * volatile load: the verifier then sees an unknown count at the top of every step, so the
+ * paths through one step (a shim, a frame, a frame without code) meet in one state there
+ * instead of multiplying over the 96 steps. */
+static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct gp_py_target* t,
+                                        __u32 tid) {
+  volatile __u16* depth = &e->py_depth;
+  *depth = 0;
+  e->py_status = GP_PY_NO_THREAD;
+  __u64 tstate = py_thread_state(t, tid);
+  if (tstate == 0) return;
+  count(GP_COUNT_PY_WALKED);
+  e->py_status = GP_PY_OK;
+  __u64 frame = read_user_u64(tstate, t->tstate_frame);
+  if (t->cframe_current_frame >= 0 && frame != 0) {
+    frame = read_user_u64(frame, t->cframe_current_frame);
+  }
+  __u32 zero = 0;
+  union py_frame_bytes* bytes = bpf_map_lookup_elem(&py_frame_scratch, &zero);
+  if (!bytes) return;
+  /* Where the fields are in the bytes read: the pointers in 8-byte words, lasti in 4. */
+  const __u32 span = t->frame_span & (GP_PY_FRAME_SPAN_MAX - 1);
+  const __u32 previous_at = ((__u32)(t->frame_previous - t->frame_base) / 8) & 31;
+  const __u32 code_at = ((__u32)(t->frame_code - t->frame_base) / 8) & 31;
+  const __u32 instr_at = (__u32)(t->frame_instr - t->frame_base) & 127;
+  const __u32 owner_at = (__u32)(t->frame_owner - t->frame_base) & 127;
+  const __u32 entry_at = (__u32)(t->frame_is_entry - t->frame_base) & 127;
+  for (int step = 0; step < GP_PY_MAX_STEPS; step++) {
+    if (frame == 0) return;
+    __u32 n = *depth;
+    if (n >= GP_MAX_PY_FRAMES) break;
+    if ((frame & 7) != 0 || span == 0 ||
+        bpf_probe_read_user(bytes, span, (const void*)(frame + t->frame_base))) {
+      e->py_status = GP_PY_FAILED;
+      count(GP_COUNT_PY_FAILED);
+      return;
+    }
+    __u64 previous = bytes->u64[previous_at];
+    __u32 flags = t->flavor == GP_PY_FRAME_OBJECTS ? GP_PY_ENTRY : 0;
+    if (t->flavor != GP_PY_FRAME_OBJECTS) {
+      __u8 owner = bytes->u8[owner_at];
+      if (t->flavor == GP_PY_SHIM_FRAMES) {
+        if ((__s8)owner >= (__s8)t->shim_owner) { /* an entry shim: the frame before began */
+          if (n > 0) e->py_frames[(n - 1) & (GP_MAX_PY_FRAMES - 1)].flags |= GP_PY_ENTRY;
+          frame = previous;
+          continue;
+        }
+        flags = owner;
+      } else {
+        flags = owner | (bytes->u8[entry_at] ? GP_PY_ENTRY : 0);
+      }
+    }
+    __u64 code = bytes->u64[code_at] & t->code_pointer_mask;
+    __u32 offset = 0xffffffffu;
+    if (code != 0 && t->instr_is_pointer) {
+      /* Before the bytecode (a frame that has not started) gives -1: kPyNoInstruction. */
+      __s64 units = (__s64)(bytes->u64[(instr_at / 8) & 31] - code) - t->code_bytecode;
+      offset = (__u32)(units >> 1);
+    } else if (code != 0) {
+      __s32 lasti = (__s32)bytes->u32[(instr_at / 4) & 63];
+      if (lasti >= 0) offset = (__u32)lasti;
+    }
+    frame = previous;
+    if (code == 0) continue;
+    struct gp_py_frame* out = &e->py_frames[n & (GP_MAX_PY_FRAMES - 1)];
+    out->code = code;
+    out->instr_offset = offset;
+    out->flags = flags;
+    out->key = read_user_u64(code, t->code_key);
+    *depth = n + 1;
+  }
+  if (frame != 0) {
+    e->py_status = GP_PY_TRUNCATED;
+    count(GP_COUNT_PY_TRUNCATED);
+  }
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tgid = id >> 32;
   __u32 tid = (__u32)id;
   if (tid == 0 || !followed(tgid)) return 0; /* idle, or not ours */
-  struct gp_on_cpu_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  /* Samples of other processes leave out the Python frames' room (1.5 KB). */
+  const struct gp_py_target* python = bpf_map_lookup_elem(&py_targets, &tgid);
+  struct gp_on_cpu_event* e =
+      python ? bpf_ringbuf_reserve(&events, sizeof(*e), 0)
+             : bpf_ringbuf_reserve(&events, GP_ON_CPU_EVENT_NATIVE_SIZE, 0);
   if (!e) {
     count(GP_COUNT_RINGBUF_FULL);
     return 0;
@@ -183,6 +344,7 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   fill_header(&e->header, GP_EVENT_ON_CPU, tgid, tid, bpf_ktime_get_ns());
   e->weight_ns = ctx->sample_period;
   take_stacks(ctx, &e->stacks);
+  if (python) walk_python(e, python, tid);
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
   count(GP_COUNT_ON_CPU_SAMPLES);
   return 0;

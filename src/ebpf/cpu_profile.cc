@@ -119,7 +119,8 @@ struct CpuProfile::State {
   std::vector<bpf_link*> perf_links;
   int stats_fd = -1;  // keeps run-time statistics on (measure_cost)
   bool stopped = false;
-  uint64_t events_failed = 0;  // events whose handling threw (OnEvent)
+  gp_on_cpu_event native_sample{};  // py_status GP_PY_NONE, py_depth 0 throughout
+  uint64_t events_failed = 0;       // events whose handling threw (OnEvent)
 
   ~State() {
     if (stats_fd >= 0) close(stats_fd);
@@ -146,6 +147,10 @@ struct CpuProfile::State {
     if (size < sizeof(gp_event_header)) return;
     if (header->kind == GP_EVENT_ON_CPU && size >= sizeof(gp_on_cpu_event)) {
       state->sink->OnCpuSample(*static_cast<const gp_on_cpu_event*>(data));
+    } else if (header->kind == GP_EVENT_ON_CPU && size >= GP_ON_CPU_EVENT_NATIVE_SIZE) {
+      // Without Python frames: the sink gets a whole event, its Python part empty.
+      std::memcpy(&state->native_sample, data, GP_ON_CPU_EVENT_NATIVE_SIZE);
+      state->sink->OnCpuSample(state->native_sample);
     } else if (header->kind == GP_EVENT_STACKS && size >= sizeof(gp_stacks_event)) {
       state->sink->OnStacks(*static_cast<const gp_stacks_event*>(data));
     } else if (header->kind == GP_EVENT_OFF_CPU && size >= sizeof(gp_off_cpu_event)) {
@@ -249,6 +254,18 @@ Status CpuProfile::Follow(uint32_t pid) {
   // The programs read the same memory (the .bss map, mmapped); forks set bits concurrently.
   __atomic_fetch_or(&state_->skeleton->bss->followed_pids[pid / 64], uint64_t{1} << (pid % 64),
                     __ATOMIC_RELAXED);
+  return Status::Ok();
+}
+
+Status CpuProfile::SetPythonTarget(uint32_t pid, const gp_py_target* target) {
+  bpf_map* map = state_->skeleton->maps.py_targets;
+  const int err = target != nullptr ? bpf_map__update_elem(map, &pid, sizeof(pid), target,
+                                                           sizeof(*target), BPF_ANY)
+                                    : bpf_map__delete_elem(map, &pid, sizeof(pid), 0);
+  if (err != 0 && target != nullptr) {
+    return Error(StatusCode::kInternal, "cannot set the Python layout of pid " +
+                                            std::to_string(pid) + ": " + std::strerror(-err));
+  }
   return Status::Ok();
 }
 

@@ -78,6 +78,9 @@ class CpuProfile {
 
   // Follows process `pid` and, from now on, the processes it forks.
   Status Follow(uint32_t pid);
+  // Makes on-CPU samples of process `pid` carry its threads' Python frames, read with
+  // `target` (python_target.h); null forgets the process.
+  Status SetPythonTarget(uint32_t pid, const gp_py_target* target);
   // Hands every event in the ring buffer to the sink; returns how many.
   int Drain();
   // Waits up to `timeout_ms` for an event that wakes the loader (a followed process ran a

@@ -10,10 +10,12 @@
 #define GP_U64 std::uint64_t
 #define GP_U32 std::uint32_t
 #define GP_U16 std::uint16_t
+#define GP_S32 std::int32_t
 #else
 #define GP_U64 __u64
 #define GP_U32 __u32
 #define GP_U16 __u16
+#define GP_S32 __s32
 #endif
 
 /* Deepest stack kept per side (the kernel's perf_event_max_stack default). */
@@ -58,11 +60,82 @@ struct gp_event_stacks {
   GP_U64 user_top[GP_STACK_TOP_WORDS];
 };
 
+/* Deepest Python frame chain kept per on-CPU sample (python_target.h). */
+#define GP_MAX_PY_FRAMES 64
+
+/* One Python frame of a sample, as src/inject/python/python_walk.h records it: the code
+ * object's address, the instruction offset in code units, the owner byte and the entry
+ * flag (GP_PY_ENTRY, set on the outermost frame of each native eval-loop call), and the
+ * 8 bytes at gp_py_target.code_key in the code object when it was sampled: the recorder
+ * names code objects later, when the address may hold another one. */
+#define GP_PY_ENTRY 0x100
+struct gp_py_frame {
+  GP_U64 code;
+  GP_U32 instr_offset;
+  GP_U32 flags;
+  GP_U64 key;
+};
+
+/* What the Python walk of a sample found. */
+enum gp_py_status {
+  GP_PY_NONE = 0,      /* not a process with a known interpreter */
+  GP_PY_OK = 1,        /* py_depth frames (0: the thread ran no Python code) */
+  GP_PY_NO_THREAD = 2, /* no thread state of this thread (a native thread) */
+  GP_PY_FAILED = 3,    /* a read failed: the frames so far are kept */
+  GP_PY_TRUNCATED = 4, /* deeper than GP_MAX_PY_FRAMES */
+};
+
+/* Where one process's interpreter keeps its threads and frames (python_target.cc fills
+ * it from the layouts of src/inject/python; the loader puts it in the py_targets map,
+ * keyed by pid). Offsets in bytes, -1 when the version has no such field. */
+enum gp_py_flavor {
+  GP_PY_FRAME_OBJECTS = 0, /* 3.10: every frame is an entry */
+  GP_PY_ENTRY_FLAG = 1,    /* 3.11: is_entry */
+  GP_PY_SHIM_FRAMES = 2,   /* 3.12+: frames owned by the C stack separate eval calls */
+};
+struct gp_py_target {
+  GP_U64 runtime;           /* &_PyRuntime in the process */
+  GP_U64 code_pointer_mask; /* 3.14: f_executable is a tagged reference */
+  GP_S32 interpreters_head; /* _PyRuntime.interpreters.head */
+  GP_S32 threads_head;      /* PyInterpreterState.threads.head */
+  GP_S32 tstate_next;
+  GP_S32 tstate_native_thread_id;
+  GP_S32 tstate_frame;         /* the frame pointer, or 3.11/3.12 the cframe pointer */
+  GP_S32 cframe_current_frame; /* -1: tstate_frame points at the frame */
+  GP_S32 frame_previous;
+  GP_S32 frame_code;
+  GP_S32 frame_instr;
+  GP_S32 frame_owner;
+  GP_S32 frame_is_entry;
+  GP_S32 code_bytecode; /* 3.11+: co_code_adaptive, to make an instruction pointer an offset */
+  GP_U32 flavor;        /* gp_py_flavor */
+  GP_U32 shim_owner;
+  GP_U32 instr_is_pointer;
+  GP_S32 code_key; /* what tells code objects at one address apart: 3.12+ co_version, else
+                      the name's address */
+  /* The bytes of a frame the walk reads, in one read: from frame_base, frame_span of them
+   * (at most GP_PY_FRAME_SPAN_MAX); the pointer fields 8-aligned from frame_base, lasti 4. */
+  GP_S32 frame_base;
+  GP_U32 frame_span;
+  /* 3.10: no native thread id; tstate_thread_id (pthread_self) is compared with the
+   * thread's TLS pointer instead, and tstate_native_thread_id is -1. */
+  GP_S32 tstate_thread_id;
+  GP_U32 reserved;
+};
+#define GP_PY_FRAME_SPAN_MAX 128
+
 struct gp_on_cpu_event {
   struct gp_event_header header;
   GP_U64 weight_ns; /* CPU time this sample stands for: the sampling period */
   struct gp_event_stacks stacks;
+  /* Only in samples of processes with a known interpreter (py_targets); the others end
+   * here, GP_ON_CPU_EVENT_NATIVE_SIZE bytes. */
+  GP_U16 py_status; /* gp_py_status */
+  GP_U16 py_depth;
+  GP_U32 py_reserved;
+  struct gp_py_frame py_frames[GP_MAX_PY_FRAMES]; /* innermost first */
 };
+#define GP_ON_CPU_EVENT_NATIVE_SIZE __builtin_offsetof(struct gp_on_cpu_event, py_status)
 
 /* The stacks of a thread where it switched out, sent once: off-CPU events name them by
  * stack_id (unique in one run of the programs). Always in the ring buffer before the
@@ -102,7 +175,10 @@ enum gp_counter {
   GP_COUNT_STACKS_SENT = 10,          /* distinct off-CPU stacks sent */
   GP_COUNT_PREEMPTIONS_UNWALKED = 11, /* involuntary switch-outs timed without stacks */
   GP_COUNT_CLOCK_BACKWARDS = 12,      /* intervals not timed: switched in "before" out */
-  GP_COUNTERS = 13,
+  GP_COUNT_PY_WALKED = 13,            /* samples with a Python walk that read its frames */
+  GP_COUNT_PY_FAILED = 14,            /* ... that failed at a read */
+  GP_COUNT_PY_TRUNCATED = 15,         /* ... that went past GP_MAX_PY_FRAMES */
+  GP_COUNTERS = 16,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -16,10 +17,13 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/python_code_record.h"
 #include "ebpf/kernel_symbols.h"
 #include "ebpf/leaf_frames.h"
 #include "ebpf/proc_maps.h"
+#include "ebpf/python_target.h"
 #include "gpuperf/kernel_frame_word.h"
+#include "gpuperf/python_frame_word.h"
 #include "gpuperf/stats.h"
 
 namespace gpuperf::ebpf {
@@ -89,8 +93,22 @@ bool IsTracingFrame(std::string_view name) {
 
 }  // namespace
 
+// A process whose samples carry Python frames: its interpreter and the code objects named
+// so far, by address and key (gp_py_frame), with their code ids.
+struct PythonProcess {
+  PythonTarget target;
+  std::map<std::pair<uint64_t, uint64_t>, uint32_t> codes;
+  uint32_t next_code_id = kCpuPythonCodeIdBase;
+};
+
 struct CpuRecorder::State {
   CpuRecorderOptions options;
+  PythonTargetSink python_targets;
+  uint64_t python_samples = 0;
+  uint64_t python_frames_lost = 0;
+  uint64_t python_refused = 0;
+  std::unordered_set<uint32_t> refusals_said;
+  std::vector<uint64_t> python_words;
   std::unique_ptr<TraceWriter> writer;
   std::map<std::string, ElfLayout> elf_cache;
   // Read once the profiler's programs are loaded (LoadKernelSymbols, else at the first
@@ -113,6 +131,9 @@ struct CpuRecorder::State {
     // Pages of user PCs still in no file after the maps were read again for them (code
     // made at run time): they trigger no further reads.
     std::unordered_set<uint64_t> unmapped_pages;
+    // Its CPython interpreter, once found (python_target.h).
+    std::unique_ptr<PythonProcess> python;
+    bool python_refused = false;
   };
   std::unordered_map<uint32_t, Process> processes;
   std::set<std::pair<uint32_t, uint32_t>> threads;       // (pid, tid) named
@@ -125,8 +146,11 @@ struct CpuRecorder::State {
 
   void ReadMaps(uint32_t pid, Process& p, uint64_t now) {
     p.maps_read_ns = now;
+    bool interpreter = false;
     for (const MappedModule& m : ReadProcessModules(pid, elf_cache)) {
       if (!p.modules.emplace(m.path, m.start).second) continue;
+      uint32_t major = 0, minor = 0;
+      interpreter |= IsPythonInterpreterFile(m.path, &major, &minor);
       ModuleRecord record;
       record.pid = pid;
       record.path = writer->InternString(m.path);
@@ -138,6 +162,69 @@ struct CpuRecorder::State {
       p.ranges.emplace_back(m.start, m.end);
     }
     std::sort(p.ranges.begin(), p.ranges.end());
+    if (interpreter && !p.python && !p.python_refused) FindPython(pid, p);
+  }
+
+  // Hands the process's interpreter to the BPF program, or says once why it cannot.
+  void FindPython(uint32_t pid, Process& p) {
+    if (!python_targets) return;
+    PythonTarget target = FindPythonTarget(pid, elf_cache);
+    if (target.state == PythonTargetState::kRefused) {
+      p.python_refused = true;
+      // Once per process, though it is looked at again after an exec.
+      if (!refusals_said.insert(pid).second) return;
+      ++python_refused;
+      std::fprintf(stderr, "gpuperf: note: pid %u: %s; its CPU samples have no Python frames\n",
+                   pid, target.why.c_str());
+      return;
+    }
+    if (target.state != PythonTargetState::kReady) return;
+    p.python = std::make_unique<PythonProcess>();
+    p.python->target = std::move(target);
+    python_targets(pid, &p.python->target.bpf);
+  }
+
+  void ForgetPython(uint32_t pid, Process& p) {
+    if (p.python && python_targets) python_targets(pid, nullptr);
+    p.python.reset();
+    p.python_refused = false;
+  }
+
+  // The id of the code object a frame ran, named (a PythonCodeRecord) the first time. 0
+  // when it cannot be read, or its address holds another code object by now.
+  uint32_t PythonCodeId(uint32_t pid, PythonProcess& py, const gp_py_frame& frame) {
+    auto [it, added] = py.codes.try_emplace({frame.code, frame.key}, 0);
+    if (!added) return it->second;
+    PyCodeInfo info;
+    if (!ReadRemoteCode(pid, py.target, frame.code, frame.key, &info) ||
+        py.next_code_id >= kMaxPythonCodeId) {
+      py.codes.erase(it);  // perhaps readable next time (a short read)
+      return 0;
+    }
+    const uint32_t id = ++py.next_code_id;
+    writer->AddPythonCode(MakePythonCodeRecord(
+        pid, id, std::move(info),
+        [this](const std::string& text) { return writer->InternString(text); }));
+    it->second = id;
+    return id;
+  }
+
+  // The sample's Python frames as stack words (gpuperf/python_frame_word.h), innermost
+  // first, in python_words.
+  void PythonWords(uint32_t pid, Process& p, const gp_on_cpu_event& e) {
+    python_words.clear();
+    const size_t n = std::min<size_t>(e.py_depth, GP_MAX_PY_FRAMES);
+    if (!p.python || e.py_status == GP_PY_NONE || e.py_status == GP_PY_NO_THREAD || n == 0) return;
+    ++python_samples;
+    bool lost = e.py_status == GP_PY_FAILED;
+    for (size_t i = 0; i < n; ++i) {
+      const gp_py_frame& f = e.py_frames[i];
+      const uint32_t id = PythonCodeId(pid, *p.python, f);
+      lost |= id == 0;
+      python_words.push_back(MakePythonFrameWord(id, f.instr_offset, (f.flags & GP_PY_ENTRY) != 0,
+                                                 (f.flags & 0xff) == 1 /* a generator's */));
+    }
+    python_frames_lost += lost;
   }
 
   static bool Mapped(const Process& p, uint64_t pc) {
@@ -166,10 +253,12 @@ struct CpuRecorder::State {
 
   // Interns kernel + user PCs of one process as a stack; new stacks get their user PCs
   // checked against the process's modules (a dlopen since the last read: read again).
-  StackId Intern(uint32_t pid, Process& p, const gp_event_stacks& s, uint64_t now) {
+  // Python frames (`python`, stack words) go after the user PCs, as in launch stacks.
+  StackId Intern(uint32_t pid, Process& p, const gp_event_stacks& s, uint64_t now,
+                 std::span<const uint64_t> python = {}) {
     const uint16_t kernel_depth = std::min<uint16_t>(s.kernel_depth, GP_MAX_STACK_DEPTH);
     const uint16_t user_depth = std::min<uint16_t>(s.user_depth, GP_MAX_STACK_DEPTH);
-    if (kernel_depth + user_depth == 0) return 0;
+    if (kernel_depth + user_depth + python.size() == 0) return 0;
     if (kernel_depth > 0 && !kernel_symbols) kernel_symbols = KernelSymbols::Load();
     uint16_t kernel_from = 0;
     while (kernel_from < kernel_depth &&
@@ -188,6 +277,7 @@ struct CpuRecorder::State {
     // through code without frame pointers: no code lives in the first page.
     std::copy_if(user.begin(), user.end(), std::back_inserter(pcs),
                  [](uint64_t pc) { return pc >= kFirstCodeAddress; });
+    pcs.insert(pcs.end(), python.begin(), python.end());
     key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
     key.append(reinterpret_cast<const char*>(pcs.data()), pcs.size() * sizeof(uint64_t));
     auto [it, added] = stack_ids.try_emplace(key, 0);
@@ -259,7 +349,8 @@ void CpuRecorder::OnCpuSample(const gp_on_cpu_event& e) {
   record.pid = e.header.pid;
   record.tid = e.header.tid;
   record.timestamp_ns = e.header.time_ns;
-  record.stack_id = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns);
+  s.PythonWords(e.header.pid, p, e);
+  record.stack_id = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns, s.python_words);
   record.cpu = e.header.cpu;
   record.weight_ns = e.weight_ns;
   s.writer->Add(record);
@@ -273,6 +364,10 @@ void CpuRecorder::OnStacks(const gp_stacks_event& e) {
   s.bpf_stacks[e.stack_id] = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns);
 }
 
+void CpuRecorder::SetPythonTargetSink(PythonTargetSink sink) {
+  state_->python_targets = std::move(sink);
+}
+
 void CpuRecorder::LoadKernelSymbols() {
   state_->kernel_symbols = KernelSymbols::Load();
 }
@@ -283,6 +378,7 @@ void CpuRecorder::OnExec(const gp_event_header& e) {
   auto it = s.processes.find(e.pid);
   if (it == s.processes.end()) return;  // read when first seen
   State::Process& p = it->second;
+  s.ForgetPython(e.pid, p);
   p.command = CommandLine(e.pid);
   p.ranges.clear();
   p.modules.clear();
@@ -340,6 +436,10 @@ Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& outpu
       {StatId::cpu_processes_followed, c[GP_COUNT_PROCESSES_FOLLOWED]},
       {StatId::cpu_unmapped_pcs, s.unmapped_pcs},
       {StatId::off_cpu_stack_walks, c[GP_COUNT_STACK_WALKS]},
+      {StatId::cpu_python_samples, s.python_samples},
+      {StatId::cpu_python_frames_lost, s.python_frames_lost},
+      {StatId::cpu_python_truncated, c[GP_COUNT_PY_TRUNCATED]},
+      {StatId::cpu_python_refused, s.python_refused},
   };
   for (const auto& [id, value] : stats) {
     if (value != 0) s.writer->Add(StatRecord{stats_pid, static_cast<uint32_t>(id), value});

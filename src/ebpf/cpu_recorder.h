@@ -7,11 +7,14 @@
 // modules from /proc/PID/maps (read when it is first seen and again when a PC falls
 // outside them), its threads' names, symbols for the kernel frames (from /proc/kallsyms),
 // a ProcessRecord for processes without a GPU trace of their own, and the collector's
-// counters (stats 60-69). User frames are named afterwards by the same symbolizer as
-// launch stacks, so CPU and GPU frames come out identical.
+// counters (stats 60-69, 101-104). Samples of Python processes carry the thread's Python
+// frames after the user PCs, as launch stacks do, with PythonCodeRecords naming them. User frames
+// are named afterwards by the same symbolizer as launch stacks, so CPU and GPU frames come out
+// identical.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -45,6 +48,12 @@ class CpuRecorder final : public CpuEventSink {
   void OnStacks(const gp_stacks_event& event) override;
   void OnOffCpu(const gp_off_cpu_event& event) override;
   void OnExec(const gp_event_header& event) override;
+
+  // Python processes: the recorder finds their interpreters (python_target.h) and hands
+  // each one's layout to `sink` (CpuProfile::SetPythonTarget; null: forget the pid), so
+  // their samples carry Python frames, which it names. Without a sink, none do.
+  using PythonTargetSink = std::function<void(uint32_t pid, const gp_py_target* target)>;
+  void SetPythonTargetSink(PythonTargetSink sink);
 
   // Reads /proc/kallsyms (a fifth of a second): call it once the profiler's programs are
   // loaded and before the recorded command runs; else the first kernel frame does.

@@ -61,6 +61,23 @@ struct pt_regs___kernel {
   unsigned long orig_ax;
 } __attribute__((preserve_access_index));
 
+/* The thread pointer user space set (pthread_self() with glibc and musl): for CPython 3.10,
+ * whose thread states record that instead of the thread id. */
+struct thread_struct___tls {
+  unsigned long fsbase; /* x86-64 */
+} __attribute__((preserve_access_index));
+struct thread_struct___tls_arm64 {
+  struct {
+    unsigned long tp_value;
+  } uw;
+} __attribute__((preserve_access_index));
+struct task_struct___tls {
+  struct thread_struct___tls thread;
+} __attribute__((preserve_access_index));
+struct task_struct___tls_arm64 {
+  struct thread_struct___tls_arm64 thread;
+} __attribute__((preserve_access_index));
+
 /* include/linux/sched.h */
 #define GP_TASK_RUNNING 0x0000
 #define GP_TASK_INTERRUPTIBLE 0x0001

@@ -32,10 +32,19 @@ hits=$(git ls-files -co --exclude-standard -- 'src/inject/*' | grep -v -E '^src/
        xargs grep -l '#include "inject/cupti/')
 [[ -z $hits ]] || fail "files outside src/inject/cupti/ including it: $hits"
 
-# Offline code never includes the injection library (tests may, to record themselves).
+# Offline code never includes the injection library (tests may, to record themselves). The
+# one exception: CPython's layouts and the readers of its objects (src/inject/python/
+# python_{layout,runtime,objects}.h: data and pure functions, none of the library's state),
+# which the CPU profiler reads interpreters from outside with (src/ebpf/python_target.h).
+shared_python='#include "inject/python/python_(layout|runtime|objects)\.h"'
 hits=$(git ls-files -co --exclude-standard -- 'src/*.cc' 'src/*.h' include |
-       grep -v -E '^src/inject/|_test\.cc$' | xargs grep -l '#include "inject/')
+       grep -v -E '^src/inject/|_test\.cc$' | xargs grep -H '#include "inject/' |
+       grep -v -E "$shared_python")
 [[ -z $hits ]] || fail "offline code including src/inject/: $hits"
+for header in python_layout.h python_runtime.h python_objects.h; do
+  grep -h '#include "inject/' "src/inject/python/$header" | grep -v -q -E "$shared_python" &&
+    fail "src/inject/python/$header, shared with offline code, includes more of the library"
+done
 
 # Analyses turn records into models and events; exporters only serialize them, so nothing
 # below src/export/ (analysis, format, base, symbolization) includes it.

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "analyze/python_lines.h"
+#include "inject/python/python_objects.h"
 #include "inject/python/python_runtime.h"
 #include "inject/python/python_walk.h"
 
@@ -50,12 +51,6 @@ struct PyCodeTableOptions {
   uint32_t max_codes = 1u << 16;
   uint64_t arena_bytes = 64ull << 20;  // names, file names and line tables
 };
-
-// Longest copies: longer names are cut at a character boundary, longer line tables at
-// their end (lines past the cut resolve to 0, "unknown").
-inline constexpr int kMaxPyNameBytes = 512;
-inline constexpr int kMaxPyFilenameBytes = 4096;
-inline constexpr uint32_t kMaxPyLineTableBytes = 1u << 20;
 
 // The key of a code object: its address and what names it, read from it at each look.
 // Trivial (no initializers), so a zero-filled thread_local PyCodeCache needs no constructor.

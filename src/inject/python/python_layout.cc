@@ -184,7 +184,66 @@ bool Convert(const Offsets& d, uint32_t major, uint32_t minor, PyLayout* out, co
   return true;
 }
 
+template <typename Offsets>
+bool ThreadListOf(const Offsets& d, PyThreadList* out) {
+  const auto& rt = d.runtime_state;
+  const auto& is = d.interpreter_state;
+  const auto& ts = d.thread_state;
+  // _PyRuntimeState and PyInterpreterState are hundreds of KiB (3.13's threads.head is
+  // at 7,344): a looser bound there.
+  auto head_fits = [](uint64_t offset, uint64_t struct_size) {
+    return struct_size < (uint64_t{16} << 20) && offset + 8 <= struct_size;
+  };
+  if (!head_fits(rt.interpreters_head, rt.size) || !head_fits(is.threads_head, is.size) ||
+      !FieldFits(ts.next, 8, ts.size) || !FieldFits(ts.native_thread_id, 8, ts.size)) {
+    return false;
+  }
+  out->interpreters_head = int32_t(rt.interpreters_head);
+  out->threads_head = int32_t(is.threads_head);
+  out->tstate_next = int32_t(ts.next);
+  out->tstate_native_thread_id = int32_t(ts.native_thread_id);
+  out->tstate_thread_id = FieldFits(ts.thread_id, 8, ts.size) ? int32_t(ts.thread_id) : -1;
+  return true;
+}
+
+// 3.11 and 3.12: _PyRuntimeState begins with five ints and _finalizing, then
+// `interpreters` {mutex, head}; 3.11's PyInterpreterState begins {next, threads
+// {next_unique_id, head}}, 3.12's has id, id_refcount, requires_idref, id_mutex,
+// _initialized, finalizing, monitoring_version and last_restart_version before `threads`.
+// PyThreadState {prev, next, ...}; native_thread_id follows thread_id (3.12 moved both
+// up: the exception fields before them became one). 3.10: four ints, then _finalizing and
+// `interpreters`; PyInterpreterState {next, tstate_head}; thread_id after prev, next,
+// interp, frame, four ints, cframe, four trace fields, three curexc, exc_state (four
+// pointers), exc_info, dict, gilstate_counter and async_exc.
+constexpr PyThreadList kThreadList310{32, 8, 8, -1, 176};
+constexpr PyThreadList kThreadList311{40, 16, 8, 160, 152};
+constexpr PyThreadList kThreadList312{40, 72, 8, 144, 136};
+
 }  // namespace
+
+const PyThreadList* BuiltinPyThreadList(uint32_t major, uint32_t minor) {
+  if (major != 3) return nullptr;
+  if (minor == 10) return &kThreadList310;
+  if (minor == 11) return &kThreadList311;
+  if (minor == 12) return &kThreadList312;
+  return nullptr;
+}
+
+bool PyThreadListFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor,
+                                  PyThreadList* out) {
+  if (runtime == nullptr || major != 3) return false;
+  if (minor == 13) {
+    DebugOffsets313 d;
+    std::memcpy(&d, runtime, sizeof(d));
+    return ThreadListOf(d, out);
+  }
+  if (minor == 14) {
+    DebugOffsets314 d;
+    std::memcpy(&d, runtime, sizeof(d));
+    return ThreadListOf(d, out);
+  }
+  return false;
+}
 
 bool SameWalkLoop(const PyLayout& a, const PyLayout& b) {
   return a.flavor == b.flavor && a.frame_previous == b.frame_previous &&

@@ -87,6 +87,30 @@ struct PyLayout {
   bool operator==(const PyLayout&) const = default;
 };
 
+// Where an interpreter lists its threads, for a reader outside the process (the eBPF CPU
+// profiler, src/ebpf/python_target.h), which must find a thread's PyThreadState by its
+// native thread id: _PyRuntime.interpreters.head, PyInterpreterState.threads.head (3.10
+// tstate_head), PyThreadState.next and .native_thread_id (3.11+). 3.10 has no native id;
+// its thread_id, pthread_self(), is the thread's TLS pointer with glibc and musl. Byte
+// offsets.
+struct PyThreadList {
+  int32_t interpreters_head = -1;
+  int32_t threads_head = -1;
+  int32_t tstate_next = -1;
+  int32_t tstate_native_thread_id = -1;
+  int32_t tstate_thread_id = -1;  // 3.10: compared with the thread pointer instead
+  bool operator==(const PyThreadList&) const = default;
+};
+
+// The built-in thread list of 3.10, 3.11 or 3.12 (pycore_runtime.h, pycore_interp.h,
+// cpython/pystate.h), or null.
+const PyThreadList* BuiltinPyThreadList(uint32_t major, uint32_t minor);
+
+// 3.13+: the thread list from the _Py_DebugOffsets at the start of `runtime`; false when
+// they are not usable (call PyLayoutFromDebugOffsets first: it checks the cookie and version).
+bool PyThreadListFromDebugOffsets(const void* runtime, uint32_t major, uint32_t minor,
+                                  PyThreadList* out);
+
 // The built-in layout of a version without debug offsets (3.10, 3.11, 3.12), or null.
 const PyLayout* BuiltinPyLayout(uint32_t major, uint32_t minor);
 

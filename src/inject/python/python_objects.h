@@ -17,6 +17,13 @@ namespace gpuperf::inject {
 inline constexpr uint64_t kMaxSanePyStringLength = 1u << 20;  // code points
 inline constexpr uint64_t kMaxSanePyBytesLength = 1u << 28;
 
+// Longest copies the code tables keep (python_code_table.h, and the CPU profiler's,
+// src/ebpf/python_target.h): longer names are cut at a character boundary, longer line
+// tables at their end (lines past the cut resolve to 0, "unknown").
+inline constexpr int kMaxPyNameBytes = 512;
+inline constexpr int kMaxPyFilenameBytes = 4096;
+inline constexpr uint32_t kMaxPyLineTableBytes = 1u << 20;
+
 // Writes the UTF-8 text of `object` into out[0..capacity), cut at a character boundary
 // when longer. Returns the bytes written, or -1 when `object` is not a readable str.
 int CopyPyString(const PyRuntimeView& rt, uint64_t object, char* out, int capacity);

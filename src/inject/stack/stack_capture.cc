@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "analyze/python_code_record.h"
 #include "gpuperf/python_frame_word.h"
 #include "inject/log.h"
 #include "inject/python/python_frames.h"
@@ -346,18 +347,9 @@ void DrainNewPythonCodeRecords(std::vector<PythonCodeRecord>& out, uint32_t pid,
   std::vector<PyCodeInfo> codes;
   DrainNewPythonCodes(codes);
   for (PyCodeInfo& code : codes) {
-    PythonCodeRecord record;
-    record.pid = pid;
-    record.code_id = code.id;
-    record.name = names.Intern(code.name);
-    record.file = names.Intern(code.filename);
-    record.first_line = code.first_line;
-    record.python_version = code.python_version;
-    record.line_format = static_cast<uint8_t>(code.line_format);
-    record.code_units = code.code_units;
-    record.first_traceable = code.first_traceable;
-    record.line_table = std::move(code.line_table);
-    out.push_back(std::move(record));
+    const uint32_t id = code.id;
+    out.push_back(MakePythonCodeRecord(
+        pid, id, std::move(code), [&](const std::string& text) { return names.Intern(text); }));
   }
 }
 
