@@ -30,7 +30,9 @@ namespace gpuperf::ebpf {
 namespace {
 
 constexpr uint64_t kMapsRefreshNs = 100'000'000;  // a process's maps at most every 100 ms
-constexpr uint64_t kFirstCodeAddress = 4096;      // user PCs below it are not code
+// ... and, after reads that found nothing new, at most every 200 ms, 400 ms, ... up to 5 s.
+constexpr uint64_t kMapsRefreshMaxNs = 5'000'000'000;
+constexpr uint64_t kFirstCodeAddress = 4096;  // user PCs below it are not code
 
 std::string ReadFirstLine(const std::string& path) {
   std::string text = ReadSmallFile(path);
@@ -126,6 +128,7 @@ struct CpuRecorder::State {
     uint64_t first_ns = 0;
     uint64_t last_ns = 0;
     uint64_t maps_read_ns = 0;
+    uint64_t maps_refresh_ns = kMapsRefreshNs;           // the least time between two reads now
     std::vector<std::pair<uint64_t, uint64_t>> ranges;   // mapped [start, end), sorted
     std::set<std::pair<std::string, uint64_t>> modules;  // (path, start) already written
     // Pages of user PCs still in no file after the maps were read again for them (code
@@ -144,8 +147,10 @@ struct CpuRecorder::State {
   std::vector<uint64_t> pcs;
   std::string key;
 
-  void ReadMaps(uint32_t pid, Process& p, uint64_t now) {
+  // Returns how many modules it found that were not known.
+  size_t ReadMaps(uint32_t pid, Process& p, uint64_t now) {
     p.maps_read_ns = now;
+    size_t added = 0;
     bool interpreter = false;
     for (const MappedModule& m : ReadProcessModules(pid, elf_cache)) {
       if (!p.modules.emplace(m.path, m.start).second) continue;
@@ -160,9 +165,11 @@ struct CpuRecorder::State {
       record.end = m.end;
       writer->Add(record);
       p.ranges.emplace_back(m.start, m.end);
+      ++added;
     }
     std::sort(p.ranges.begin(), p.ranges.end());
     if (interpreter && !p.python && !p.python_refused) FindPython(pid, p);
+    return added;
   }
 
   // Hands the process's interpreter to the BPF program, or says once why it cannot.
@@ -294,17 +301,21 @@ struct CpuRecorder::State {
   }
 
   // Reads the process's maps again when a PC is in none of them (a dlopen since), at most
-  // every kMapsRefreshNs.
+  // every kMapsRefreshNs, and less often while the reads find nothing new.
   //
   // A PC in code made at run time stays unmapped whatever is read: without remembering it,
   // every new stack through it read the maps again, up to every 100 ms for the whole run.
-  // (On the H100, PyTorch inference's stacks had 771 such PCs, and the draining thread spent
-  // 83-121 ms of CPU in 6-8 s runs; how much of that these reads were is not yet measured.)
+  // Remembering pages is not enough where frame-pointer walks stray through libraries
+  // without frame pointers (libtorch): their "PCs" are heap and stack words, new pages all
+  // the time, so PyTorch's ~2,000-line maps were read 10 times a second for nothing; hence
+  // the back-off.
   void RefreshIfUnmapped(uint32_t pid, Process& p, std::span<const uint64_t> pcs, uint64_t now) {
     for (uint64_t pc : pcs) {
-      if (Mapped(p, pc) || p.unmapped_pages.contains(pc >> 12)) continue;
-      if (now - p.maps_read_ns < kMapsRefreshNs) return;
-      ReadMaps(pid, p, now);
+      if (pc < kFirstCodeAddress || Mapped(p, pc) || p.unmapped_pages.contains(pc >> 12)) continue;
+      if (now - p.maps_read_ns < p.maps_refresh_ns) return;
+      const size_t added = ReadMaps(pid, p, now);
+      p.maps_refresh_ns =
+          added > 0 ? kMapsRefreshNs : std::min(2 * p.maps_refresh_ns, kMapsRefreshMaxNs);
       for (uint64_t again : pcs) {
         if (!Mapped(p, again)) p.unmapped_pages.insert(again >> 12);
       }
@@ -383,6 +394,7 @@ void CpuRecorder::OnExec(const gp_event_header& e) {
   p.ranges.clear();
   p.modules.clear();
   p.unmapped_pages.clear();
+  p.maps_refresh_ns = kMapsRefreshNs;
   s.ReadMaps(e.pid, p, e.time_ns);
 }
 
