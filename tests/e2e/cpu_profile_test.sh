@@ -86,13 +86,16 @@ assert cpu["samples"] > 500 and cpu["gpu_wait_ns"] > 0, cpu
 assert any(f["function"] == "cpu_split_hot" for f in cpu["functions"]), cpu["functions"][:5]
 PY
 
-# --system: a process gpuperf did not start is sampled too, for --duration seconds.
+# --system: processes gpuperf did not start are sampled too, for --duration seconds (two
+# spinners, so that two processes are on CPU however idle the rest of the machine is).
 "$app" 3000 0 0 > /dev/null &
 spinner=$!
+"$app" 3000 0 0 > /dev/null &
+spinner2=$!
 sleep 0.3
 "$GPUPERF" record --system --cpu --off-cpu --duration 1 -o "$dir/system" > /dev/null 2> "$dir/system.err" ||
   fail "--system: $(tail -2 "$dir/system.err")"
-kill "$spinner" 2>/dev/null; wait "$spinner" 2>/dev/null
+kill "$spinner" "$spinner2" 2>/dev/null; wait "$spinner" "$spinner2" 2>/dev/null
 "$GPUPERF" flamegraph --folded --weight cpu -o "$dir/system.folded" "$dir/system" 2>/dev/null
 grep -q "\[pid $spinner\] .*cpu_split.*cpu_split_hot" "$dir/system.folded" ||
   fail "--system: no samples of pid $spinner in cpu_split_hot"
