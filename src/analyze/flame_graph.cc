@@ -122,7 +122,8 @@ class LaunchAggregator {
   explicit LaunchAggregator(const FlameGraphOptions& options) : options_(options) {}
 
   void Add(const GpuActivity& a) {
-    if (options_.pid && a.pid != *options_.pid) {
+    if ((options_.pid && a.pid != *options_.pid) ||
+        (options_.tid && a.launch_tid != *options_.tid)) {
       ++filtered_out_;
       return;
     }

@@ -45,8 +45,11 @@ struct FlameGraphOptions {
   bool full_names = false;  // keep argument and template lists (else ShortName)
   FlameSplit split = FlameSplit::kNone;
   std::optional<uint32_t> pid;  // only this process
-  std::string kernel_regex;     // only GPU frames whose name matches (ECMAScript, search)
-  bool inverted = false;        // GPU frame first: "which CPU paths feed this kernel"
+  // Only this thread: its CPU time and the GPU activities it launched (a process's main
+  // thread without the idle pools beside it).
+  std::optional<uint32_t> tid;
+  std::string kernel_regex;  // only GPU frames whose name matches (ECMAScript, search)
+  bool inverted = false;     // GPU frame first: "which CPU paths feed this kernel"
   // Keep the interpreter's native frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
 };

@@ -68,6 +68,29 @@ TEST(FlameGraphCpu, EachKindOfTimeEndsInItsOwnLeaf) {
             "[cpu];step;main 6000\n");
 }
 
+TEST(FlameGraphCpu, OneThreadKeepsItsCpuTimeAndTheKernelsItLaunched) {
+  TestTrace t = CpuAndGpu();
+  const StackId pool = t.Stack(1, {"start_thread", "worker"});
+  t.Link(1, 2, 2, pool, "cudaLaunchKernel");
+  t.Kernel(1, "copy", 2, 7000, 7500);
+  t.trace().cpu_samples.push_back({1, 2, 400, pool, 0, 3000});
+  t.trace().off_cpus.push_back({1, 2, 0, 30000, 30000, 1, pool, OffCpuReason::kSleep});
+  FlameGraphOptions options;
+  options.weight = FlameWeight::kAll;
+  options.tid = 2;
+  std::ostringstream out;
+  ASSERT_TRUE(ExportFolded(t.trace(), options, out).ok());
+  EXPECT_EQ(out.str(),
+            "start_thread;worker;[cpu] 3000\n"
+            "start_thread;worker;[sleep];[off-cpu] 30000\n"
+            "start_thread;worker;cudaLaunchKernel;[GPU0] copy 500\n");
+  options.tid = 1;
+  out.str("");
+  ASSERT_TRUE(ExportFolded(t.trace(), options, out).ok());
+  EXPECT_EQ(out.str().find("worker"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("[GPU0] gemm 5000"), std::string::npos) << out.str();
+}
+
 TEST(FlameGraphCpu, SummaryAndFrameKinds) {
   const TestTrace t = CpuAndGpu();
   FlameGraphOptions options;

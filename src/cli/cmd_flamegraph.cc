@@ -29,6 +29,7 @@ struct FlamegraphArgs {
   bool full_names = false;
   std::string split = "none";
   int64_t pid = -1;
+  int64_t tid = -1;
   std::string kernel;
   bool inverted = false;
   bool python_internals = false;
@@ -91,6 +92,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
                   : args.split == "rank"   ? FlameSplit::kRank
                                            : FlameSplit::kNone;
   if (args.pid >= 0) options.pid = static_cast<uint32_t>(args.pid);
+  if (args.tid >= 0) options.tid = static_cast<uint32_t>(args.tid);
   options.kernel_regex = args.kernel;
   options.inverted = args.inverted;
   options.python_internals = args.python_internals;
@@ -205,6 +207,10 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"none", "device", "stream", "thread", "rank"}))
       ->default_str("none");
   cmd->add_option("--pid", args->pid, "Only this process")->check(CLI::Range(0, INT32_MAX));
+  cmd->add_option("--tid", args->tid,
+                  "Only this thread: its CPU time and the GPU work it launched (thread ids: "
+                  "report --sections cpu, or --split-by thread)")
+      ->check(CLI::Range(0, INT32_MAX));
   cmd->add_option("--kernel", args->kernel,
                   "Only GPU frames (kernels, memcpy, memset) whose name matches this regex");
   cmd->add_flag("--inverted", args->inverted,

@@ -29,6 +29,10 @@ cpu_record() {
   "$gp" flamegraph --weight all -o "$out/cpu/$name.svg" "$dir" 2>> "$work/cpu-$name.err" ||
     problems+=("flamegraph failed")
   "$gp" flamegraph --weight all --folded -o "$out/cpu/$name.folded" "$dir" 2>/dev/null
+  # The main thread alone (its tid is the process's pid), without the idle pools beside it.
+  local main_pid; main_pid=$(ls "$dir" | grep -v '^cpu\.' | sed -n 's/.*\.\([0-9]*\)\.gpt$/\1/p' | head -1)
+  [[ -n $main_pid ]] && "$gp" flamegraph --weight all --tid "$main_pid" --title \
+    "$name: the main thread's GPU, on-CPU and off-CPU time" -o "$out/cpu/$name.main.svg" "$dir" 2>/dev/null
   "$gp" report --sections cpu,sync "$dir" > "$out/cpu/$name.report.txt" 2>&1
   local folded=$out/cpu/$name.folded
   local gpu cpu off waits
