@@ -152,7 +152,8 @@ struct CpuRecorder::State {
     p.maps_read_ns = now;
     size_t added = 0;
     bool interpreter = false;
-    for (const MappedModule& m : ReadProcessModules(pid, elf_cache)) {
+    const std::vector<MappedModule> modules = ReadProcessModules(pid, elf_cache);
+    for (const MappedModule& m : modules) {
       if (!p.modules.emplace(m.path, m.start).second) continue;
       uint32_t major = 0, minor = 0;
       interpreter |= IsPythonInterpreterFile(m.path, &major, &minor);
@@ -168,14 +169,14 @@ struct CpuRecorder::State {
       ++added;
     }
     std::sort(p.ranges.begin(), p.ranges.end());
-    if (interpreter && !p.python && !p.python_refused) FindPython(pid, p);
+    if (interpreter && !p.python && !p.python_refused) FindPython(pid, p, modules);
     return added;
   }
 
   // Hands the process's interpreter to the BPF program, or says once why it cannot.
-  void FindPython(uint32_t pid, Process& p) {
+  void FindPython(uint32_t pid, Process& p, const std::vector<MappedModule>& modules) {
     if (!python_targets) return;
-    PythonTarget target = FindPythonTarget(pid, elf_cache);
+    PythonTarget target = FindPythonTarget(pid, modules);
     if (target.state == PythonTargetState::kRefused) {
       p.python_refused = true;
       // Once per process, though it is looked at again after an exec.

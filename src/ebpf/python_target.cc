@@ -233,9 +233,9 @@ bool IsPythonInterpreterFile(std::string_view path, uint32_t* major, uint32_t* m
   return true;
 }
 
-PythonTarget FindPythonTarget(uint32_t pid, std::map<std::string, ElfLayout>& elf_cache) {
+PythonTarget FindPythonTarget(uint32_t pid, const std::vector<MappedModule>& modules) {
   PythonTarget target;
-  for (const MappedModule& m : ReadProcessModules(pid, elf_cache)) {
+  for (const MappedModule& m : modules) {
     uint32_t major = 0, minor = 0;
     if (!IsPythonInterpreterFile(m.path, &major, &minor)) continue;
     InterpreterSymbols symbols;

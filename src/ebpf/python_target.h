@@ -13,8 +13,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <vector>
 
 #include "analyze/python_lines.h"
 #include "ebpf/cpu_profile_abi.h"
@@ -40,10 +40,11 @@ struct PythonTarget {
   inject::PyRuntimeView view;
 };
 
-// Looks for the interpreter among process `pid`'s mapped modules. The environment
-// variable GPUPERF_CPU_PYTHON_VERSION=3.N makes it take the interpreter for 3.N (tests:
-// an unknown version must be refused, and cost only the Python frames).
-PythonTarget FindPythonTarget(uint32_t pid, std::map<std::string, ElfLayout>& elf_cache);
+// Looks for the interpreter among process `pid`'s mapped modules (ReadProcessModules, as
+// the recorder has just read them). The environment variable GPUPERF_CPU_PYTHON_VERSION=3.N
+// makes it take the interpreter for 3.N (tests: an unknown version must be refused, and
+// cost only the Python frames).
+PythonTarget FindPythonTarget(uint32_t pid, const std::vector<MappedModule>& modules);
 
 // Whether a mapped file's name is that of a CPython interpreter (python3.X, libpython3.X.so*);
 // sets major and minor.

@@ -129,7 +129,8 @@ class LivePython : public ::testing::Test {
 TEST_F(LivePython, FindsTheRunningFunction) {
   if (!ready_) GTEST_SKIP() << "no python3 here";
   std::map<std::string, ElfLayout> cache;
-  const PythonTarget target = FindPythonTarget(uint32_t(pid_), cache);
+  const PythonTarget target =
+      FindPythonTarget(uint32_t(pid_), ReadProcessModules(uint32_t(pid_), cache));
   if (target.state == PythonTargetState::kAbsent) GTEST_SKIP() << "python3 without _PyRuntime";
   ASSERT_EQ(target.state, PythonTargetState::kReady) << target.why;
   const gp_py_target& t = target.bpf;
@@ -177,7 +178,8 @@ TEST_F(LivePython, AnUnknownVersionIsRefusedWithAReason) {
   if (!ready_) GTEST_SKIP() << "no python3 here";
   setenv("GPUPERF_CPU_PYTHON_VERSION", "3.99", 1);
   std::map<std::string, ElfLayout> cache;
-  const PythonTarget target = FindPythonTarget(uint32_t(pid_), cache);
+  const PythonTarget target =
+      FindPythonTarget(uint32_t(pid_), ReadProcessModules(uint32_t(pid_), cache));
   unsetenv("GPUPERF_CPU_PYTHON_VERSION");
   if (target.state == PythonTargetState::kAbsent) GTEST_SKIP() << "python3 without _PyRuntime";
   EXPECT_EQ(target.state, PythonTargetState::kRefused);
