@@ -439,6 +439,11 @@ static __always_inline void send_run(struct task_struct* task, struct stack_slot
   slot->run_count = 0;
 }
 
+/* Sends every pending run of a thread (it exits, or profiling stops). */
+static __always_inline void send_runs(struct task_struct* task, struct thread_state* s) {
+  for (__u32 i = 0; i <= GP_STACKLESS_SLOT; i++) send_run(task, &s->slots[i], false);
+}
+
 /* Walks the current thread's stacks and finds or makes the slot that holds them. */
 static __always_inline __u32 walk_to_slot(void* ctx, struct task_struct* task,
                                           struct thread_state* s, __u64 key, __u64 now) {
@@ -574,7 +579,7 @@ int BPF_PROG(on_exit, struct task_struct* p) {
   if (!followed(p->tgid)) return 0;
   struct thread_state* s = bpf_task_storage_get(&threads, p, 0, 0);
   if (!s) return 0;
-  for (__u32 i = 0; i <= GP_STACKLESS_SLOT; i++) send_run(p, &s->slots[i], false);
+  send_runs(p, s);
   return 0;
 }
 
@@ -595,7 +600,7 @@ int flush_threads(struct bpf_iter__task* ctx) {
     if (now > s->out_ns) add_interval(task, &s->slots[i], s->out_ns, now, s->out_reason, false);
     s->out_ns = 0;
   }
-  for (__u32 j = 0; j <= GP_STACKLESS_SLOT; j++) send_run(task, &s->slots[j], false);
+  send_runs(task, s);
   return 0;
 }
 

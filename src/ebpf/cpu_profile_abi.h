@@ -69,6 +69,8 @@ struct gp_event_stacks {
  * 8 bytes at gp_py_target.code_key in the code object when it was sampled: the recorder
  * names code objects later, when the address may hold another one. */
 #define GP_PY_ENTRY 0x100
+#define GP_PY_OWNER_MASK 0xff   /* flags: the frame's owner byte (3.11+) */
+#define GP_PY_GENERATOR_OWNER 1 /* ... of a generator's or coroutine's frame */
 struct gp_py_frame {
   GP_U64 code;
   GP_U32 instr_offset;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -32,7 +31,11 @@ namespace {
 constexpr uint64_t kMapsRefreshNs = 100'000'000;  // a process's maps at most every 100 ms
 // ... and, after reads that found nothing new, at most every 200 ms, 400 ms, ... up to 5 s.
 constexpr uint64_t kMapsRefreshMaxNs = 5'000'000'000;
-constexpr uint64_t kFirstCodeAddress = 4096;  // user PCs below it are not code
+// A frame-pointer walk ends on a zero return address, or wanders into small integers
+// through code without frame pointers: no code lives in the first page.
+constexpr bool MayBeCode(uint64_t pc) {
+  return pc >= 4096;
+}
 
 std::string ReadFirstLine(const std::string& path) {
   std::string text = ReadSmallFile(path);
@@ -229,8 +232,9 @@ struct CpuRecorder::State {
       const gp_py_frame& f = e.py_frames[i];
       const uint32_t id = PythonCodeId(pid, *p.python, f);
       lost |= id == 0;
-      python_words.push_back(MakePythonFrameWord(id, f.instr_offset, (f.flags & GP_PY_ENTRY) != 0,
-                                                 (f.flags & 0xff) == 1 /* a generator's */));
+      python_words.push_back(
+          MakePythonFrameWord(id, f.instr_offset, (f.flags & GP_PY_ENTRY) != 0,
+                              (f.flags & GP_PY_OWNER_MASK) == GP_PY_GENERATOR_OWNER));
     }
     python_frames_lost += lost;
   }
@@ -281,10 +285,7 @@ struct CpuRecorder::State {
     RefreshIfUnmapped(pid, p, walked, now);
     const std::vector<uint64_t> user = missed.Complete(
         pid, walked, {s.user_top, std::min<size_t>(s.top_words, GP_STACK_TOP_WORDS)});
-    // A frame-pointer walk ends on a zero return address, or wanders into small integers
-    // through code without frame pointers: no code lives in the first page.
-    std::copy_if(user.begin(), user.end(), std::back_inserter(pcs),
-                 [](uint64_t pc) { return pc >= kFirstCodeAddress; });
+    std::copy_if(user.begin(), user.end(), std::back_inserter(pcs), MayBeCode);
     pcs.insert(pcs.end(), python.begin(), python.end());
     key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
     key.append(reinterpret_cast<const char*>(pcs.data()), pcs.size() * sizeof(uint64_t));
@@ -296,7 +297,7 @@ struct CpuRecorder::State {
       if (IsKernelFrameWord(pc)) kernel_words.emplace(pid, pc);
     }
     for (uint16_t i = 0; i < user_depth; ++i) {
-      unmapped_pcs += s.user_pcs[i] >= kFirstCodeAddress && !Mapped(p, s.user_pcs[i]);
+      unmapped_pcs += MayBeCode(s.user_pcs[i]) && !Mapped(p, s.user_pcs[i]);
     }
     return it->second;
   }
@@ -312,7 +313,7 @@ struct CpuRecorder::State {
   // the back-off.
   void RefreshIfUnmapped(uint32_t pid, Process& p, std::span<const uint64_t> pcs, uint64_t now) {
     for (uint64_t pc : pcs) {
-      if (pc < kFirstCodeAddress || Mapped(p, pc) || p.unmapped_pages.contains(pc >> 12)) continue;
+      if (!MayBeCode(pc) || Mapped(p, pc) || p.unmapped_pages.contains(pc >> 12)) continue;
       if (now - p.maps_read_ns < p.maps_refresh_ns) return;
       const size_t added = ReadMaps(pid, p, now);
       p.maps_refresh_ns =
