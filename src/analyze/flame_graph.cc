@@ -122,8 +122,7 @@ class LaunchAggregator {
   explicit LaunchAggregator(const FlameGraphOptions& options) : options_(options) {}
 
   void Add(const GpuActivity& a) {
-    if ((options_.pid && a.pid != *options_.pid) ||
-        (options_.tid && a.launch_tid != *options_.tid)) {
+    if (!options_.KeepsThread(a.pid, a.launch_tid)) {
       ++filtered_out_;
       return;
     }

@@ -52,6 +52,11 @@ struct FlameGraphOptions {
   bool inverted = false;     // GPU frame first: "which CPU paths feed this kernel"
   // Keep the interpreter's native frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
+
+  // Whether the pid and tid filters keep a thread's CPU time or launches.
+  bool KeepsThread(uint32_t thread_pid, uint32_t thread_tid) const {
+    return (!pid || thread_pid == *pid) && (!tid || thread_tid == *tid);
+  }
 };
 
 enum class FlameFrameKind : uint8_t {

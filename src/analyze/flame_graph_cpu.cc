@@ -15,7 +15,7 @@ void AddCpuTime(const std::vector<CpuTimeEntry>& entries, const FlameGraphOption
   std::set<std::pair<uint32_t, uint32_t>> threads;
   std::vector<uint32_t> path;
   for (const CpuTimeEntry& e : entries) {
-    if ((options.pid && e.pid != *options.pid) || (options.tid && e.tid != *options.tid)) continue;
+    if (!options.KeepsThread(e.pid, e.tid)) continue;
     threads.emplace(e.pid, e.tid);
     const bool on_cpu = e.kind == CpuTimeKind::kOnCpu;
     path.clear();
