@@ -158,6 +158,13 @@ TEST(FlamegraphSvg, TitleAndSubtitleCarryTheTotals) {
   EXPECT_NE(svg.find("2 without launch stack"), std::string::npos);
 }
 
+TEST(FlamegraphSvg, SubtitleNamesTheThreadFilter) {
+  FlameGraphOptions options;
+  options.tid = 424242;  // no thread of the model trace: everything is left out
+  const std::string svg = Svg(testing::ModelTrace(), options);
+  EXPECT_NE(svg.find("filter: tid 424242 ("), std::string::npos);
+}
+
 TEST(FlamegraphSvg, NamesAreEscapedAndLabelsFitTheirFrames) {
   testing::TestTrace t;
   const StackId s = t.Stack(1, {"main", "std::vector<int, std::allocator<int> >::push_back&"});

@@ -277,6 +277,10 @@ std::string Notes(const FlameGraphOptions& options, const FlameGraphSvgOptions& 
   }
   std::string filters;
   if (options.pid) filters += "pid " + std::to_string(*options.pid);
+  if (options.tid) {
+    if (!filters.empty()) filters += ", ";
+    filters += "tid " + std::to_string(*options.tid);
+  }
   if (!options.kernel_regex.empty()) {
     if (!filters.empty()) filters += ", ";
     filters += "kernel /" + options.kernel_regex + "/";
