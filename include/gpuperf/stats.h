@@ -172,12 +172,17 @@ enum class StatSeverity : uint8_t {
   /* 101-104: Python frames in CPU samples (src/ebpf/python_target.h, docs/cpu-profiling.md) */    \
   X(cpu_python_samples, 101, kInfo, "on-CPU samples that carry the thread's Python frames")        \
   X(cpu_python_frames_lost, 102, kWarning,                                                         \
-    "on-CPU samples of Python threads whose Python frames could not be read or named")             \
+    "on-CPU samples and off-CPU stacks of Python threads whose Python frames could not be read "   \
+    "or named")                                                                                    \
   X(cpu_python_truncated, 103, kWarning,                                                           \
-    "on-CPU samples whose Python frame chain went deeper than the walk (64 frames)")               \
+    "on-CPU samples and off-CPU stacks whose Python frame chain went deeper than the walk (64 "    \
+    "frames)")                                                                                     \
   X(cpu_python_refused, 104, kWarning,                                                             \
     "processes with a CPython interpreter whose layout is not known: CPU samples without "         \
-    "Python frames")
+    "Python frames")                                                                               \
+  /* 110: Python frames in off-CPU stacks (docs/cpu-profiling.md) */                               \
+  X(off_cpu_python_stacks, 110, kInfo,                                                             \
+    "distinct off-CPU stacks that carry the thread's Python frames")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

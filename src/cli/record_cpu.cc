@@ -63,7 +63,7 @@ class EbpfCpuRecording final : public CpuRecording {
       return profile.status();
     }
     profile_ = std::move(*profile);
-    if (options.cpu) {  // Python frames ride on the on-CPU samples
+    if (options.cpu || options.off_cpu) {  // Python frames in samples and off-CPU stacks
       recorder_->SetPythonTargetSink([this](uint32_t pid, const gp_py_target* target) {
         Status set = profile_->SetPythonTarget(pid, target);
         if (!set.ok()) std::fprintf(stderr, "gpuperf: warning: %s\n", set.message().c_str());
@@ -144,6 +144,7 @@ class EbpfCpuRecording final : public CpuRecording {
             std::min(wait, std::chrono::ceil<milliseconds>(end - std::chrono::steady_clock::now()));
       }
       drained = profile_->Poll(static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+      recorder_->ReadDueMaps();
       if (duration_ns_ != 0 && std::chrono::steady_clock::now() >= end) {
         profile_->Stop();
         break;

@@ -53,6 +53,9 @@ __u64 next_stack_id = 1;
  * children's. */
 #define GP_PID_LIMIT (1u << 22)
 __u64 followed_pids[GP_PID_LIMIT / 64];
+/* Followed processes with a layout in py_targets, the same way: the switch program looks
+ * that map up only for them. */
+__u64 python_pids[GP_PID_LIMIT / 64];
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -161,6 +164,14 @@ static __always_inline int followed(__u32 tgid) {
   return (followed_pids[pid_word(tgid)] >> (tgid % 64)) & 1;
 }
 
+/* The layout of a followed process's interpreter, for the switch program (the sample
+ * program looks py_targets up for every sample). */
+static __always_inline const struct gp_py_target* python_of(__u32 tgid) {
+  if (tgid == 0 || tgid >= GP_PID_LIMIT) return 0;
+  if (!((python_pids[pid_word(tgid)] >> (tgid % 64)) & 1)) return 0;
+  return bpf_map_lookup_elem(&py_targets, &tgid);
+}
+
 /* Fills the kernel and user stacks of the current task. */
 static __always_inline void take_stacks(void* ctx, struct gp_event_stacks* stacks) {
   long kernel = bpf_get_stack(ctx, stacks->kernel_pcs, sizeof(stacks->kernel_pcs), 0);
@@ -245,30 +256,42 @@ static __always_inline __u64 py_thread_state(const struct gp_py_target* t, __u32
   return 0;
 }
 
-/* Walks the current thread's Python frames into the sample, innermost first, flagged as
+/* Where a walk of the current thread's Python frames begins: its innermost frame (0: none
+ * runs) in *frame, and the per-CPU bytes a frame is read into. NULL: a thread without a
+ * Python thread state. */
+static __always_inline union py_frame_bytes* py_walk_start(const struct gp_py_target* t,
+                                                           __u32 tid, __u64* frame) {
+  __u64 tstate = py_thread_state(t, tid);
+  if (tstate == 0) return 0;
+  *frame = read_user_u64(tstate, t->tstate_frame);
+  if (t->cframe_current_frame >= 0 && *frame != 0) {
+    *frame = read_user_u64(*frame, t->cframe_current_frame);
+  }
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&py_frame_scratch, &zero);
+}
+
+/* Walks the current thread's Python frames into `py`, innermost first, flagged as
  * src/inject/python/python_walk.cc flags them (the entry frames included), so the
  * recorder turns them into the same stack words as launch stacks.
  *
- * The count of frames so far lives in the event (py_depth), read back each step through a
+ * A global function: the verifier checks it once, not once for each program that walks
+ * (on-CPU samples, off-CPU stacks), whose own paths it would multiply.
+ *
+ * The count of frames so far lives in the event (depth), read back each step through a
  * volatile load: the verifier then sees an unknown count at the top of every step, so the
  * paths through one step (a shim, a frame, a frame without code) meet in one state there
  * instead of multiplying over the 96 steps. */
-static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct gp_py_target* t,
-                                        __u32 tid) {
-  volatile __u16* depth = &e->py_depth;
+__noinline int walk_python(struct gp_py_stack* py, const struct gp_py_target* t, __u32 tid) {
+  if (!py || !t) return 0;
+  volatile __u16* depth = &py->depth;
   *depth = 0;
-  e->py_status = GP_PY_NO_THREAD;
-  __u64 tstate = py_thread_state(t, tid);
-  if (tstate == 0) return;
+  py->status = GP_PY_NO_THREAD;
+  __u64 frame = 0;
+  union py_frame_bytes* bytes = py_walk_start(t, tid, &frame);
+  if (!bytes) return 0;
   count(GP_COUNT_PY_WALKED);
-  e->py_status = GP_PY_OK;
-  __u64 frame = read_user_u64(tstate, t->tstate_frame);
-  if (t->cframe_current_frame >= 0 && frame != 0) {
-    frame = read_user_u64(frame, t->cframe_current_frame);
-  }
-  __u32 zero = 0;
-  union py_frame_bytes* bytes = bpf_map_lookup_elem(&py_frame_scratch, &zero);
-  if (!bytes) return;
+  py->status = GP_PY_OK;
   /* Where the fields are in the bytes read: the pointers in 8-byte words, lasti in 4. */
   const __u32 span = t->frame_span & (GP_PY_FRAME_SPAN_MAX - 1);
   const __u32 previous_at = ((__u32)(t->frame_previous - t->frame_base) / 8) & 31;
@@ -277,14 +300,14 @@ static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct 
   const __u32 owner_at = (__u32)(t->frame_owner - t->frame_base) & 127;
   const __u32 entry_at = (__u32)(t->frame_is_entry - t->frame_base) & 127;
   for (int step = 0; step < GP_PY_MAX_STEPS; step++) {
-    if (frame == 0) return;
+    if (frame == 0) return 0;
     __u32 n = *depth;
     if (n >= GP_MAX_PY_FRAMES) break;
     if ((frame & 7) != 0 || span == 0 ||
         bpf_probe_read_user(bytes, span, (const void*)(frame + t->frame_base))) {
-      e->py_status = GP_PY_FAILED;
+      py->status = GP_PY_FAILED;
       count(GP_COUNT_PY_FAILED);
-      return;
+      return 0;
     }
     __u64 previous = bytes->u64[previous_at];
     __u32 flags = t->flavor == GP_PY_FRAME_OBJECTS ? GP_PY_ENTRY : 0;
@@ -292,7 +315,7 @@ static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct 
       __u8 owner = bytes->u8[owner_at];
       if (t->flavor == GP_PY_SHIM_FRAMES) {
         if ((__s8)owner >= (__s8)t->shim_owner) { /* an entry shim: the frame before began */
-          if (n > 0) e->py_frames[(n - 1) & (GP_MAX_PY_FRAMES - 1)].flags |= GP_PY_ENTRY;
+          if (n > 0) py->frames[(n - 1) & (GP_MAX_PY_FRAMES - 1)].flags |= GP_PY_ENTRY;
           frame = previous;
           continue;
         }
@@ -313,7 +336,7 @@ static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct 
     }
     frame = previous;
     if (code == 0) continue;
-    struct gp_py_frame* out = &e->py_frames[n & (GP_MAX_PY_FRAMES - 1)];
+    struct gp_py_frame* out = &py->frames[n & (GP_MAX_PY_FRAMES - 1)];
     out->code = code;
     out->instr_offset = offset;
     out->flags = flags;
@@ -321,9 +344,49 @@ static __always_inline void walk_python(struct gp_on_cpu_event* e, const struct 
     *depth = n + 1;
   }
   if (frame != 0) {
-    e->py_status = GP_PY_TRUNCATED;
+    py->status = GP_PY_TRUNCATED;
     count(GP_COUNT_PY_TRUNCATED);
   }
+  return 0;
+}
+
+#define GP_PY_KEY_FRAMES 4 /* Python frames a switch-out's reuse key reads */
+
+/* What tells a Python thread's stacks apart without walking them: the addresses and
+ * instruction words of its innermost frames. The native registers of reuse_key_of cannot:
+ * one helper (a sleep, a synchronize) called from two lines of one function blocks at the
+ * same instruction and stack pointer, the interpreter's C stack being the same for both
+ * since 3.11. Frames further out can still differ unseen; the check of one reuse in
+ * GP_CHECK_EVERY, which walks the Python frames too, counts it when they do. 0: no
+ * Python frames read. */
+static __always_inline __u64 py_reuse_key(const struct gp_py_target* t, __u32 tid) {
+  __u64 frame = 0;
+  union py_frame_bytes* bytes = py_walk_start(t, tid, &frame);
+  if (!bytes) return 0;
+  const __u32 span = t->frame_span & (GP_PY_FRAME_SPAN_MAX - 1);
+  const __u32 previous_at = ((__u32)(t->frame_previous - t->frame_base) / 8) & 31;
+  const __u32 instr_at = ((__u32)(t->frame_instr - t->frame_base) / 8) & 31;
+  __u64 h = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < GP_PY_KEY_FRAMES; i++) {
+    if (frame == 0 || (frame & 7) != 0 || span == 0 ||
+        bpf_probe_read_user(bytes, span, (const void*)(frame + t->frame_base))) {
+      break;
+    }
+    h = (h ^ frame ^ (bytes->u64[instr_at] << 1)) * 0x100000001B3ull;
+    frame = bytes->u64[previous_at];
+  }
+  return h;
+}
+
+/* Folds walked Python frames into a stacks hash (stacks_hash). */
+static __always_inline __u64 py_stack_hash(__u64 h, const struct gp_py_stack* py) {
+  const __u32 depth = py->depth;
+  for (int i = 0; i < GP_MAX_PY_FRAMES; i++) {
+    if (i >= depth) break;
+    const struct gp_py_frame* f = &py->frames[i];
+    h = (h ^ f->code ^ ((__u64)f->instr_offset << 32 | f->flags)) * 0x100000001B3ull;
+  }
+  return h ^ py->status;
 }
 
 SEC("perf_event")
@@ -344,7 +407,7 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   fill_header(&e->header, GP_EVENT_ON_CPU, tgid, tid, bpf_ktime_get_ns());
   e->weight_ns = ctx->sample_period;
   take_stacks(ctx, &e->stacks);
-  if (python) walk_python(e, python, tid);
+  if (python) walk_python(&e->py, python, tid);
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
   count(GP_COUNT_ON_CPU_SAMPLES);
   return 0;
@@ -444,17 +507,25 @@ static __always_inline void send_runs(struct task_struct* task, struct thread_st
   for (__u32 i = 0; i <= GP_STACKLESS_SLOT; i++) send_run(task, &s->slots[i], false);
 }
 
-/* Walks the current thread's stacks and finds or makes the slot that holds them. */
+/* Walks the current thread's stacks (and Python frames, in a process with a known
+ * interpreter) and finds or makes the slot that holds them. */
 static __always_inline __u32 walk_to_slot(void* ctx, struct task_struct* task,
-                                          struct thread_state* s, __u64 key, __u64 now) {
+                                          struct thread_state* s, __u64 key, __u64 now,
+                                          const struct gp_py_target* python) {
   count(GP_COUNT_STACK_WALKS);
-  struct gp_stacks_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  struct gp_stacks_event* e = python
+                                  ? bpf_ringbuf_reserve(&events, sizeof(*e), 0)
+                                  : bpf_ringbuf_reserve(&events, GP_STACKS_EVENT_NATIVE_SIZE, 0);
   if (!e) {
     count(GP_COUNT_RINGBUF_FULL);
     return GP_NO_SLOT;
   }
   take_stacks(ctx, &e->stacks);
   __u64 hash = stacks_hash(&e->stacks); /* the top words hold locals: not part of it */
+  if (python) {
+    walk_python(&e->py, python, task->pid);
+    hash = py_stack_hash(hash, &e->py);
+  }
   for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
     if (s->slots[i].stack_id != 0 && s->slots[i].hash == hash) {
       bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP); /* sent before */
@@ -479,28 +550,33 @@ static __always_inline __u32 walk_to_slot(void* ctx, struct task_struct* task,
 
 /* The slot of the stacks the current thread switches out at. A thread preempted where it
  * was not before (an involuntary switch, wherever it was running: the on-CPU samples say
- * where that is) is timed without walking its stacks. */
+ * where that is) is timed without walking its stacks. One place walks (walk_to_slot), so
+ * that the verifier sees the walks once. */
 static __always_inline __u32 slot_of(void* ctx, struct task_struct* task, struct thread_state* s,
                                      __u64 now, bool preempt) {
+  const struct gp_py_target* python = python_of(task->tgid);
   __u64 key = reuse_stacks ? reuse_key_of(task) : 0;
+  if (key != 0 && python) key = (key ^ py_reuse_key(python, task->pid)) | 1;
+  __u32 checked = GP_NO_SLOT;
   if (key != 0) {
     for (__u32 i = 0; i < GP_STACK_SLOTS; i++) {
       if (s->keys[i] != key) continue; /* a key is set only with the slot's stacks */
       if (++s->reuses % GP_CHECK_EVERY != 0) return i;
       count(GP_COUNT_REUSE_CHECKS);
-      __u32 walked = walk_to_slot(ctx, task, s, key, now);
-      if (walked != i) {
-        count(GP_COUNT_REUSE_MISMATCHES);
-        s->keys[i] = 0;
-      }
-      return walked;
+      checked = i;
+      break;
     }
   }
-  if (preempt) {
+  if (checked == GP_NO_SLOT && preempt) {
     count(GP_COUNT_PREEMPTIONS_UNWALKED);
     return GP_STACKLESS_SLOT;
   }
-  return walk_to_slot(ctx, task, s, key, now);
+  __u32 walked = walk_to_slot(ctx, task, s, key, now, python);
+  if (checked != GP_NO_SLOT && walked != checked) {
+    count(GP_COUNT_REUSE_MISMATCHES);
+    s->keys[checked & (GP_STACK_SLOTS - 1)] = 0;
+  }
+  return walked;
 }
 
 static __always_inline void switch_out(void* ctx, bool preempt, struct task_struct* prev,

@@ -119,7 +119,9 @@ struct CpuProfile::State {
   std::vector<bpf_link*> perf_links;
   int stats_fd = -1;  // keeps run-time statistics on (measure_cost)
   bool stopped = false;
-  gp_on_cpu_event native_sample{};  // py_status GP_PY_NONE, py_depth 0 throughout
+  // Events without Python frames are handed on whole, their Python part empty.
+  gp_on_cpu_event native_sample{};  // py.status GP_PY_NONE, py.depth 0 throughout
+  gp_stacks_event native_stacks{};  // the same
   uint64_t events_failed = 0;       // events whose handling threw (OnEvent)
 
   ~State() {
@@ -153,6 +155,9 @@ struct CpuProfile::State {
       state->sink->OnCpuSample(state->native_sample);
     } else if (header->kind == GP_EVENT_STACKS && size >= sizeof(gp_stacks_event)) {
       state->sink->OnStacks(*static_cast<const gp_stacks_event*>(data));
+    } else if (header->kind == GP_EVENT_STACKS && size >= GP_STACKS_EVENT_NATIVE_SIZE) {
+      std::memcpy(&state->native_stacks, data, GP_STACKS_EVENT_NATIVE_SIZE);
+      state->sink->OnStacks(state->native_stacks);
     } else if (header->kind == GP_EVENT_OFF_CPU && size >= sizeof(gp_off_cpu_event)) {
       state->sink->OnOffCpu(*static_cast<const gp_off_cpu_event*>(data));
     } else if (header->kind == GP_EVENT_EXEC) {
@@ -259,13 +264,23 @@ Status CpuProfile::Follow(uint32_t pid) {
 
 Status CpuProfile::SetPythonTarget(uint32_t pid, const gp_py_target* target) {
   bpf_map* map = state_->skeleton->maps.py_targets;
-  const int err = target != nullptr ? bpf_map__update_elem(map, &pid, sizeof(pid), target,
-                                                           sizeof(*target), BPF_ANY)
-                                    : bpf_map__delete_elem(map, &pid, sizeof(pid), 0);
-  if (err != 0 && target != nullptr) {
+  __u64* python_word = nullptr;
+  if (pid < sizeof(state_->skeleton->bss->python_pids) * 8) {
+    python_word = &state_->skeleton->bss->python_pids[pid / 64];
+  }
+  const __u64 bit = __u64{1} << (pid % 64);
+  if (target == nullptr) {
+    // The switch program stops looking before the layout goes.
+    if (python_word) __atomic_fetch_and(python_word, ~bit, __ATOMIC_RELAXED);
+    bpf_map__delete_elem(map, &pid, sizeof(pid), 0);
+    return Status::Ok();
+  }
+  const int err = bpf_map__update_elem(map, &pid, sizeof(pid), target, sizeof(*target), BPF_ANY);
+  if (err != 0) {
     return Error(StatusCode::kInternal, "cannot set the Python layout of pid " +
                                             std::to_string(pid) + ": " + std::strerror(-err));
   }
+  if (python_word) __atomic_fetch_or(python_word, bit, __ATOMIC_RELAXED);
   return Status::Ok();
 }
 

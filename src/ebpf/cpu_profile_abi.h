@@ -81,7 +81,7 @@ struct gp_py_frame {
 /* What the Python walk of a sample found. */
 enum gp_py_status {
   GP_PY_NONE = 0,      /* not a process with a known interpreter */
-  GP_PY_OK = 1,        /* py_depth frames (0: the thread ran no Python code) */
+  GP_PY_OK = 1,        /* depth frames (0: the thread ran no Python code) */
   GP_PY_NO_THREAD = 2, /* no thread state of this thread (a native thread) */
   GP_PY_FAILED = 3,    /* a read failed: the frames so far are kept */
   GP_PY_TRUNCATED = 4, /* deeper than GP_MAX_PY_FRAMES */
@@ -126,18 +126,23 @@ struct gp_py_target {
 };
 #define GP_PY_FRAME_SPAN_MAX 128
 
+/* A thread's Python frames, where the events of processes with a known interpreter
+ * (py_targets) carry them: at their end, so that events of other processes leave them out
+ * (the *_NATIVE_SIZE below). */
+struct gp_py_stack {
+  GP_U16 status; /* gp_py_status */
+  GP_U16 depth;
+  GP_U32 reserved;
+  struct gp_py_frame frames[GP_MAX_PY_FRAMES]; /* innermost first */
+};
+
 struct gp_on_cpu_event {
   struct gp_event_header header;
   GP_U64 weight_ns; /* CPU time this sample stands for: the sampling period */
   struct gp_event_stacks stacks;
-  /* Only in samples of processes with a known interpreter (py_targets); the others end
-   * here, GP_ON_CPU_EVENT_NATIVE_SIZE bytes. */
-  GP_U16 py_status; /* gp_py_status */
-  GP_U16 py_depth;
-  GP_U32 py_reserved;
-  struct gp_py_frame py_frames[GP_MAX_PY_FRAMES]; /* innermost first */
+  struct gp_py_stack py;
 };
-#define GP_ON_CPU_EVENT_NATIVE_SIZE __builtin_offsetof(struct gp_on_cpu_event, py_status)
+#define GP_ON_CPU_EVENT_NATIVE_SIZE __builtin_offsetof(struct gp_on_cpu_event, py)
 
 /* The stacks of a thread where it switched out, sent once: off-CPU events name them by
  * stack_id (unique in one run of the programs). Always in the ring buffer before the
@@ -146,7 +151,9 @@ struct gp_stacks_event {
   struct gp_event_header header;
   GP_U64 stack_id;
   struct gp_event_stacks stacks;
+  struct gp_py_stack py;
 };
+#define GP_STACKS_EVENT_NATIVE_SIZE __builtin_offsetof(struct gp_stacks_event, py)
 
 /* Off-CPU time of one thread: `count` intervals in a row between start_ns and
  * header.time_ns, blocked at the same stacks for the same reason, blocked_ns in all

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -31,6 +32,9 @@ namespace {
 constexpr uint64_t kMapsRefreshNs = 100'000'000;  // a process's maps at most every 100 ms
 // ... and, after reads that found nothing new, at most every 200 ms, 400 ms, ... up to 5 s.
 constexpr uint64_t kMapsRefreshMaxNs = 5'000'000'000;
+// After an exec the maps hold the program and the dynamic loader only; its libraries
+// (libpython) follow within milliseconds, so they are read again at the next drain.
+constexpr uint64_t kMapsAfterExecNs = 10'000'000;
 // A frame-pointer walk ends on a zero return address, or wanders into small integers
 // through code without frame pointers: no code lives in the first page.
 constexpr bool MayBeCode(uint64_t pc) {
@@ -110,6 +114,7 @@ struct CpuRecorder::State {
   CpuRecorderOptions options;
   PythonTargetSink python_targets;
   uint64_t python_samples = 0;
+  uint64_t python_off_cpu_stacks = 0;  // off-CPU stacks with Python frames
   uint64_t python_frames_lost = 0;
   uint64_t python_refused = 0;
   std::unordered_set<uint32_t> refusals_said;
@@ -137,6 +142,11 @@ struct CpuRecorder::State {
     // Pages of user PCs still in no file after the maps were read again for them (code
     // made at run time): they trigger no further reads.
     std::unordered_set<uint64_t> unmapped_pages;
+    // A PC fell outside the maps while a read was not yet allowed: ReadDueMaps reads them
+    // when it is. Without this, a library loaded just after exec (libpython, before any
+    // Python runs) stayed unknown whenever no later new stack came: off-CPU stacks are sent
+    // once and then reused, so a process that blocks at a few places sends few.
+    bool maps_read_due = false;
     // Its CPython interpreter, once found (python_target.h).
     std::unique_ptr<PythonProcess> python;
     bool python_refused = false;
@@ -220,16 +230,17 @@ struct CpuRecorder::State {
     return id;
   }
 
-  // The sample's Python frames as stack words (gpuperf/python_frame_word.h), innermost
-  // first, in python_words.
-  void PythonWords(uint32_t pid, Process& p, const gp_on_cpu_event& e) {
+  // An event's Python frames as stack words (gpuperf/python_frame_word.h), innermost
+  // first, in python_words. Returns whether it has any.
+  bool PythonWords(uint32_t pid, Process& p, const gp_py_stack& py) {
     python_words.clear();
-    const size_t n = std::min<size_t>(e.py_depth, GP_MAX_PY_FRAMES);
-    if (!p.python || e.py_status == GP_PY_NONE || e.py_status == GP_PY_NO_THREAD || n == 0) return;
-    ++python_samples;
-    bool lost = e.py_status == GP_PY_FAILED;
+    const size_t n = std::min<size_t>(py.depth, GP_MAX_PY_FRAMES);
+    if (!p.python || py.status == GP_PY_NONE || py.status == GP_PY_NO_THREAD || n == 0) {
+      return false;
+    }
+    bool lost = py.status == GP_PY_FAILED;
     for (size_t i = 0; i < n; ++i) {
-      const gp_py_frame& f = e.py_frames[i];
+      const gp_py_frame& f = py.frames[i];
       const uint32_t id = PythonCodeId(pid, *p.python, f);
       lost |= id == 0;
       python_words.push_back(
@@ -237,6 +248,7 @@ struct CpuRecorder::State {
                               (f.flags & GP_PY_OWNER_MASK) == GP_PY_GENERATOR_OWNER));
     }
     python_frames_lost += lost;
+    return true;
   }
 
   static bool Mapped(const Process& p, uint64_t pc) {
@@ -314,15 +326,24 @@ struct CpuRecorder::State {
   void RefreshIfUnmapped(uint32_t pid, Process& p, std::span<const uint64_t> pcs, uint64_t now) {
     for (uint64_t pc : pcs) {
       if (!MayBeCode(pc) || Mapped(p, pc) || p.unmapped_pages.contains(pc >> 12)) continue;
-      if (now - p.maps_read_ns < p.maps_refresh_ns) return;
-      const size_t added = ReadMaps(pid, p, now);
-      p.maps_refresh_ns =
-          added > 0 ? kMapsRefreshNs : std::min(2 * p.maps_refresh_ns, kMapsRefreshMaxNs);
+      if (now - p.maps_read_ns < p.maps_refresh_ns) {
+        p.maps_read_due = true;
+        return;
+      }
+      ReadMapsAgain(pid, p, now);
       for (uint64_t again : pcs) {
         if (!Mapped(p, again)) p.unmapped_pages.insert(again >> 12);
       }
       return;
     }
+  }
+
+  // Reads a process's maps again, backing off while the reads find nothing new.
+  void ReadMapsAgain(uint32_t pid, Process& p, uint64_t now) {
+    const size_t added = ReadMaps(pid, p, now);
+    p.maps_refresh_ns =
+        added > 0 ? kMapsRefreshNs : std::min(2 * p.maps_refresh_ns, kMapsRefreshMaxNs);
+    p.maps_read_due = false;
   }
 
   void NameKernelFrames() {
@@ -362,7 +383,7 @@ void CpuRecorder::OnCpuSample(const gp_on_cpu_event& e) {
   record.pid = e.header.pid;
   record.tid = e.header.tid;
   record.timestamp_ns = e.header.time_ns;
-  s.PythonWords(e.header.pid, p, e);
+  s.python_samples += s.PythonWords(e.header.pid, p, e.py);
   record.stack_id = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns, s.python_words);
   record.cpu = e.header.cpu;
   record.weight_ns = e.weight_ns;
@@ -374,7 +395,20 @@ void CpuRecorder::OnCpuSample(const gp_on_cpu_event& e) {
 void CpuRecorder::OnStacks(const gp_stacks_event& e) {
   State& s = *state_;
   State::Process& p = s.See(e.header.pid, e.header.tid, e.header.time_ns);
-  s.bpf_stacks[e.stack_id] = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns);
+  s.python_off_cpu_stacks += s.PythonWords(e.header.pid, p, e.py);
+  s.bpf_stacks[e.stack_id] = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns, s.python_words);
+}
+
+void CpuRecorder::ReadDueMaps() {
+  State& s = *state_;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000 + uint64_t(now.tv_nsec);
+  for (auto& [pid, p] : s.processes) {
+    if (p.maps_read_due && now_ns - p.maps_read_ns >= p.maps_refresh_ns) {
+      s.ReadMapsAgain(pid, p, now_ns);
+    }
+  }
 }
 
 void CpuRecorder::SetPythonTargetSink(PythonTargetSink sink) {
@@ -396,8 +430,9 @@ void CpuRecorder::OnExec(const gp_event_header& e) {
   p.ranges.clear();
   p.modules.clear();
   p.unmapped_pages.clear();
-  p.maps_refresh_ns = kMapsRefreshNs;
   s.ReadMaps(e.pid, p, e.time_ns);
+  p.maps_refresh_ns = kMapsAfterExecNs;
+  p.maps_read_due = true;
 }
 
 void CpuRecorder::OnOffCpu(const gp_off_cpu_event& e) {
@@ -454,6 +489,7 @@ Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& outpu
       {StatId::cpu_python_frames_lost, s.python_frames_lost},
       {StatId::cpu_python_truncated, c[GP_COUNT_PY_TRUNCATED]},
       {StatId::cpu_python_refused, s.python_refused},
+      {StatId::off_cpu_python_stacks, s.python_off_cpu_stacks},
   };
   for (const auto& [id, value] : stats) {
     if (value != 0) s.writer->Add(StatRecord{stats_pid, static_cast<uint32_t>(id), value});

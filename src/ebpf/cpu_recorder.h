@@ -7,8 +7,9 @@
 // modules from /proc/PID/maps (read when it is first seen and again when a PC falls
 // outside them), its threads' names, symbols for the kernel frames (from /proc/kallsyms),
 // a ProcessRecord for processes without a GPU trace of their own, and the collector's
-// counters (stats 60-69, 101-104). Samples of Python processes carry the thread's Python
-// frames after the user PCs, as launch stacks do, with PythonCodeRecords naming them. User frames
+// counters (stats 60-69, 101-104, 110). Samples and off-CPU stacks of Python processes carry
+// the thread's Python frames after the user PCs, as launch stacks do, with PythonCodeRecords
+// naming them. User frames
 // are named afterwards by the same symbolizer as launch stacks, so CPU and GPU frames come out
 // identical.
 #pragma once
@@ -54,6 +55,11 @@ class CpuRecorder final : public CpuEventSink {
   // their samples carry Python frames, which it names. Without a sink, none do.
   using PythonTargetSink = std::function<void(uint32_t pid, const gp_py_target* target)>;
   void SetPythonTargetSink(PythonTargetSink sink);
+
+  // Reads the maps of processes whose stacks had PCs outside them at a time when the
+  // back-off did not allow a read, once it does. The draining thread calls it after each
+  // poll.
+  void ReadDueMaps();
 
   // Reads /proc/kallsyms (a fifth of a second): call it once the profiler's programs are
   // loaded and before the recorded command runs; else the first kernel frame does.

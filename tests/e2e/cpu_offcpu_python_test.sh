@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Python frames in off-CPU stacks (docs/cpu-profiling.md): tests/cpu/offcpu_waits.py sleeps in
+# wait(), called from two lines of main() in turn, 20 ms from one and 50 ms from the other,
+# timed by itself. Recorded with `record --off-cpu` alone, the folded off-CPU stacks must put
+# each line's time under <module> -> main (its line) -> wait (the sleep's line), within 5% of
+# the program's own figures. Both lines block at the same native place, so only the Python
+# frames (in the stacks, and in the key the BPF program reuses stacks by) tell them apart.
+# Needs root, BPF and a CPython 3.10 to 3.14 as python3: skipped without.
+source "$(dirname "$0")/lib.sh"
+lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
+script=$SRC/tests/cpu/offcpu_waits.py
+[[ -f $lib ]] || { echo "SKIP: no injection library in this build"; exit 77; }
+if [[ $(id -u) -ne 0 ]]; then echo "SKIP: the CPU profiler needs root here"; exit 77; fi
+py=$(python3 -c 'import sys; print(sys.executable if (3, 10) <= sys.version_info[:2] <= (3, 14) else "")' 2>/dev/null)
+[[ -n $py ]] || { echo "SKIP: no CPython 3.10 to 3.14 as python3"; exit 77; }
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+
+short_line=$(grep -n "line: short wait" "$script" | cut -d: -f1)
+long_line=$(grep -n "line: long wait" "$script" | cut -d: -f1)
+wait_line=$(grep -n "line: wait sleeps" "$script" | cut -d: -f1)
+sum() { grep -- "$1" "$2" | awk '{s += $NF} END {printf "%d\n", s}'; }
+
+# Checks one recording of the script run by interpreter $1 (a name for messages in $2).
+check() {
+  local py=$1 name=$2
+  "$GPUPERF" record -o "$dir/$name" --inject-lib "$lib" --off-cpu -- "$py" "$script" 12 \
+    > "$dir/$name.out" 2> "$dir/$name.err"
+  local rc=$?
+  if grep -qE "built without its eBPF CPU profiler|needs root|loading the BPF programs|attaching" \
+    "$dir/$name.err"; then
+    echo "SKIP: BPF is not available here: $(grep gpuperf: "$dir/$name.err" | head -1)"; exit 77
+  fi
+  [[ $rc -eq 0 ]] || { fail "$name: record exited $rc: $(tail -3 "$dir/$name.err")"; return; }
+  grep -q "no Python frames" "$dir/$name.err" &&
+    { fail "$name: the interpreter was refused: $(grep note "$dir/$name.err")"; return; }
+  local short_truth long_truth
+  read -r short_truth long_truth <<< "$(sed -n 's/^offcpu_waits.py: //p' "$dir/$name.out")"
+  "$GPUPERF" flamegraph --folded --weight offcpu -o "$dir/$name.folded" "$dir/$name" 2>/dev/null ||
+    { fail "$name: flamegraph --weight offcpu failed"; return; }
+  local chain='<module> (offcpu_waits.py:[0-9]*);main (offcpu_waits.py:'
+  local short_ns long_ns
+  short_ns=$(sum "$chain$short_line);wait (offcpu_waits.py:$wait_line);" "$dir/$name.folded")
+  long_ns=$(sum "$chain$long_line);wait (offcpu_waits.py:$wait_line);" "$dir/$name.folded")
+  python3 - "$name" "$short_ns" "$long_ns" "${short_truth:-0}" "${long_truth:-0}" <<'PY' ||
+import sys
+name, got_short, got_long, short, long = sys.argv[1], *map(int, sys.argv[2:])
+print("%s: off-CPU under the short line %.1f ms (program: %.1f), the long line %.1f ms (%.1f)"
+      % (name, got_short / 1e6, short / 1e6, got_long / 1e6, long / 1e6))
+ok = short > 0 and long > 0 and abs(got_short - short) <= 0.05 * short and \
+    abs(got_long - long) <= 0.05 * long
+sys.exit(0 if ok else 1)
+PY
+    fail "$name: off-CPU time per line: see above ($(grep -c . "$dir/$name.folded") stacks)"
+  # The sleep's native frames stay under the Python ones; the eval loop is merged away.
+  grep "wait (offcpu_waits.py:$wait_line)" "$dir/$name.folded" | grep -q '_PyEval_EvalFrameDefault' &&
+    fail "$name: the eval loop beside Python frames: $(grep -m1 _PyEval_EvalFrameDefault "$dir/$name.folded")"
+  "$GPUPERF" dump "$dir/$name"/cpu.*.gpt 2>&1 | grep -q "# off_cpu_python_stacks" ||
+    fail "$name: the report does not count off-CPU stacks with Python frames"
+}
+
+check "$py" python3
+# Other interpreters under ~/.pyenv, when present: each supported minor is checked too.
+for other in "$HOME"/.pyenv/versions/3.1[0-4]*/bin/python3; do
+  [[ -x $other && $other != "$py" ]] || continue
+  check "$other" "$(basename "$(dirname "$(dirname "$other")")")"
+done
+finish
