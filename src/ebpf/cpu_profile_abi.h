@@ -126,10 +126,31 @@ struct gp_py_target {
 };
 #define GP_PY_FRAME_SPAN_MAX 128
 
+/* Bytes of the user stack an on-CPU sample copies from its stack pointer up, for the
+ * recorder to unwind with each module's .eh_frame (perf --call-graph dwarf does the same,
+ * 8 KiB by default). 16 KiB holds the whole stack of most native threads below the
+ * event loop or main (frames are a few hundred bytes; a large local array is what stops a
+ * walk early), costs about a microsecond to copy, and keeps an event at about 18 KiB, so an
+ * 8 MiB ring still holds several hundred samples (docs/cpu-profiling.md measures it). */
+#define GP_STACK_COPY_BYTES 16384
+/* The interrupted user registers of a sample (the system call's saved ones for a sample
+ * in the kernel) and `size` bytes of its stack from sp up: words[0] is the word at sp. 0
+ * bytes: not copied (no user stack, or unwinding by frame pointers only). Less than
+ * GP_STACK_COPY_BYTES: the stack ended before (the copy stops at the last readable page). */
+struct gp_user_stack_copy {
+  GP_U64 ip;
+  GP_U64 sp;
+  GP_U64 bp;
+  GP_U32 size;
+  GP_U32 reserved;
+  GP_U64 words[GP_STACK_COPY_BYTES / 8];
+};
+
 struct gp_on_cpu_event {
   struct gp_event_header header;
   GP_U64 weight_ns; /* CPU time this sample stands for: the sampling period */
   struct gp_event_stacks stacks;
+  struct gp_user_stack_copy user_stack;
   /* Only in samples of processes with a known interpreter (py_targets); the others end
    * here, GP_ON_CPU_EVENT_NATIVE_SIZE bytes. */
   GP_U16 py_status; /* gp_py_status */
@@ -180,7 +201,9 @@ enum gp_counter {
   GP_COUNT_PY_WALKED = 13,            /* samples with a Python walk that read its frames */
   GP_COUNT_PY_FAILED = 14,            /* ... that failed at a read */
   GP_COUNT_PY_TRUNCATED = 15,         /* ... that went past GP_MAX_PY_FRAMES */
-  GP_COUNTERS = 16,
+  GP_COUNT_STACK_COPY_FAILED = 16,    /* on-CPU samples whose user stack could not be copied */
+  GP_COUNT_STACK_COPY_SHORT = 17,     /* ... copied short of GP_STACK_COPY_BYTES (its top) */
+  GP_COUNTERS = 18,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */
