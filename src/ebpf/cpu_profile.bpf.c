@@ -339,10 +339,13 @@ static __always_inline bool read_stack(struct gp_user_stack_copy* c, __u64 sp, _
 
 #define GP_PAGE 4096
 /* Copies the interrupted user registers and GP_STACK_COPY_BYTES of the user stack above
- * sp into the sample. Where the stack ends sooner (the main thread's, whose top is the end
- * of its mapping), the first read fails as a whole: the readable part ends on a page
- * boundary, so the copy is the longest of sp's page plus n whole pages that reads, found
- * by bisecting n (at most 4 pages: 3 more reads, and one to read the winner again). */
+ * sp into the sample. The main thread's stack ends at the top of its mapping, often less
+ * than that above sp: its frames end at mm->start_stack (argc; argv and the environment
+ * lie above), so its copy stops there (without, the first read fails as a whole and the
+ * bisection below costs ~1.5 us more per sample, measured). Where another stack ends
+ * sooner, the readable part ends on a page boundary: the copy is the longest of sp's page
+ * plus n whole pages that reads, found by bisecting n (at most 4 pages: 3 more reads, and
+ * one to read the winner again). */
 static __always_inline void copy_user_stack(struct gp_user_stack_copy* c) {
   c->size = 0;
   if (!copy_user_stacks) return;
@@ -355,6 +358,15 @@ static __always_inline void copy_user_stack(struct gp_user_stack_copy* c) {
   c->ip = regs->ip;
   c->sp = sp;
   c->bp = regs->bp;
+  struct task_struct___mm* task = (void*)bpf_get_current_task_btf();
+  const __u64 start_stack = BPF_CORE_READ(task, mm, start_stack);
+  if (start_stack > sp && start_stack - sp < GP_STACK_COPY_BYTES) {
+    const __u64 size = start_stack - sp + 8; /* with argc */
+    if (read_stack(c, sp, size)) {
+      c->size = (__u32)size;
+      return;
+    }
+  }
   if (read_stack(c, sp, GP_STACK_COPY_BYTES)) {
     c->size = GP_STACK_COPY_BYTES;
     return;
@@ -386,7 +398,6 @@ static __always_inline void copy_user_stack(struct gp_user_stack_copy* c) {
     return;
   }
   c->size = (__u32)(size < GP_STACK_COPY_BYTES ? size : GP_STACK_COPY_BYTES);
-  count(GP_COUNT_STACK_COPY_SHORT);
 }
 
 SEC("perf_event")

@@ -202,8 +202,7 @@ enum gp_counter {
   GP_COUNT_PY_FAILED = 14,            /* ... that failed at a read */
   GP_COUNT_PY_TRUNCATED = 15,         /* ... that went past GP_MAX_PY_FRAMES */
   GP_COUNT_STACK_COPY_FAILED = 16,    /* on-CPU samples whose user stack could not be copied */
-  GP_COUNT_STACK_COPY_SHORT = 17,     /* ... copied short of GP_STACK_COPY_BYTES (its top) */
-  GP_COUNTERS = 18,
+  GP_COUNTERS = 17,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */
