@@ -130,13 +130,15 @@ struct gp_py_target {
  * recorder to unwind with each module's .eh_frame (perf --call-graph dwarf does the same,
  * 8 KiB by default). 16 KiB holds the whole stack of most native threads below the
  * event loop or main (frames are a few hundred bytes; a large local array is what stops a
- * walk early), costs about a microsecond to copy, and keeps an event at about 18 KiB, so an
- * 8 MiB ring still holds several hundred samples (docs/cpu-profiling.md measures it). */
+ * walk early), costs ~1.2-1.6 us a sample to copy on the VM measured (8 KiB: ~0.4 us), and
+ * makes an event ~18 KiB: the loader's ring is 32 MiB with copies, ~1,800 samples
+ * (docs/cpu-profiling.md). */
 #define GP_STACK_COPY_BYTES 16384
 /* The interrupted user registers of a sample (the system call's saved ones for a sample
  * in the kernel) and `size` bytes of its stack from sp up: words[0] is the word at sp. 0
  * bytes: not copied (no user stack, or unwinding by frame pointers only). Less than
- * GP_STACK_COPY_BYTES: the stack ended before (the copy stops at the last readable page). */
+ * GP_STACK_COPY_BYTES: the stack ended before (the main thread's at mm->start_stack,
+ * others at their last readable page). */
 struct gp_user_stack_copy {
   GP_U64 ip;
   GP_U64 sp;
