@@ -12,7 +12,6 @@
 #include <cstring>
 
 #include "inject/stack/eh_frame_parser.h"
-#include "inject/stack/table_walk.h"
 
 namespace gpuperf::ebpf {
 namespace {
@@ -64,23 +63,32 @@ std::vector<Elf64_Phdr> ProgramHeaders(const uint8_t* image, size_t size) {
 }
 
 // The bytes of the image from virtual address `vaddr` to the end of the PT_LOAD segment
-// that holds it (in the file), placed at vaddr + bias; size 0 when none holds it.
+// that holds it (in the file), at that address; size 0 when none holds it.
 EhFrameBytes LoadedBytes(const std::vector<Elf64_Phdr>& headers, const uint8_t* image, size_t size,
-                         uint64_t vaddr, uint64_t bias) {
+                         uint64_t vaddr) {
   for (const Elf64_Phdr& ph : headers) {
     if (ph.p_type != PT_LOAD || vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz) continue;
     const uint64_t offset = ph.p_offset + (vaddr - ph.p_vaddr);
     const uint64_t end = std::min<uint64_t>(ph.p_offset + ph.p_filesz, size);
     if (offset >= end) return {};
-    return {image + offset, static_cast<size_t>(end - offset), vaddr + bias};
+    return {image + offset, static_cast<size_t>(end - offset), vaddr};
   }
   return {};
 }
 
-// The compile of CompileModule (unwind_table.cc), from a file's bytes instead of memory.
-void CompileImage(const uint8_t* image, size_t size, uint64_t bias, ModuleUnwindTable* table) {
+// The compile of CompileModule (unwind_table.cc), from a file's bytes instead of memory, at
+// the file's own addresses: the table spans its PT_LOAD segments.
+void CompileImage(const uint8_t* image, size_t size, ModuleUnwindTable* table) {
   const std::vector<Elf64_Phdr> headers = ProgramHeaders(image, size);
-  if (headers.empty()) {
+  table->start = UINT64_MAX;
+  table->end = 0;
+  for (const Elf64_Phdr& ph : headers) {
+    if (ph.p_type != PT_LOAD) continue;
+    table->start = std::min<uint64_t>(table->start, ph.p_vaddr & ~uint64_t{4095});
+    table->end = std::max<uint64_t>(table->end, ph.p_vaddr + ph.p_memsz);
+  }
+  if (table->end <= table->start) {
+    table->start = table->end = 0;
     table->status = ModuleTableStatus::kUnreadable;
     return;
   }
@@ -91,15 +99,14 @@ void CompileImage(const uint8_t* image, size_t size, uint64_t bias, ModuleUnwind
     table->status = ModuleTableStatus::kNoEhFrame;
     return;
   }
-  EhFrameBytes hdr = LoadedBytes(headers, image, size, found->p_vaddr, bias);
+  EhFrameBytes hdr = LoadedBytes(headers, image, size, found->p_vaddr);
   hdr.size = std::min<size_t>(hdr.size, found->p_filesz);
   EhFrameHdr parsed;
-  if (hdr.size == 0 || !ParseEhFrameHdr(hdr, &parsed) || parsed.eh_frame_address < bias) {
+  if (hdr.size == 0 || !ParseEhFrameHdr(hdr, &parsed)) {
     table->status = ModuleTableStatus::kUnreadable;
     return;
   }
-  const EhFrameBytes eh_frame =
-      LoadedBytes(headers, image, size, parsed.eh_frame_address - bias, bias);
+  const EhFrameBytes eh_frame = LoadedBytes(headers, image, size, parsed.eh_frame_address);
   std::vector<CfiRow> rows;
   std::vector<FdeSpan> spans;
   if (eh_frame.size == 0 ||
@@ -129,26 +136,29 @@ std::pair<const uint8_t*, size_t> OwnVdso() {
 
 }  // namespace
 
-std::unique_ptr<ModuleUnwindTable> BuildFileUnwindTable(const std::string& path, uint64_t load_bias,
-                                                        uint64_t start, uint64_t end,
+std::unique_ptr<ModuleUnwindTable> BuildFileUnwindTable(const std::string& path,
                                                         const uint8_t* image, size_t image_size) {
   auto table = std::make_unique<ModuleUnwindTable>();
   table->name = path;
-  table->start = start;
-  table->end = end;
-  table->load_bias = load_bias;
   table->status = ModuleTableStatus::kUnreadable;
   try {
     if (image != nullptr) {
-      CompileImage(image, image_size, load_bias, table.get());
+      CompileImage(image, image_size, table.get());
     } else {
       const MappedFile file(path);
-      if (file.data() != nullptr) CompileImage(file.data(), file.size(), load_bias, table.get());
+      if (file.data() != nullptr) CompileImage(file.data(), file.size(), table.get());
     }
   } catch (const std::bad_alloc&) {
     table->status = ModuleTableStatus::kOutOfMemory;
   }
   return table;
+}
+
+const PlacedModule* PlacedRules::Module(uint64_t address) const {
+  if (modules.empty()) return nullptr;
+  const PlacedModule* candidate = LastAtOrBelow(modules.data(), modules.size(), address,
+                                                [](const PlacedModule& m) { return m.start; });
+  return address >= candidate->start && address < candidate->end ? candidate : nullptr;
 }
 
 void SampleUnwinder::AddModule(uint32_t pid, const MappedModule& module) {
@@ -158,15 +168,15 @@ void SampleUnwinder::AddModule(uint32_t pid, const MappedModule& module) {
   for (size_t i = p.modules.size(); i-- > 0;) {
     if (p.modules[i].start < module.end && module.start < p.modules[i].end) {
       p.modules.erase(p.modules.begin() + static_cast<std::ptrdiff_t>(i));
-      p.snapshot.modules.erase(p.snapshot.modules.begin() + static_cast<std::ptrdiff_t>(i));
+      p.placed.erase(p.placed.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
   auto at = std::lower_bound(p.modules.begin(), p.modules.end(), module.start,
                              [](const MappedModule& m, uint64_t start) { return m.start < start; });
   const auto index = at - p.modules.begin();
   p.modules.insert(at, module);
-  p.snapshot.modules.insert(p.snapshot.modules.begin() + index,
-                            UnwindModule{module.start, module.end, &pending_});
+  p.placed.insert(p.placed.begin() + index,
+                  PlacedModule{module.start, module.end, module.load_bias, &pending_});
 }
 
 void SampleUnwinder::ForgetProcess(uint32_t pid) {
@@ -174,16 +184,15 @@ void SampleUnwinder::ForgetProcess(uint32_t pid) {
 }
 
 const ModuleUnwindTable* SampleUnwinder::TableFor(const MappedModule& module) {
-  auto [it, added] = tables_.try_emplace({module.path, module.load_bias});
+  auto [it, added] = tables_.try_emplace({module.path, module.build_id});
   if (!added) return it->second.get();
   const auto began = std::chrono::steady_clock::now();
   if (module.path == "[vdso]") {
     static const std::pair<const uint8_t*, size_t> vdso = OwnVdso();
-    it->second = BuildFileUnwindTable(module.path, module.load_bias, module.start, module.end,
-                                      vdso.first, vdso.second);
+    it->second = BuildFileUnwindTable(module.path, vdso.first, vdso.second);
     if (vdso.first == nullptr) it->second->status = ModuleTableStatus::kNoEhFrame;
   } else {
-    it->second = BuildFileUnwindTable(module.path, module.load_bias, module.start, module.end);
+    it->second = BuildFileUnwindTable(module.path);
   }
   build_ns_ += static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
@@ -209,17 +218,14 @@ TableWalkResult SampleUnwinder::Unwind(uint32_t pid, const gp_user_stack_copy& c
   const FrameRegisters start{copy.ip, copy.sp, copy.bp};
   // Each pass builds at most the one table the walk stopped at, then walks again.
   for (size_t pass = 0; pass <= p.modules.size(); ++pass) {
-    result = WalkStackWithTables<true>(p.snapshot, start, range, memory, pcs, max_depth, nullptr);
+    result = WalkStackWithTables<true>(PlacedRules{p.placed}, start, range, memory, pcs, max_depth,
+                                       nullptr);
     if (result.stop != TableWalkStop::kPending || result.depth == 0) return result;
     const uint64_t pc = pcs[result.depth - 1];
-    const uint64_t lookup = result.depth == 1 ? pc : pc - 1;
-    auto module =
-        std::upper_bound(p.snapshot.modules.begin(), p.snapshot.modules.end(), lookup,
-                         [](uint64_t address, const UnwindModule& m) { return address < m.start; });
-    if (module == p.snapshot.modules.begin()) return result;
-    --module;
-    if (module->table != &pending_) return result;  // cannot happen: it was pending
-    module->table = TableFor(p.modules[static_cast<size_t>(module - p.snapshot.modules.begin())]);
+    const PlacedModule* module = PlacedRules{p.placed}.Module(result.depth == 1 ? pc : pc - 1);
+    if (module == nullptr || module->table != &pending_) return result;  // cannot happen
+    const auto index = static_cast<size_t>(module - p.placed.data());
+    p.placed[index].table = TableFor(p.modules[index]);
   }
   return result;
 }

@@ -66,7 +66,7 @@ TEST(SampleUnwinder, WalksACopyOfThisThreadsStackWithTablesFromTheFiles) {
   uint64_t pcs[GP_MAX_STACK_DEPTH];
   uint64_t caller = 0, here = 0;
   const TableWalkResult r = UnwindHere(*unwinder, pcs, &caller, &here);
-  EXPECT_TRUE(r.complete() || r.stop == TableWalkStop::kEndOfCopy) << TableWalkStopName(r.stop);
+  EXPECT_TRUE(r.complete() || r.stop == TableWalkStop::kEndOfCopy) << static_cast<int>(r.stop);
   ASSERT_GE(r.depth, 4);
   EXPECT_EQ(pcs[0], here);    // the "interrupted" instruction
   EXPECT_EQ(pcs[1], caller);  // into UnwindHere
@@ -74,6 +74,41 @@ TEST(SampleUnwinder, WalksACopyOfThisThreadsStackWithTablesFromTheFiles) {
   const uint64_t built = unwinder->tables_built();
   EXPECT_GE(built, 1u);
   UnwindHere(*unwinder, pcs, &caller, &here);
+  EXPECT_EQ(unwinder->tables_built(), built);
+}
+
+TEST(SampleUnwinder, ProcessesMappingAFileElsewhereShareItsTable) {
+  // A second "process" maps every module of this one `delta` higher: its copy is this
+  // stack's with the return addresses moved as far. It unwinds to the same PCs moved by
+  // delta, with the tables the first walk built (per file, not per load address).
+  auto unwinder = std::make_unique<SampleUnwinder>();
+  const auto pid = static_cast<uint32_t>(getpid());
+  constexpr uint32_t kOther = 1u << 30;  // no real pid is that high (pid_max <= 2^22)
+  constexpr uint64_t delta = uint64_t{1} << 40;
+  std::map<std::string, ElfLayout> cache;
+  for (MappedModule m : ReadProcessModules(pid, cache)) {
+    unwinder->AddModule(pid, m);
+    m.start += delta;
+    m.end += delta;
+    m.load_bias += delta;
+    unwinder->AddModule(kOther, m);
+  }
+  auto copy = std::make_unique<gp_user_stack_copy>();
+  uint64_t caller = 0;
+  CopyOwnStack(copy.get(), &caller);
+  uint64_t pcs[GP_MAX_STACK_DEPTH], moved_pcs[GP_MAX_STACK_DEPTH];
+  const TableWalkResult r = unwinder->Unwind(pid, *copy, pcs, GP_MAX_STACK_DEPTH);
+  ASSERT_GE(r.depth, 4);
+  const uint64_t built = unwinder->tables_built();
+  const size_t words = std::min<size_t>(copy->size, GP_STACK_COPY_BYTES) / 8;
+  for (size_t i = 0; i < words; ++i) {
+    if (std::find(pcs + 1, pcs + r.depth, copy->words[i]) != pcs + r.depth) copy->words[i] += delta;
+  }
+  copy->ip += delta;
+  const TableWalkResult moved = unwinder->Unwind(kOther, *copy, moved_pcs, GP_MAX_STACK_DEPTH);
+  EXPECT_EQ(moved.stop, r.stop) << static_cast<int>(moved.stop);
+  ASSERT_EQ(moved.depth, r.depth);
+  for (int i = 0; i < r.depth; ++i) EXPECT_EQ(moved_pcs[i], pcs[i] + delta) << i;
   EXPECT_EQ(unwinder->tables_built(), built);
 }
 

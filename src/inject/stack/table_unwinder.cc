@@ -68,7 +68,8 @@ void UseTableRuleCache(bool use) {
 
 TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters start,
                                StackRange stack, uint64_t* pcs, int max_depth, PcRuleCache* cache) {
-  return WalkStackWithTables<false>(snapshot, start, stack, InPlaceStack(), pcs, max_depth, cache);
+  return WalkStackWithTables<false>(RuntimeRules{snapshot}, start, stack, InPlaceStack(), pcs,
+                                    max_depth, cache);
 }
 
 // Called by the assembly entry below with the caller's registers as they were at the call.

@@ -222,7 +222,7 @@ struct StackCopy {
   template <bool kFirstInterrupted = false>
   TableWalkResult Walk(const SyntheticStack& s, FrameRegisters start, uint64_t* pcs,
                        int max_depth = 16, size_t words = 64) const {
-    return WalkStackWithTables<kFirstInterrupted>(s.snapshot, start,
+    return WalkStackWithTables<kFirstInterrupted>(RuntimeRules{s.snapshot}, start,
                                                   {s.At(0), s.At(static_cast<int>(words))}, reader,
                                                   pcs, max_depth, nullptr);
   }

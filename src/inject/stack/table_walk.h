@@ -52,50 +52,61 @@ inline bool InFrame(uint64_t address, const FrameRegisters& regs, StackRange sta
   return address >= regs.rsp && address <= stack.high - 8;
 }
 
-// The rule that covers `lookup` (a return address minus one, or an interrupted
-// instruction), or a reason to stop. `*table` is the module of the frame before (a hint)
-// and then this frame's.
-inline bool FindRule(const UnwindSnapshot& snapshot, uint64_t lookup,
-                     const ModuleUnwindTable** table, UnwindRule* rule, TableWalkStop* stop) {
-  // Callers are often in the same module: try the last frame's first.
-  const ModuleUnwindTable* module = *table;
-  if (module == nullptr || lookup - module->start >= module->end - module->start) {
-    module = snapshot.Find(lookup);
-    *table = module;
-  }
-  if (module == nullptr) {
-    *stop = TableWalkStop::kUnknownModule;
-    return false;
-  }
-  if (module->status != ModuleTableStatus::kOk) {
-    *stop = module->status == ModuleTableStatus::kPending ? TableWalkStop::kPending
-                                                          : TableWalkStop::kNoEhFrame;
-    return false;
-  }
-  const UnwindRule* found = module->Find(lookup);
-  if (found == nullptr) {
-    *stop = TableWalkStop::kNoRow;
-    return false;
-  }
-  *rule = *found;
-  return true;
-}
-
 }  // namespace table_walk_internal
 
-// WalkWithTables (table_unwinder.h) over any reader. kFirstInterrupted: start.rip is the
-// interrupted instruction itself (a sample), not a return address, so its own row is looked
-// up, not the one of the instruction before it; the later frames are return addresses.
-template <bool kFirstInterrupted, class Stack>
+// Where the walk finds rules: `Find(lookup, &rule, &stop)` gives the rule that covers
+// `lookup` (a return address minus one, or an interrupted instruction), or a reason to
+// stop. These are the injection library's tables, built where its modules are loaded; the
+// recorder's (src/ebpf/sample_unwinder.h) are built once per file and placed per process.
+struct RuntimeRules {
+  const UnwindSnapshot& snapshot;
+  const ModuleUnwindTable* hint = nullptr;  // the module of the frame before
+
+  bool Find(uint64_t lookup, UnwindRule* rule, TableWalkStop* stop) {
+    // Callers are often in the same module: try the last frame's first.
+    const ModuleUnwindTable* module = hint;
+    if (module == nullptr || lookup - module->start >= module->end - module->start) {
+      module = snapshot.Find(lookup);
+      hint = module;
+    }
+    if (module == nullptr) {
+      *stop = TableWalkStop::kUnknownModule;
+      return false;
+    }
+    return FindInTable(*module, lookup, rule, stop);
+  }
+
+  // The rule of `lookup` (an address in the table's own terms) in a module's table.
+  static bool FindInTable(const ModuleUnwindTable& module, uint64_t lookup, UnwindRule* rule,
+                          TableWalkStop* stop) {
+    if (module.status != ModuleTableStatus::kOk) {
+      *stop = module.status == ModuleTableStatus::kPending ? TableWalkStop::kPending
+                                                           : TableWalkStop::kNoEhFrame;
+      return false;
+    }
+    const UnwindRule* found = module.Find(lookup);
+    if (found == nullptr) {
+      *stop = TableWalkStop::kNoRow;
+      return false;
+    }
+    *rule = *found;
+    return true;
+  }
+};
+
+// WalkWithTables (table_unwinder.h) over any reader and any rules (RuntimeRules).
+// kFirstInterrupted: start.rip is the interrupted instruction itself (a sample), not a return
+// address, so its own row is looked up, not the one of the instruction before it; the later frames
+// are return addresses.
+template <bool kFirstInterrupted, class Stack, class Rules>
 __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
-    const UnwindSnapshot& snapshot, FrameRegisters start, StackRange stack, const Stack& memory,
-    uint64_t* pcs, int max_depth, PcRuleCache* cache) {
+    Rules rules, FrameRegisters start, StackRange stack, const Stack& memory, uint64_t* pcs,
+    int max_depth, PcRuleCache* cache) {
   using table_walk_internal::InFrame;
   TableWalkResult result;
   FrameRegisters regs = start;
   int depth = 0;
   TableWalkStop stop = TableWalkStop::kMaxDepth;
-  const ModuleUnwindTable* table = nullptr;
   if (regs.rsp < stack.low || regs.rsp >= stack.high) {
     stop = TableWalkStop::kBadFrame;
     max_depth = 0;
@@ -113,7 +124,7 @@ __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
     // The cache is keyed by return address: an interrupted PC's rule is not cached.
     PcRuleCache::Entry* set = cache != nullptr && !interrupted ? cache->SetFor(regs.rip) : nullptr;
     if (set == nullptr || !PcRuleCache::Find(set, regs.rip, &rule)) {
-      if (!table_walk_internal::FindRule(snapshot, lookup, &table, &rule, &stop)) break;
+      if (!rules.Find(lookup, &rule, &stop)) break;
       if (set != nullptr) PcRuleCache::Insert(set, regs.rip, rule);
     }
     if (rule.cfa == CfaKind::kNoInfo) {
