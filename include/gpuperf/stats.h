@@ -180,6 +180,17 @@ enum class StatSeverity : uint8_t {
   X(cpu_python_refused, 104, kWarning,                                                             \
     "processes with a CPython interpreter whose layout is not known: CPU samples without "         \
     "Python frames")                                                                               \
+  /* 105-109: on-CPU user stacks unwound with .eh_frame (src/ebpf/sample_unwinder.h) */            \
+  X(cpu_stacks_unwound, 105, kInfo,                                                                \
+    "on-CPU samples whose user stack was unwound from its copy with .eh_frame")                    \
+  X(cpu_stacks_unwind_fallback, 106, kInfo,                                                        \
+    "on-CPU samples whose .eh_frame walk stopped early: their frame-pointer stack was kept")       \
+  X(cpu_stacks_end_of_copy, 107, kInfo,                                                            \
+    "on-CPU samples whose .eh_frame walk reached the end of the stack's copy (outer frames cut)")  \
+  X(cpu_stack_copy_failed, 108, kWarning,                                                          \
+    "on-CPU samples whose user stack could not be copied: frame-pointer stack only")               \
+  X(cpu_unwind_ns, 109, kInfo,                                                                     \
+    "time the recorder spent unwinding stack copies and building their tables (ns)")               \
   /* 110: Python frames in off-CPU stacks (docs/cpu-profiling.md) */                               \
   X(off_cpu_python_stacks, 110, kInfo,                                                             \
     "distinct off-CPU stacks that carry the thread's Python frames")

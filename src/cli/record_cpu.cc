@@ -56,6 +56,12 @@ class EbpfCpuRecording final : public CpuRecording {
     // ... and what the run queue's clock saves (GPUPERF_CPU_CLOCK=ktime: the other clock).
     const char* clock = std::getenv("GPUPERF_CPU_CLOCK");
     profile_options.run_queue_clock = clock == nullptr || std::string_view(clock) != "ktime";
+    // User stacks of on-CPU samples: unwound from a copy of the stack with .eh_frame
+    // (default), or by frame pointers alone (GPUPERF_CPU_UNWIND=fp), to compare. The copies
+    // make an on-CPU event ~18 KiB instead of ~2 KiB: a larger ring holds as many.
+    const char* unwind = std::getenv("GPUPERF_CPU_UNWIND");
+    profile_options.copy_user_stacks = unwind == nullptr || std::string_view(unwind) != "fp";
+    if (profile_options.copy_user_stacks && options.cpu) profile_options.ring_buffer_mib = 32;
     Result<std::unique_ptr<ebpf::CpuProfile>> profile =
         ebpf::CpuProfile::Start(profile_options, *recorder_);
     if (!profile.ok()) {
@@ -112,6 +118,15 @@ class EbpfCpuRecording final : public CpuRecording {
       }
     }
     const ebpf::CpuRecordingTotals& t = recorder_->totals();
+    if (measure_cost_) {
+      std::fprintf(stderr,
+                   "gpuperf: CPU stack unwinding: unwound=%llu unwind_ns=%llu tables=%llu "
+                   "tables_ns=%llu\n",
+                   static_cast<unsigned long long>(t.unwound),
+                   static_cast<unsigned long long>(t.unwind_ns),
+                   static_cast<unsigned long long>(t.unwind_tables),
+                   static_cast<unsigned long long>(t.unwind_tables_ns));
+    }
     if (!quiet_) {
       std::fprintf(stderr,
                    "gpuperf: CPU: %s samples (%s on CPU), %s off-CPU intervals (%s blocked) in %s "
@@ -133,7 +148,7 @@ class EbpfCpuRecording final : public CpuRecording {
   // machine a context switch and a pass over the ring: at 10 ms, that was half of the
   // draining thread's CPU time in a context-switch-heavy run (docs/cpu-profiling.md).
   void DrainLoop() {
-    constexpr int kBusyEvents = 256;  // ~600 KB of on-CPU samples, of an 8 MiB ring
+    constexpr int kBusyEvents = 256;  // ~600 KB of on-CPU samples (4.7 MB with stack copies)
     using std::chrono::milliseconds;
     const auto end = started_ + std::chrono::nanoseconds(duration_ns_);
     int drained = 0;

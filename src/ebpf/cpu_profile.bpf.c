@@ -43,6 +43,9 @@ const volatile __u64 merge_span_ns = 20000000;
  * where the kernel has it (switch_clock); 0: bpf_ktime_get_ns, ~80 ns a call in the VMs
  * measured (docs/cpu-profiling.md). */
 const volatile __u32 use_rq_clock = 1;
+/* On-CPU samples copy the top of the user stack for the recorder's .eh_frame unwinder; 0:
+ * frame pointers only (GPUPERF_CPU_UNWIND=fp). */
+const volatile __u32 copy_user_stacks = 1;
 
 /* Run-unique ids of the stacks events; 0 means none. */
 __u64 next_stack_id = 1;
@@ -389,6 +392,77 @@ static __always_inline __u64 py_stack_hash(__u64 h, const struct gp_py_stack* py
   return h ^ py->status;
 }
 
+/* Reads `size` bytes (at most GP_STACK_COPY_BYTES) of the user stack from sp into the copy;
+ * false when any of them is unmapped (the helper then fails for all of them). */
+static __always_inline bool read_stack(struct gp_user_stack_copy* c, __u64 sp, __u64 size) {
+  asm volatile("%[size] &= 0x7fff" : [size] "+r"(size)); /* a bound the verifier sees */
+  if (size > GP_STACK_COPY_BYTES) size = GP_STACK_COPY_BYTES;
+  return bpf_probe_read_user(c->words, size, (const void*)sp) == 0;
+}
+
+#define GP_PAGE 4096
+/* Copies the interrupted user registers and GP_STACK_COPY_BYTES of the user stack above
+ * sp into the sample. The main thread's stack ends at the top of its mapping, often less
+ * than that above sp: its frames end at mm->start_stack (argc; argv and the environment
+ * lie above), so its copy stops there (without, the first read fails as a whole and the
+ * bisection below costs ~1.5 us more per sample, measured). Where another stack ends
+ * sooner, the readable part ends on a page boundary: the copy is the longest of sp's page
+ * plus n whole pages that reads, found by bisecting n (at most 4 pages: 3 more reads, and
+ * one to read the winner again). */
+static __always_inline void copy_user_stack(struct gp_user_stack_copy* c) {
+  c->size = 0;
+  if (!copy_user_stacks) return;
+  struct pt_regs___kernel* regs = (void*)bpf_task_pt_regs(bpf_get_current_task_btf());
+  if (!regs || regs->sp == 0) {
+    count(GP_COUNT_STACK_COPY_FAILED);
+    return;
+  }
+  const __u64 sp = regs->sp;
+  c->ip = regs->ip;
+  c->sp = sp;
+  c->bp = regs->bp;
+  struct task_struct___mm* task = (void*)bpf_get_current_task_btf();
+  const __u64 start_stack = BPF_CORE_READ(task, mm, start_stack);
+  if (start_stack > sp && start_stack - sp < GP_STACK_COPY_BYTES) {
+    const __u64 size = start_stack - sp + 8; /* with argc */
+    if (read_stack(c, sp, size)) {
+      c->size = (__u32)size;
+      return;
+    }
+  }
+  if (read_stack(c, sp, GP_STACK_COPY_BYTES)) {
+    c->size = GP_STACK_COPY_BYTES;
+    return;
+  }
+  const __u64 head = GP_PAGE - (sp & (GP_PAGE - 1)); /* the rest of sp's page */
+  /* Sizes head + (n - 1) pages: n = lo reads (0: none known to), n = hi does not. Unsigned
+   * (BPF has no signed division). */
+  __u32 lo = 0;
+  __u32 hi = (__u32)((GP_STACK_COPY_BYTES - head + GP_PAGE - 1) / GP_PAGE) + 1;
+  bool last_read_lo = false;
+  for (int step = 0; step < 3; step++) {
+    if (hi - lo <= 1) break;
+    const __u32 mid = (lo + hi) / 2; /* >= 1 */
+    if (read_stack(c, sp, head + (__u64)(mid - 1) * GP_PAGE)) {
+      lo = mid;
+      last_read_lo = true;
+    } else {
+      hi = mid;
+      last_read_lo = false;
+    }
+  }
+  if (lo == 0) {
+    count(GP_COUNT_STACK_COPY_FAILED);
+    return;
+  }
+  const __u64 size = head + (__u64)(lo - 1) * GP_PAGE;
+  if (!last_read_lo && !read_stack(c, sp, size)) {
+    count(GP_COUNT_STACK_COPY_FAILED);
+    return;
+  }
+  c->size = (__u32)(size < GP_STACK_COPY_BYTES ? size : GP_STACK_COPY_BYTES);
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u64 id = bpf_get_current_pid_tgid();
@@ -407,6 +481,8 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   fill_header(&e->header, GP_EVENT_ON_CPU, tgid, tid, bpf_ktime_get_ns());
   e->weight_ns = ctx->sample_period;
   take_stacks(ctx, &e->stacks);
+  e->user_stack.size = 0;
+  if (e->stacks.user_depth > 0) copy_user_stack(&e->user_stack); /* none: a kernel thread */
   if (python) walk_python(&e->py, python, tid);
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
   count(GP_COUNT_ON_CPU_SAMPLES);

@@ -7,9 +7,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -150,8 +152,12 @@ struct CpuProfile::State {
     if (header->kind == GP_EVENT_ON_CPU && size >= sizeof(gp_on_cpu_event)) {
       state->sink->OnCpuSample(*static_cast<const gp_on_cpu_event*>(data));
     } else if (header->kind == GP_EVENT_ON_CPU && size >= GP_ON_CPU_EVENT_NATIVE_SIZE) {
-      // Without Python frames: the sink gets a whole event, its Python part empty.
-      std::memcpy(&state->native_sample, data, GP_ON_CPU_EVENT_NATIVE_SIZE);
+      // Without Python frames: the sink gets a whole event, its Python part empty. Of the
+      // stack copy, only the bytes the program filled.
+      const auto* sample = static_cast<const gp_on_cpu_event*>(data);
+      const size_t copied = std::min<size_t>(sample->user_stack.size, GP_STACK_COPY_BYTES);
+      std::memcpy(&state->native_sample, data,
+                  offsetof(gp_on_cpu_event, user_stack.words) + copied);
       state->sink->OnCpuSample(state->native_sample);
     } else if (header->kind == GP_EVENT_STACKS && size >= sizeof(gp_stacks_event)) {
       state->sink->OnStacks(*static_cast<const gp_stacks_event*>(data));
@@ -224,6 +230,7 @@ Result<std::unique_ptr<CpuProfile>> CpuProfile::Start(const CpuProfileOptions& o
   bpf_map__set_max_entries(skel->maps.events, RingBytes(options.ring_buffer_mib));
   bpf_program__set_autoload(skel->progs.on_cpu_sample, options.on_cpu);
   skel->rodata->use_rq_clock = options.run_queue_clock ? 1 : 0;
+  skel->rodata->copy_user_stacks = options.copy_user_stacks ? 1 : 0;
   bpf_program__set_autoload(skel->progs.on_switch, options.off_cpu);
   bpf_program__set_autoload(skel->progs.on_exit, options.off_cpu);
   bpf_program__set_autoload(skel->progs.flush_threads, options.off_cpu);

@@ -33,6 +33,9 @@ struct CpuProfileOptions {
   // Off-CPU: time context switches by the run queue's clock where the kernel has it
   // (cpu_profile.bpf.c switch_clock); false: bpf_ktime_get_ns, to measure the difference.
   bool run_queue_clock = true;
+  // On-CPU samples carry a copy of the top of the user stack (GP_STACK_COPY_BYTES), which
+  // the recorder unwinds with each module's .eh_frame; false: frame pointers only.
+  bool copy_user_stacks = true;
   // Keep the kernel's run-time statistics of BPF programs on while profiling (a little
   // cost on every program run, machine-wide), for KernelCost: benchmarks only.
   bool measure_cost = false;

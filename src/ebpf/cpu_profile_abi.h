@@ -126,6 +126,28 @@ struct gp_py_target {
 };
 #define GP_PY_FRAME_SPAN_MAX 128
 
+/* Bytes of the user stack an on-CPU sample copies from its stack pointer up, for the
+ * recorder to unwind with each module's .eh_frame (perf --call-graph dwarf does the same,
+ * 8 KiB by default). 16 KiB holds the whole stack of most native threads below the
+ * event loop or main (frames are a few hundred bytes; a large local array is what stops a
+ * walk early), costs ~1.2-1.6 us a sample to copy on the VM measured (8 KiB: ~0.4 us), and
+ * makes an event ~18 KiB: the loader's ring is 32 MiB with copies, ~1,800 samples
+ * (docs/cpu-profiling.md). */
+#define GP_STACK_COPY_BYTES 16384
+/* The interrupted user registers of a sample (the system call's saved ones for a sample
+ * in the kernel) and `size` bytes of its stack from sp up: words[0] is the word at sp. 0
+ * bytes: not copied (no user stack, or unwinding by frame pointers only). Less than
+ * GP_STACK_COPY_BYTES: the stack ended before (the main thread's at mm->start_stack,
+ * others at their last readable page). */
+struct gp_user_stack_copy {
+  GP_U64 ip;
+  GP_U64 sp;
+  GP_U64 bp;
+  GP_U32 size;
+  GP_U32 reserved;
+  GP_U64 words[GP_STACK_COPY_BYTES / 8];
+};
+
 /* A thread's Python frames, where the events of processes with a known interpreter
  * (py_targets) carry them: at their end, so that events of other processes leave them out
  * (the *_NATIVE_SIZE below). */
@@ -140,6 +162,7 @@ struct gp_on_cpu_event {
   struct gp_event_header header;
   GP_U64 weight_ns; /* CPU time this sample stands for: the sampling period */
   struct gp_event_stacks stacks;
+  struct gp_user_stack_copy user_stack;
   struct gp_py_stack py;
 };
 #define GP_ON_CPU_EVENT_NATIVE_SIZE __builtin_offsetof(struct gp_on_cpu_event, py)
@@ -187,7 +210,8 @@ enum gp_counter {
   GP_COUNT_PY_WALKED = 13,            /* samples with a Python walk that read its frames */
   GP_COUNT_PY_FAILED = 14,            /* ... that failed at a read */
   GP_COUNT_PY_TRUNCATED = 15,         /* ... that went past GP_MAX_PY_FRAMES */
-  GP_COUNTERS = 16,
+  GP_COUNT_STACK_COPY_FAILED = 16,    /* on-CPU samples whose user stack could not be copied */
+  GP_COUNTERS = 17,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */

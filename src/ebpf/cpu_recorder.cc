@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iterator>
@@ -22,6 +23,7 @@
 #include "ebpf/leaf_frames.h"
 #include "ebpf/proc_maps.h"
 #include "ebpf/python_target.h"
+#include "ebpf/sample_unwinder.h"
 #include "gpuperf/kernel_frame_word.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stats.h"
@@ -117,6 +119,14 @@ struct CpuRecorder::State {
   uint64_t python_off_cpu_stacks = 0;  // off-CPU stacks with Python frames
   uint64_t python_frames_lost = 0;
   uint64_t python_refused = 0;
+  // User stacks from the stack copies (sample_unwinder.h): samples walked to the end, those
+  // cut at the copy's end (kept too), those left with the frame-pointer stack, and the time.
+  SampleUnwinder unwinder;
+  uint64_t table_unwound = 0;
+  uint64_t table_end_of_copy = 0;
+  uint64_t table_fallbacks = 0;
+  uint64_t unwind_ns = 0;
+  uint64_t unwind_pcs[GP_MAX_STACK_DEPTH];
   std::unordered_set<uint32_t> refusals_said;
   std::vector<uint64_t> python_words;
   std::unique_ptr<TraceWriter> writer;
@@ -178,6 +188,7 @@ struct CpuRecorder::State {
       record.start = m.start;
       record.end = m.end;
       writer->Add(record);
+      unwinder.AddModule(pid, m);
       p.ranges.emplace_back(m.start, m.end);
       ++added;
     }
@@ -278,8 +289,10 @@ struct CpuRecorder::State {
   // Interns kernel + user PCs of one process as a stack; new stacks get their user PCs
   // checked against the process's modules (a dlopen since the last read: read again).
   // Python frames (`python`, stack words) go after the user PCs, as in launch stacks.
+  // `unwound`, when not empty, is the user stack from the .eh_frame walk, used instead of
+  // the frame-pointer one.
   StackId Intern(uint32_t pid, Process& p, const gp_event_stacks& s, uint64_t now,
-                 std::span<const uint64_t> python = {}) {
+                 std::span<const uint64_t> python = {}, std::span<const uint64_t> unwound = {}) {
     const uint16_t kernel_depth = std::min<uint16_t>(s.kernel_depth, GP_MAX_STACK_DEPTH);
     const uint16_t user_depth = std::min<uint16_t>(s.user_depth, GP_MAX_STACK_DEPTH);
     if (kernel_depth + user_depth + python.size() == 0) return 0;
@@ -293,11 +306,16 @@ struct CpuRecorder::State {
     for (uint16_t i = kernel_from; i < kernel_depth; ++i) {
       pcs.push_back(MakeKernelFrameWord(s.kernel_pcs[i]));
     }
-    const std::span<const uint64_t> walked(s.user_pcs, user_depth);
+    const std::span<const uint64_t> walked =
+        unwound.empty() ? std::span<const uint64_t>(s.user_pcs, user_depth) : unwound;
     RefreshIfUnmapped(pid, p, walked, now);
-    const std::vector<uint64_t> user = missed.Complete(
-        pid, walked, {s.user_top, std::min<size_t>(s.top_words, GP_STACK_TOP_WORDS)});
-    std::copy_if(user.begin(), user.end(), std::back_inserter(pcs), MayBeCode);
+    if (unwound.empty()) {
+      const std::vector<uint64_t> user = missed.Complete(
+          pid, walked, {s.user_top, std::min<size_t>(s.top_words, GP_STACK_TOP_WORDS)});
+      std::copy_if(user.begin(), user.end(), std::back_inserter(pcs), MayBeCode);
+    } else {
+      std::copy_if(unwound.begin(), unwound.end(), std::back_inserter(pcs), MayBeCode);
+    }
     pcs.insert(pcs.end(), python.begin(), python.end());
     key.assign(reinterpret_cast<const char*>(&pid), sizeof(pid));
     key.append(reinterpret_cast<const char*>(pcs.data()), pcs.size() * sizeof(uint64_t));
@@ -308,9 +326,7 @@ struct CpuRecorder::State {
     for (uint64_t pc : pcs) {
       if (IsKernelFrameWord(pc)) kernel_words.emplace(pid, pc);
     }
-    for (uint16_t i = 0; i < user_depth; ++i) {
-      unmapped_pcs += MayBeCode(s.user_pcs[i]) && !Mapped(p, s.user_pcs[i]);
-    }
+    for (uint64_t pc : walked) unmapped_pcs += MayBeCode(pc) && !Mapped(p, pc);
     return it->second;
   }
 
@@ -323,10 +339,16 @@ struct CpuRecorder::State {
   // without frame pointers (libtorch): their "PCs" are heap and stack words, new pages all
   // the time, so PyTorch's ~2,000-line maps were read 10 times a second for nothing; hence
   // the back-off.
-  void RefreshIfUnmapped(uint32_t pid, Process& p, std::span<const uint64_t> pcs, uint64_t now) {
+  //
+  // `sooner` divides the wait: a return address an .eh_frame walk found is code, not a
+  // stray word, so a library loaded since is worth looking for sooner (a process is often
+  // first seen while the loader maps its libraries; 100 ms of samples would then keep
+  // their frame-pointer stacks).
+  void RefreshIfUnmapped(uint32_t pid, Process& p, std::span<const uint64_t> pcs, uint64_t now,
+                         uint64_t sooner = 1) {
     for (uint64_t pc : pcs) {
       if (!MayBeCode(pc) || Mapped(p, pc) || p.unmapped_pages.contains(pc >> 12)) continue;
-      if (now - p.maps_read_ns < p.maps_refresh_ns) {
+      if (now - p.maps_read_ns < p.maps_refresh_ns / sooner) {
         p.maps_read_due = true;
         return;
       }
@@ -344,6 +366,36 @@ struct CpuRecorder::State {
     p.maps_refresh_ns =
         added > 0 ? kMapsRefreshNs : std::min(2 * p.maps_refresh_ns, kMapsRefreshMaxNs);
     p.maps_read_due = false;
+  }
+
+  // The sample's user stack from its stack copy, or empty when there is none or its walk
+  // stopped before the end (the frame-pointer stack stays then).
+  std::span<const uint64_t> UnwindCopy(uint32_t pid, Process& p, const gp_user_stack_copy& copy,
+                                       uint64_t now) {
+    if (copy.size == 0) return {};
+    const auto began = std::chrono::steady_clock::now();
+    TableWalkResult walk = unwinder.Unwind(pid, copy, unwind_pcs, GP_MAX_STACK_DEPTH);
+    if (walk.stop == TableWalkStop::kUnknownModule && walk.depth > 0) {
+      // A library loaded since the maps were read (they are read when a process is first
+      // seen, often while the loader still maps its libraries): read them again (as often
+      // as RefreshIfUnmapped allows) and walk again.
+      const uint64_t pc = unwind_pcs[walk.depth - 1];
+      RefreshIfUnmapped(pid, p, {&pc, 1}, now, /*sooner=*/10);
+      if (Mapped(p, pc)) walk = unwinder.Unwind(pid, copy, unwind_pcs, GP_MAX_STACK_DEPTH);
+    }
+    unwind_ns += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::steady_clock::now() - began)
+                                           .count());
+    if (walk.complete()) {
+      ++table_unwound;
+    } else if (walk.stop == TableWalkStop::kEndOfCopy) {
+      ++table_unwound;
+      ++table_end_of_copy;
+    } else {
+      ++table_fallbacks;
+      return {};
+    }
+    return {unwind_pcs, static_cast<size_t>(walk.depth)};
   }
 
   void NameKernelFrames() {
@@ -384,7 +436,9 @@ void CpuRecorder::OnCpuSample(const gp_on_cpu_event& e) {
   record.tid = e.header.tid;
   record.timestamp_ns = e.header.time_ns;
   s.python_samples += s.PythonWords(e.header.pid, p, e.py);
-  record.stack_id = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns, s.python_words);
+  const std::span<const uint64_t> unwound =
+      s.UnwindCopy(e.header.pid, p, e.user_stack, e.header.time_ns);
+  record.stack_id = s.Intern(e.header.pid, p, e.stacks, e.header.time_ns, s.python_words, unwound);
   record.cpu = e.header.cpu;
   record.weight_ns = e.weight_ns;
   s.writer->Add(record);
@@ -422,6 +476,7 @@ void CpuRecorder::LoadKernelSymbols() {
 void CpuRecorder::OnExec(const gp_event_header& e) {
   State& s = *state_;
   s.missed.ForgetProcess(e.pid);
+  s.unwinder.ForgetProcess(e.pid);
   auto it = s.processes.find(e.pid);
   if (it == s.processes.end()) return;  // read when first seen
   State::Process& p = it->second;
@@ -489,6 +544,11 @@ Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& outpu
       {StatId::cpu_python_frames_lost, s.python_frames_lost},
       {StatId::cpu_python_truncated, c[GP_COUNT_PY_TRUNCATED]},
       {StatId::cpu_python_refused, s.python_refused},
+      {StatId::cpu_stacks_unwound, s.table_unwound},
+      {StatId::cpu_stacks_unwind_fallback, s.table_fallbacks},
+      {StatId::cpu_stacks_end_of_copy, s.table_end_of_copy},
+      {StatId::cpu_stack_copy_failed, c[GP_COUNT_STACK_COPY_FAILED]},
+      {StatId::cpu_unwind_ns, s.unwind_ns + s.unwinder.build_ns()},
       {StatId::off_cpu_python_stacks, s.python_off_cpu_stacks},
   };
   for (const auto& [id, value] : stats) {
@@ -497,6 +557,10 @@ Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& outpu
   totals_.stacks = s.stack_ids.size();
   totals_.processes = static_cast<uint32_t>(s.processes.size());
   totals_.threads = static_cast<uint32_t>(s.threads.size());
+  totals_.unwound = s.table_unwound;
+  totals_.unwind_tables = s.unwinder.tables_built();
+  totals_.unwind_tables_ns = s.unwinder.build_ns();
+  totals_.unwind_ns = s.unwind_ns - std::min(s.unwind_ns, totals_.unwind_tables_ns);
   return s.writer->Close();
 }
 

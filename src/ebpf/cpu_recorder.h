@@ -38,6 +38,12 @@ struct CpuRecordingTotals {
   uint64_t stacks = 0;
   uint32_t processes = 0;
   uint32_t threads = 0;
+  // Stack copies unwound with .eh_frame (sample_unwinder.h): how many, the time the walks
+  // took, and the tables built for them and the time that took (ns).
+  uint64_t unwound = 0;
+  uint64_t unwind_ns = 0;
+  uint64_t unwind_tables = 0;
+  uint64_t unwind_tables_ns = 0;
 };
 
 class CpuRecorder final : public CpuEventSink {

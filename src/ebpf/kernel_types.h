@@ -61,6 +61,16 @@ struct pt_regs___kernel {
   unsigned long orig_ax;
 } __attribute__((preserve_access_index));
 
+/* Where the main thread's stack begins (argc, then argv and the environment above it): an
+ * on-CPU sample's stack copy of the main thread stops there instead of failing at the end
+ * of the mapping. */
+struct mm_struct___stack {
+  unsigned long start_stack;
+} __attribute__((preserve_access_index));
+struct task_struct___mm {
+  struct mm_struct___stack* mm;
+} __attribute__((preserve_access_index));
+
 /* The thread pointer user space set (pthread_self() with glibc and musl): for CPython 3.10,
  * whose thread states record that instead of the thread id. */
 struct thread_struct___tls {

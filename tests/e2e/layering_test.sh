@@ -33,17 +33,25 @@ hits=$(git ls-files -co --exclude-standard -- 'src/inject/*' | grep -v -E '^src/
 [[ -z $hits ]] || fail "files outside src/inject/cupti/ including it: $hits"
 
 # Offline code never includes the injection library (tests may, to record themselves). The
-# one exception: CPython's layouts and the readers of its objects (src/inject/python/
+# exceptions: CPython's layouts and the readers of its objects (src/inject/python/
 # python_{layout,runtime,objects}.h: data and pure functions, none of the library's state),
-# which the CPU profiler reads interpreters from outside with (src/ebpf/python_target.h).
+# which the CPU profiler reads interpreters from outside with (src/ebpf/python_target.h);
+# and the .eh_frame parser, its tables and the table walk (src/inject/stack/
+# {eh_frame_parser,unwind_table,table_unwinder,table_walk}.h), which the CPU profiler's
+# recorder unwinds copies of user stacks with (src/ebpf/sample_unwinder.h).
 shared_python='#include "inject/python/python_(layout|runtime|objects)\.h"'
+shared_stack='#include "inject/stack/(eh_frame_parser|unwind_table|table_unwinder|table_walk)\.h"'
 hits=$(git ls-files -co --exclude-standard -- 'src/*.cc' 'src/*.h' include |
        grep -v -E '^src/inject/|_test\.cc$' | xargs grep -H '#include "inject/' |
-       grep -v -E "$shared_python")
+       grep -v -E "$shared_python" | grep -v -E "$shared_stack")
 [[ -z $hits ]] || fail "offline code including src/inject/: $hits"
 for header in python_layout.h python_runtime.h python_objects.h; do
   grep -h '#include "inject/' "src/inject/python/$header" | grep -v -q -E "$shared_python" &&
     fail "src/inject/python/$header, shared with offline code, includes more of the library"
+done
+for header in eh_frame_parser.h unwind_table.h table_unwinder.h table_walk.h; do
+  grep -h '#include "inject/' "src/inject/stack/$header" | grep -v -q -E "$shared_stack" &&
+    fail "src/inject/stack/$header, shared with offline code, includes more of the library"
 done
 
 # Analyses turn records into models and events; exporters only serialize them, so nothing

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "inject/stack/table_walk.h"
 #include "inject/stack/unwinder.h"
 
 namespace gpuperf {
@@ -16,17 +17,6 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 std::atomic<bool> g_use_rule_cache{true};
-
-// A word at `address` lies in the stack at or above the frame's RSP: safe to read.
-bool InFrame(uint64_t address, const FrameRegisters& regs, StackRange stack) {
-  return address >= regs.rsp && address <= stack.high - 8;
-}
-
-uint64_t LoadWord(uint64_t address) {
-  uint64_t value;
-  std::memcpy(&value, reinterpret_cast<const void*>(address), sizeof(value));
-  return value;
-}
 
 }  // namespace
 
@@ -52,6 +42,8 @@ const char* TableWalkStopName(TableWalkStop stop) {
       return "frame outside the stack";
     case TableWalkStop::kPending:
       return "table not built yet";
+    case TableWalkStop::kEndOfCopy:
+      return "end of the stack's copy";
   }
   return "?";
 }
@@ -74,117 +66,10 @@ void UseTableRuleCache(bool use) {
   g_use_rule_cache.store(use, std::memory_order_relaxed);
 }
 
-namespace {
-
-// The rule for a frame whose return address is `rip`, or a reason to stop. `*table` is the
-// module of the frame before (a hint) and then this frame's.
-bool FindRule(const UnwindSnapshot& snapshot, uint64_t rip, const ModuleUnwindTable** table,
-              UnwindRule* rule, TableWalkStop* stop) {
-  // A return address points after its call, possibly at the next function: look up pc-1.
-  const uint64_t lookup = rip - 1;
-  // Callers are often in the same module: try the last frame's first.
-  const ModuleUnwindTable* module = *table;
-  if (module == nullptr || lookup - module->start >= module->end - module->start) {
-    module = snapshot.Find(lookup);
-    *table = module;
-  }
-  if (module == nullptr) {
-    *stop = TableWalkStop::kUnknownModule;
-    return false;
-  }
-  if (module->status != ModuleTableStatus::kOk) {
-    *stop = module->status == ModuleTableStatus::kPending ? TableWalkStop::kPending
-                                                          : TableWalkStop::kNoEhFrame;
-    return false;
-  }
-  const UnwindRule* found = module->Find(lookup);
-  if (found == nullptr) {
-    *stop = TableWalkStop::kNoRow;
-    return false;
-  }
-  *rule = *found;
-  return true;
-}
-
-}  // namespace
-
 TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters start,
                                StackRange stack, uint64_t* pcs, int max_depth, PcRuleCache* cache) {
-  TableWalkResult result;
-  FrameRegisters regs = start;
-  int depth = 0;
-  TableWalkStop stop = TableWalkStop::kMaxDepth;
-  const ModuleUnwindTable* table = nullptr;
-  if (regs.rsp < stack.low || regs.rsp >= stack.high) {
-    stop = TableWalkStop::kBadFrame;
-    max_depth = 0;
-  }
-  while (depth < max_depth) {
-    if (regs.rip == 0) {  // a zero return address ends the chain (as it does for libunwind)
-      stop = TableWalkStop::kOutermost;
-      break;
-    }
-    pcs[depth++] = regs.rip;
-    UnwindRule rule;
-    PcRuleCache::Entry* set = cache != nullptr ? cache->SetFor(regs.rip) : nullptr;
-    if (set == nullptr || !PcRuleCache::Find(set, regs.rip, &rule)) {
-      if (!FindRule(snapshot, regs.rip, &table, &rule, &stop)) break;
-      if (set != nullptr) PcRuleCache::Insert(set, regs.rip, rule);
-    }
-    if (rule.cfa == CfaKind::kNoInfo) {
-      stop = TableWalkStop::kNoRow;
-      break;
-    }
-    uint64_t cfa = 0;
-    switch (rule.cfa) {
-      case CfaKind::kRsp:
-        cfa = regs.rsp + static_cast<int64_t>(rule.cfa_offset);
-        break;
-      case CfaKind::kRbp:
-        cfa = regs.rbp + static_cast<int64_t>(rule.cfa_offset);
-        break;
-      case CfaKind::kPlt:
-        cfa = regs.rsp + 8 + ((regs.rip & 15) >= static_cast<uint64_t>(rule.cfa_offset) ? 8 : 0);
-        break;
-      case CfaKind::kRbpDeref: {  // a realigned frame: the CFA is kept in a slot of it
-        const uint64_t slot = regs.rbp + static_cast<int64_t>(rule.cfa_offset);
-        if (!InFrame(slot, regs, stack)) {
-          stop = TableWalkStop::kBadFrame;
-          break;
-        }
-        cfa = LoadWord(slot);
-        break;
-      }
-      case CfaKind::kOutermost:
-        stop = TableWalkStop::kOutermost;
-        break;
-      default:
-        stop = TableWalkStop::kUnexpressible;
-        break;
-    }
-    if (stop != TableWalkStop::kMaxDepth) break;
-    // The caller's frame lies above this one: the return address slot [cfa-8, cfa) must be
-    // at or above RSP and inside the stack. Unsigned compares also reject wrapped values.
-    if (cfa < regs.rsp + 8 || cfa > stack.high) {
-      stop = TableWalkStop::kBadFrame;
-      break;
-    }
-    uint64_t rbp = regs.rbp;
-    if (rule.rbp != RbpKind::kSame) {
-      const uint64_t base = rule.rbp == RbpKind::kSaved ? cfa : regs.rbp;
-      const uint64_t saved_at = base + static_cast<int64_t>(rule.rbp_offset);
-      if (!InFrame(saved_at, regs, stack)) {
-        stop = TableWalkStop::kBadFrame;
-        break;
-      }
-      rbp = LoadWord(saved_at);
-    }
-    regs = {LoadWord(cfa - 8), cfa, rbp};
-  }
-  result.depth = depth;
-  result.stop = stop;
-  result.at_stop = regs;
-  return result;
+  return WalkStackWithTables<false>(RuntimeRules{snapshot}, start, stack, InPlaceStack(), pcs,
+                                    max_depth, cache);
 }
 
 // Called by the assembly entry below with the caller's registers as they were at the call.

@@ -54,8 +54,9 @@ enum class TableWalkStop : uint8_t {
   kUnexpressible = 7,  // the PC's row needs libunwind (expressions, other CFA registers)
   kBadFrame = 8,       // a CFA or saved value outside the stack: the table or the stack is wrong
   kPending = 9,        // the PC's module is known but its table is not compiled yet
+  kEndOfCopy = 10,     // a walk of a stack's copy (table_walk.h) reached the copy's end
 };
-constexpr int kTableWalkStopCount = 10;
+constexpr int kTableWalkStopCount = 11;
 
 const char* TableWalkStopName(TableWalkStop stop);
 
@@ -123,7 +124,7 @@ int RefreshTableUnwinder();
 // Walks from `start` over `snapshot`, reading only inside `stack`. Writes pcs[0] = start.rip
 // (which must be a return address) and one PC per caller frame after it. `cache`, when
 // given, must belong to `snapshot`. The engine of TableCaptureStack, exposed for tests on
-// synthetic stacks.
+// synthetic stacks; table_walk.h has the same walk over a copy of a stack.
 TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters start,
                                StackRange stack, uint64_t* pcs, int max_depth,
                                PcRuleCache* cache = nullptr);

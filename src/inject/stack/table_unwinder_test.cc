@@ -9,6 +9,7 @@
 #include <random>
 
 #include "inject/stack/eh_frame_test_util.h"
+#include "inject/stack/table_walk.h"
 #include "inject/stack/unwinder.h"
 
 namespace gpuperf {
@@ -172,6 +173,26 @@ TEST(WalkWithTables, NeverLeavesTheStack) {
   }
 }
 
+// Fills the stack with words that point into the module's functions, into the stack (and
+// a little past it) or anywhere, at random, and returns registers to start a walk from.
+FrameRegisters FillAtRandom(SyntheticStack& s, std::mt19937_64& random) {
+  for (int i = 0; i < 64; ++i) {
+    switch (random() % 3) {
+      case 0:
+        s.words[i] = kModule + random() % 0x600;
+        break;
+      case 1:
+        s.words[i] = s.At(static_cast<int>(random() % 70));
+        break;
+      default:
+        s.words[i] = random();
+        break;
+    }
+  }
+  return {kModule + random() % 0x600, s.At(static_cast<int>(random() % 64)),
+          s.At(static_cast<int>(random() % 64))};
+}
+
 TEST(WalkWithTables, GarbageStacksEndWithoutAFault) {
   // Words that point into the module's functions and into the stack, at random: the walk
   // must end (any reason) after reading only inside the stack, which ends at a guard page.
@@ -179,25 +200,114 @@ TEST(WalkWithTables, GarbageStacksEndWithoutAFault) {
   std::mt19937_64 random(99);
   uint64_t pcs[64];
   for (int round = 0; round < 20000; ++round) {
-    for (int i = 0; i < 64; ++i) {
-      switch (random() % 3) {
-        case 0:
-          s.words[i] = kModule + random() % 0x600;
-          break;
-        case 1:
-          s.words[i] = s.At(static_cast<int>(random() % 70));
-          break;
-        default:
-          s.words[i] = random();
-          break;
-      }
-    }
-    const FrameRegisters start{kModule + random() % 0x600, s.At(static_cast<int>(random() % 64)),
-                               s.At(static_cast<int>(random() % 64))};
+    const FrameRegisters start = FillAtRandom(s, random);
     const TableWalkResult r = s.Walk(start, pcs, 64);
     ASSERT_LE(r.depth, 64);
     ASSERT_GE(r.depth, 1);
   }
+}
+
+// The stack's words copied elsewhere, at the end of a mapping (a guard page after it), read
+// by the walk as if they were at the original addresses: what the CPU profiler's recorder
+// does with the copies its BPF program takes.
+struct StackCopy {
+  testing_util::GuardedBytes bytes;
+  CopiedStack reader;
+  explicit StackCopy(const SyntheticStack& s, size_t words = 64, bool more_above = false)
+      : bytes(reinterpret_cast<const uint8_t*>(s.words), words * 8) {
+    reader.bytes = bytes.data();
+    reader.base = s.At(0);
+    reader.more_above = more_above;
+  }
+  template <bool kFirstInterrupted = false>
+  TableWalkResult Walk(const SyntheticStack& s, FrameRegisters start, uint64_t* pcs,
+                       int max_depth = 16, size_t words = 64) const {
+    return WalkStackWithTables<kFirstInterrupted>(RuntimeRules{s.snapshot}, start,
+                                                  {s.At(0), s.At(static_cast<int>(words))}, reader,
+                                                  pcs, max_depth, nullptr);
+  }
+};
+
+void ExpectSameWalk(const TableWalkResult& a, const uint64_t* a_pcs, const TableWalkResult& b,
+                    const uint64_t* b_pcs) {
+  ASSERT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.stop, b.stop);
+  EXPECT_EQ(a.at_stop.rip, b.at_stop.rip);
+  EXPECT_EQ(a.at_stop.rsp, b.at_stop.rsp);
+  EXPECT_EQ(a.at_stop.rbp, b.at_stop.rbp);
+  for (int i = 0; i < a.depth; ++i) EXPECT_EQ(a_pcs[i], b_pcs[i]) << i;
+}
+
+TEST(WalkStackWithTables, ACopyElsewhereUnwindsAsTheStackInPlace) {
+  SyntheticStack s;
+  s.words[2] = s.At(10);
+  s.words[3] = kModule + 0x150;
+  s.words[10] = 0x1234;
+  s.words[11] = kModule + 0x250;
+  const StackCopy copy(s);
+  ASSERT_NE(reinterpret_cast<uint64_t>(copy.reader.bytes), s.At(0));
+  uint64_t in_place[16], copied[16];
+  const TableWalkResult a = s.Walk({kModule + 0x20, s.At(0), 0xdead}, in_place);
+  const TableWalkResult b = copy.Walk(s, {kModule + 0x20, s.At(0), 0xdead}, copied);
+  EXPECT_EQ(b.stop, TableWalkStop::kOutermost);
+  EXPECT_EQ(b.depth, 3);
+  ExpectSameWalk(a, in_place, b, copied);
+  // The original's words changed after the copy: the copy's walk does not see them.
+  s.words[3] = kModule + 0x320;
+  EXPECT_EQ(copy.Walk(s, {kModule + 0x20, s.At(0), 0xdead}, copied).stop,
+            TableWalkStop::kOutermost);
+}
+
+TEST(WalkStackWithTables, RandomStacksWalkTheSameInACopy) {
+  // Garbage and half-sensible stacks alike: the copy's walk gives the in-place walk's PCs,
+  // stop and registers, and reads nothing past the copy's end (a guard page follows it).
+  SyntheticStack s;
+  std::mt19937_64 random(7);
+  uint64_t in_place[64], copied[64];
+  for (int round = 0; round < 5000; ++round) {
+    const FrameRegisters start = FillAtRandom(s, random);
+    const StackCopy copy(s);
+    const TableWalkResult a = s.Walk(start, in_place, 64);
+    const TableWalkResult b = copy.Walk(s, start, copied, 64);
+    ExpectSameWalk(a, in_place, b, copied);
+    if (testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WalkStackWithTables, LooksUpAnInterruptedInstructionItself) {
+  SyntheticStack s;
+  // Interrupted at B's first instruction (0x100): B's rule (CFA = RBP+16), not the rule of
+  // the instruction before it (A's, CFA = RSP+32), which a return address there would get.
+  s.words[10] = 0x1234;
+  s.words[11] = kModule + 0x250;  // into C: outermost
+  s.words[3] = kModule + 0x250;
+  const StackCopy copy(s);
+  uint64_t pcs[16];
+  TableWalkResult r = copy.Walk<true>(s, {kModule + 0x100, s.At(0), s.At(10)}, pcs);
+  EXPECT_EQ(r.stop, TableWalkStop::kOutermost) << TableWalkStopName(r.stop);
+  ASSERT_EQ(r.depth, 2);
+  EXPECT_EQ(r.at_stop.rsp, s.At(12));  // through B's frame
+  r = copy.Walk<false>(s, {kModule + 0x100, s.At(0), s.At(10)}, pcs);
+  ASSERT_EQ(r.depth, 2);
+  EXPECT_EQ(r.at_stop.rsp, s.At(4));  // through A's 32-byte frame
+}
+
+TEST(WalkStackWithTables, ACopyCutShortEndsAtItsEnd) {
+  SyntheticStack s;
+  s.words[2] = s.At(10);
+  s.words[3] = kModule + 0x150;
+  s.words[11] = kModule + 0x250;
+  uint64_t pcs[16];
+  // Only the first 8 words copied: B's frame (CFA words[12]) lies beyond.
+  const StackCopy cut(s, 8, /*more_above=*/true);
+  TableWalkResult r = cut.Walk(s, {kModule + 0x20, s.At(0), 0}, pcs, 16, 8);
+  EXPECT_EQ(r.stop, TableWalkStop::kEndOfCopy) << TableWalkStopName(r.stop);
+  EXPECT_EQ(r.depth, 2);
+  EXPECT_EQ(pcs[1], kModule + 0x150);
+  // The same where the stack itself ended there: the frame is wrong.
+  const StackCopy ended(s, 8, /*more_above=*/false);
+  r = ended.Walk(s, {kModule + 0x20, s.At(0), 0}, pcs, 16, 8);
+  EXPECT_EQ(r.stop, TableWalkStop::kBadFrame) << TableWalkStopName(r.stop);
 }
 
 volatile int g_sink = 0;
