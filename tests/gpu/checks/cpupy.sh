@@ -1,11 +1,15 @@
-# Python frames in the eBPF CPU profiler's samples on the GPU machine (docs/cpu-profiling.md,
-# "Python frames"). Sourced by tests/gpu/run.sh (record/note, $gp, $src, $work, $out).
-# The PyTorch inference example (python3.12 there) recorded with --cpu --freq 499: the
-# on-CPU folded stacks must hold Python frames of pytorch_transformer.py with line numbers
-# (its run()/step() and the model's forward methods), the same frames the launch stacks of
-# the GPU side show, and the eval loop merged away where they are. Writes the folded CPU
-# stacks, the unified SVG and the CPU report to $out/cpupy/. It also says how many samples
-# carried Python frames and which losses were counted (stats 101-104). Well under a minute.
+# Python frames in the eBPF CPU profiler's samples and off-CPU stacks on the GPU machine
+# (docs/cpu-profiling.md, "Python frames"). Sourced by tests/gpu/run.sh (record/note, $gp,
+# $src, $work, $out). The PyTorch inference example (python3.12 there) recorded with --cpu
+# --off-cpu --freq 499: the on-CPU folded stacks must hold Python frames of
+# pytorch_transformer.py with line numbers (its run()/step() and the model's forward
+# methods), the same frames the launch stacks of the GPU side show, and the eval loop merged
+# away where they are; off-CPU stacks must carry Python frames too. Native stacks through
+# libtorch (no frame pointers) are unwound from stack copies with .eh_frame: the share of
+# on-CPU time whose stack runs unbroken from a pytorch_transformer.py frame into an at::
+# or c10:: frame is measured with that and, in a second run, with frame pointers only
+# (GPUPERF_CPU_UNWIND=fp). Writes the folded stacks, the unified SVGs and the CPU report to
+# $out/cpupy/. Also says which losses were counted (stats 101-110). About a minute.
 cpupy_check() {
   if [[ $(id -u) -ne 0 ]]; then
     note cpupy FAIL "not root: the eBPF CPU profiler needs root"
@@ -13,7 +17,7 @@ cpupy_check() {
   fi
   local dir=$work/cpupy/rec
   mkdir -p "$out/cpupy" "$work/cpupy"
-  timeout 300 "$gp" record -o "$dir" --force --cpu --freq 499 -- \
+  timeout 300 "$gp" record -o "$dir" --force --cpu --off-cpu --freq 499 -- \
     python3 "$src/examples/pytorch_transformer.py" --steps 20 \
     > "$work/cpupy/record.out" 2> "$work/cpupy/record.err"
   local rc=$?
@@ -47,8 +51,40 @@ cpupy_check() {
   shared=$(comm -12 <(grep -oE '[A-Za-z_.]+ \(pytorch_transformer.py:[0-9]+\)' "$folded" | sort -u) \
     <(grep -oE '[A-Za-z_.]+ \(pytorch_transformer.py:[0-9]+\)' "$out/cpupy/gpu.folded" | sort -u) | wc -l)
   [[ $shared -gt 0 ]] || problems+=("no Python frame (function and line) common to CPU and GPU stacks")
+  # Off-CPU stacks with Python frames.
+  "$gp" flamegraph --folded --weight offcpu -o "$out/cpupy/offcpu.folded" "$dir" 2>/dev/null ||
+    problems+=("flamegraph --weight offcpu failed")
+  local off_total off_py
+  off_total=$(awk '{ s += $NF } END { print s + 0 }' "$out/cpupy/offcpu.folded")
+  off_py=$(grep 'pytorch_transformer.py:[0-9]' "$out/cpupy/offcpu.folded" | awk '{ s += $NF } END { print s + 0 }')
+  [[ $off_py -gt 0 ]] || problems+=("no off-CPU stack holds a pytorch_transformer.py frame")
+  grep '_PyEval_EvalFrameDefault' "$out/cpupy/offcpu.folded" | grep -q 'pytorch_transformer.py:' &&
+    problems+=("off-CPU stacks keep _PyEval_EvalFrameDefault beside Python frames")
+  # Native frames under the Python ones: on-CPU time whose stack goes from the example's
+  # frames into PyTorch's C++ (at::, c10::, torch::), with .eh_frame and with frame pointers.
+  local deep deep_fp
+  deep=$(grep -E 'pytorch_transformer.py:[0-9]+\);.*(at::|c10::|torch::)' "$folded" |
+    awk '{ s += $NF } END { print s + 0 }')
+  timeout 300 env GPUPERF_CPU_UNWIND=fp "$gp" record -o "$work/cpupy/fp" --force --cpu --freq 499 -- \
+    python3 "$src/examples/pytorch_transformer.py" --steps 20 > /dev/null 2> "$work/cpupy/fp.err"
+  "$gp" flamegraph --folded --weight cpu -o "$out/cpupy/cpu_fp.folded" "$work/cpupy/fp" 2>/dev/null
+  local total_fp
+  total_fp=$(awk '{ s += $NF } END { print s + 0 }' "$out/cpupy/cpu_fp.folded")
+  deep_fp=$(grep -E 'pytorch_transformer.py:[0-9]+\);.*(at::|c10::|torch::)' "$out/cpupy/cpu_fp.folded" |
+    awk '{ s += $NF } END { print s + 0 }')
+  [[ $deep -gt 0 ]] || problems+=("no on-CPU stack runs from pytorch_transformer.py into at::/c10::/torch::")
+  local main_pid
+  main_pid=$(ls "$dir" | grep -v '^cpu\.' | sed -n 's/.*\.\([0-9]*\)\.gpt$/\1/p' | head -1)
+  [[ -n $main_pid ]] && "$gp" flamegraph --weight all --tid "$main_pid" --title \
+    "PyTorch inference: the main thread's GPU, on-CPU and off-CPU time" \
+    -o "$out/cpupy/main.svg" "$dir" 2>/dev/null
+  echo "   off-CPU: Python frames in $((off_py * 100 / (off_total > 0 ? off_total : 1)))% of" \
+    "$((off_total / 1000000)) ms; on-CPU from the example's frames into at::/c10::/torch::" \
+    "$((deep * 1000 / (total > 0 ? total : 1)))‰ with .eh_frame," \
+    "$((deep_fp * 1000 / (total_fp > 0 ? total_fp : 1)))‰ with frame pointers only" | tee -a "$results"
   local stats
-  stats=$(grep -oE '[0-9,]+ [^[]*\[cpu_python_[a-z_]+\]' "$out/cpupy/report.txt" | tr '\n' ';')
+  stats=$("$gp" dump "$dir"/cpu.*.gpt 2>/dev/null | grep -E '^stat .*# (cpu_python|off_cpu_python|cpu_stack|cpu_unwind)' |
+    sed -E 's/.*value=([0-9]+) # (.*)/\2=\1/' | tr '\n' ' ')
   echo "   Python frames in $((py * 100 / (total > 0 ? total : 1)))% of on-CPU time; frames: $fwd;" \
     "$shared function:line frames shared with launch stacks; $stats" | tee -a "$results"
   note cpupy "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" \
