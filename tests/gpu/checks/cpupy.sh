@@ -78,8 +78,8 @@ cpupy_check() {
   [[ -n $main_pid ]] && "$gp" flamegraph --weight all --tid "$main_pid" --title \
     "PyTorch inference: the main thread's GPU, on-CPU and off-CPU time" \
     -o "$out/cpupy/main.svg" "$dir" 2>/dev/null
-  echo "   off-CPU: Python frames in $((off_py * 100 / (off_total > 0 ? off_total : 1)))% of" \
-    "$((off_total / 1000000)) ms; on-CPU from the example's frames into at::/c10::/torch::" \
+  echo "   off-CPU: $((off_py / 1000000)) ms under the example's Python frames (all threads:" \
+    "$((off_total / 1000000)) ms, mostly idle pools); on-CPU from the example's frames into at::/c10::/torch::" \
     "$((deep * 1000 / (total > 0 ? total : 1)))‰ with .eh_frame," \
     "$((deep_fp * 1000 / (total_fp > 0 ? total_fp : 1)))‰ with frame pointers only" | tee -a "$results"
   local stats
