@@ -183,22 +183,89 @@ void SampleUnwinder::ForgetProcess(uint32_t pid) {
   processes_.erase(pid);
 }
 
-const ModuleUnwindTable* SampleUnwinder::TableFor(const MappedModule& module) {
-  auto [it, added] = tables_.try_emplace({module.path, module.build_id});
-  if (!added) return it->second.get();
-  const auto began = std::chrono::steady_clock::now();
-  if (module.path == "[vdso]") {
-    static const std::pair<const uint8_t*, size_t> vdso = OwnVdso();
-    it->second = BuildFileUnwindTable(module.path, vdso.first, vdso.second);
-    if (vdso.first == nullptr) it->second->status = ModuleTableStatus::kNoEhFrame;
-  } else {
-    it->second = BuildFileUnwindTable(module.path);
+SampleUnwinder::~SampleUnwinder() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
   }
-  build_ns_ += static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
-          .count());
-  ++tables_built_;
-  return it->second.get();
+  wake_.notify_all();
+  if (builder_.joinable()) builder_.join();
+}
+
+const ModuleUnwindTable* SampleUnwinder::TableFor(const MappedModule& module) {
+  FileKey key{module.path, module.build_id};
+  if (auto it = tables_.find(key); it != tables_.end()) return it->second.get();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [file, table] : built_) tables_[file] = std::move(table);
+    built_.clear();
+    if (auto it = tables_.find(key); it != tables_.end()) return it->second.get();
+    if (!asked_.insert(key).second) return nullptr;  // being built
+    queue_.push_back(std::move(key));
+    if (!builder_.joinable()) builder_ = std::thread([this] { BuildLoop(); });
+  }
+  wake_.notify_one();
+  return nullptr;
+}
+
+void SampleUnwinder::BuildLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    FileKey file = std::move(queue_.front());
+    queue_.pop_front();
+    building_ = true;
+    lock.unlock();
+    const auto began = std::chrono::steady_clock::now();
+    std::unique_ptr<ModuleUnwindTable> table;
+    try {
+      if (file.first == "[vdso]") {
+        static const std::pair<const uint8_t*, size_t> vdso = OwnVdso();
+        table = BuildFileUnwindTable(file.first, vdso.first, vdso.second);
+        if (vdso.first == nullptr) table->status = ModuleTableStatus::kNoEhFrame;
+      } else {
+        table = BuildFileUnwindTable(file.first);
+      }
+    } catch (...) {  // out of memory: the file's modules keep frame-pointer stacks
+    }
+    build_ns_.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                  std::chrono::steady_clock::now() - began)
+                                                  .count()),
+                        std::memory_order_relaxed);
+    lock.lock();
+    building_ = false;
+    if (table != nullptr) {
+      tables_built_.fetch_add(1, std::memory_order_relaxed);
+      try {
+        built_.emplace_back(std::move(file), std::move(table));
+      } catch (...) {
+      }
+    }
+    if (queue_.empty()) idle_.notify_all();
+  }
+}
+
+void SampleUnwinder::AskForCallers(Process& p, const uint8_t* bytes, size_t size) {
+  // Asked one at a time, the tables of a chain through N modules would come one drain
+  // apart (each walk stops at the next missing one): N x 50 ms of samples with frame-pointer
+  // stacks. The words of the copy that fall in a module are, most of them, return
+  // addresses into the modules further out: their tables are asked for at once. Costs a
+  // search per word, and only while tables are missing.
+  const PlacedRules rules{p.placed};
+  for (size_t at = 0; at + 8 <= size; at += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes + at, sizeof(word));
+    const PlacedModule* module = rules.Module(word);
+    if (module == nullptr || module->table != &pending_) continue;
+    const auto index = static_cast<size_t>(module - p.placed.data());
+    if (const ModuleUnwindTable* table = TableFor(p.modules[index])) p.placed[index].table = table;
+  }
+}
+
+void SampleUnwinder::WaitForTables() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return queue_.empty() && !building_; });
 }
 
 TableWalkResult SampleUnwinder::Unwind(uint32_t pid, const gp_user_stack_copy& copy, uint64_t* pcs,
@@ -225,7 +292,12 @@ TableWalkResult SampleUnwinder::Unwind(uint32_t pid, const gp_user_stack_copy& c
     const PlacedModule* module = PlacedRules{p.placed}.Module(result.depth == 1 ? pc : pc - 1);
     if (module == nullptr || module->table != &pending_) return result;  // cannot happen
     const auto index = static_cast<size_t>(module - p.placed.data());
-    p.placed[index].table = TableFor(p.modules[index]);
+    const ModuleUnwindTable* table = TableFor(p.modules[index]);
+    if (table == nullptr) {  // kPending: asked for, built meanwhile
+      AskForCallers(p, memory.bytes, size);
+      return result;
+    }
+    p.placed[index].table = table;
   }
   return result;
 }

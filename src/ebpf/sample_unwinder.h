@@ -12,14 +12,27 @@
 // The vDSO is in no file: its image is the same in every process of this kernel, so ours
 // is read (getauxval).
 //
-// A walk that cannot finish (a module without a table, a frame its rules cannot express,
-// code made at run time) says so; the caller then keeps the frame-pointer stack.
+// Tables are built on a thread of their own, never by the walk that needs them: the
+// caller is the draining thread, and libtorch's tables take tenths of a second to build
+// (0.6-0.75 s for a PyTorch process's libraries on the H100 host), during which the ring
+// buffer filled and samples were lost (640 at 99 Hz in the PyTorch inference check). A walk
+// that reaches a module whose table is not built yet stops (kPending) after asking for it.
+//
+// A walk that cannot finish (a module without a table or with its table still being built,
+// a frame its rules cannot express, code made at run time) says so; the caller then keeps
+// the frame-pointer stack.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -69,6 +82,9 @@ struct PlacedRules {
 class SampleUnwinder {
  public:
   SampleUnwinder() { pending_.status = ModuleTableStatus::kPending; }
+  ~SampleUnwinder();
+  SampleUnwinder(const SampleUnwinder&) = delete;
+  SampleUnwinder& operator=(const SampleUnwinder&) = delete;
 
   // A module process `pid` maps (from its /proc/PID/maps); replaces any it overlaps.
   void AddModule(uint32_t pid, const MappedModule& module);
@@ -77,26 +93,47 @@ class SampleUnwinder {
 
   // Walks the sample's copy of its user stack, writing the PCs, innermost (the interrupted
   // instruction) first. A result that is complete() or stopped at kEndOfCopy is the stack;
-  // any other stop leaves it unfinished. Never reads outside the copy.
+  // any other stop leaves it unfinished (kPending: a table it needs is being built). Never
+  // reads outside the copy, never waits.
   TableWalkResult Unwind(uint32_t pid, const gp_user_stack_copy& copy, uint64_t* pcs,
                          int max_depth);
 
-  uint64_t tables_built() const { return tables_built_; }
-  uint64_t build_ns() const { return build_ns_; }
+  // Waits until every table asked for is built (tests, and nothing else).
+  void WaitForTables();
+
+  uint64_t tables_built() const { return tables_built_.load(std::memory_order_relaxed); }
+  uint64_t build_ns() const { return build_ns_.load(std::memory_order_relaxed); }
 
  private:
+  using FileKey = std::pair<std::string, std::string>;  // path, build id
+  // The file's table, or nullptr while it is being built (asked for at the first call).
   const ModuleUnwindTable* TableFor(const MappedModule& module);
+  void BuildLoop();
+  struct Process;
+  // Asks for the tables of the modules the words of a stack copy point into.
+  void AskForCallers(Process& p, const uint8_t* bytes, size_t size);
 
   struct Process {
     std::vector<PlacedModule> placed;   // what the walk reads: pending tables until needed
     std::vector<MappedModule> modules;  // parallel to placed
   };
+  // The caller's thread only.
   std::unordered_map<uint32_t, Process> processes_;
-  // By path and build id: the same file in every process.
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<ModuleUnwindTable>> tables_;
+  std::map<FileKey, std::unique_ptr<ModuleUnwindTable>> tables_;  // by file: every process
+  std::set<FileKey> asked_;
   ModuleUnwindTable pending_;  // status kPending: shared by every module not built yet
-  uint64_t tables_built_ = 0;
-  uint64_t build_ns_ = 0;
+
+  // Between the caller and the builder thread (started at the first request).
+  std::mutex mutex_;
+  std::condition_variable wake_;  // the builder: a file to build, or stop
+  std::condition_variable idle_;  // WaitForTables: nothing queued or being built
+  std::deque<FileKey> queue_;
+  std::vector<std::pair<FileKey, std::unique_ptr<ModuleUnwindTable>>> built_;
+  bool building_ = false;
+  bool stop_ = false;
+  std::thread builder_;
+  std::atomic<uint64_t> tables_built_{0};
+  std::atomic<uint64_t> build_ns_{0};
 };
 
 }  // namespace gpuperf::ebpf

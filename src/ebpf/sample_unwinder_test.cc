@@ -50,13 +50,24 @@ std::unique_ptr<SampleUnwinder> UnwinderOfThisProcess() {
   return unwinder;
 }
 
+// Unwinds as the recorder does, then again each time the walk stopped at a table it asked
+// for, once the unwinder's thread has built it.
+TableWalkResult UnwindBuilt(SampleUnwinder& unwinder, uint32_t pid, const gp_user_stack_copy& copy,
+                            uint64_t* pcs) {
+  TableWalkResult r = unwinder.Unwind(pid, copy, pcs, GP_MAX_STACK_DEPTH);
+  for (int i = 0; i < 64 && r.stop == TableWalkStop::kPending; ++i) {
+    unwinder.WaitForTables();
+    r = unwinder.Unwind(pid, copy, pcs, GP_MAX_STACK_DEPTH);
+  }
+  return r;
+}
+
 __attribute__((noinline)) TableWalkResult UnwindHere(SampleUnwinder& unwinder, uint64_t* pcs,
                                                      uint64_t* caller, uint64_t* here) {
   auto copy = std::make_unique<gp_user_stack_copy>();
   CopyOwnStack(copy.get(), caller);
   *here = copy->ip;
-  const TableWalkResult r =
-      unwinder.Unwind(static_cast<uint32_t>(getpid()), *copy, pcs, GP_MAX_STACK_DEPTH);
+  const TableWalkResult r = UnwindBuilt(unwinder, static_cast<uint32_t>(getpid()), *copy, pcs);
   asm volatile("" ::: "memory");  // keeps this frame (no tail call)
   return r;
 }
@@ -97,7 +108,7 @@ TEST(SampleUnwinder, ProcessesMappingAFileElsewhereShareItsTable) {
   uint64_t caller = 0;
   CopyOwnStack(copy.get(), &caller);
   uint64_t pcs[GP_MAX_STACK_DEPTH], moved_pcs[GP_MAX_STACK_DEPTH];
-  const TableWalkResult r = unwinder->Unwind(pid, *copy, pcs, GP_MAX_STACK_DEPTH);
+  const TableWalkResult r = UnwindBuilt(*unwinder, pid, *copy, pcs);
   ASSERT_GE(r.depth, 4);
   const uint64_t built = unwinder->tables_built();
   const size_t words = std::min<size_t>(copy->size, GP_STACK_COPY_BYTES) / 8;
@@ -110,6 +121,26 @@ TEST(SampleUnwinder, ProcessesMappingAFileElsewhereShareItsTable) {
   ASSERT_EQ(moved.depth, r.depth);
   for (int i = 0; i < r.depth; ++i) EXPECT_EQ(moved_pcs[i], pcs[i] + delta) << i;
   EXPECT_EQ(unwinder->tables_built(), built);
+}
+
+TEST(SampleUnwinder, AWalkNeverWaitsForATable) {
+  // The first walk of a fresh unwinder needs the table of this test's own file: it asks
+  // for it and stops (kPending) instead of building it; the table comes from the
+  // unwinder's thread, and the same copy then unwinds whole.
+  auto unwinder = UnwinderOfThisProcess();
+  auto copy = std::make_unique<gp_user_stack_copy>();
+  uint64_t caller = 0;
+  CopyOwnStack(copy.get(), &caller);
+  uint64_t pcs[GP_MAX_STACK_DEPTH];
+  const auto pid = static_cast<uint32_t>(getpid());
+  const TableWalkResult first = unwinder->Unwind(pid, *copy, pcs, GP_MAX_STACK_DEPTH);
+  EXPECT_EQ(first.stop, TableWalkStop::kPending);
+  EXPECT_EQ(first.depth, 1);  // the interrupted instruction, in a module without its table
+  const TableWalkResult later = UnwindBuilt(*unwinder, pid, *copy, pcs);
+  EXPECT_TRUE(later.complete() || later.stop == TableWalkStop::kEndOfCopy)
+      << static_cast<int>(later.stop);
+  EXPECT_GE(later.depth, 4);
+  EXPECT_GE(unwinder->tables_built(), 1u);
 }
 
 TEST(SampleUnwinder, UnknownProcessesAndEmptyCopiesAreNotWalked) {
@@ -132,6 +163,7 @@ TEST(SampleUnwinder, GarbageCopiesEndWithoutAFault) {
   std::mt19937_64 random(3);
   uint64_t pcs[GP_MAX_STACK_DEPTH];
   const uint32_t pid = static_cast<uint32_t>(getpid());
+  UnwindBuilt(*unwinder, pid, *real, pcs);  // the tables of the real stack's modules, built
   for (int round = 0; round < 3000; ++round) {
     std::memcpy(copy.get(), real.get(), sizeof(*copy));
     copy->size = static_cast<uint32_t>(random() % (GP_STACK_COPY_BYTES + 64));
