@@ -8,7 +8,8 @@
 # table-unwound samples are counted; with GPUPERF_CPU_UNWIND=fp (frame pointers only, as
 # before) under 10% do, which shows the copies are what makes the difference. The same
 # chain on a 12 KiB stack with an unmapped page above it (a 16 KiB copy cannot be read
-# whole there) must be whole too.
+# whole there) must be whole too. (Samples taken before the recorder's builder thread has
+# the tables, the first ~50 ms, keep frame-pointer stacks: hence not 100%.)
 # Needs root and BPF: skipped without.
 source "$(dirname "$0")/lib.sh"
 app=$GPUPERF_BINARY_DIR/tests/unwind_chain_spin
