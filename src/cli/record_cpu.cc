@@ -94,13 +94,15 @@ class EbpfCpuRecording final : public CpuRecording {
     StopDraining();
     const ebpf::CpuProfileCost cost = profile_->KernelCost();
     profile_->Stop();
+    Status written = recorder_->Finish(profile_->counters(), dir_, stats_pid);
+    const ebpf::CpuRecordingTotals& t = recorder_->totals();
     if (measure_cost_) {
+      // drain_ns: the recorder's threads, the draining one and the unwind tables' builder.
       std::fprintf(stderr, "gpuperf: CPU profiler cost: kernel_ns=%llu runs=%llu drain_ns=%llu\n",
                    static_cast<unsigned long long>(cost.kernel_ns),
                    static_cast<unsigned long long>(cost.runs),
-                   static_cast<unsigned long long>(drain_cpu_ns_));
+                   static_cast<unsigned long long>(drain_cpu_ns_ + t.unwind_tables_ns));
     }
-    Status written = recorder_->Finish(profile_->counters(), dir_, stats_pid);
     if (!written.ok()) {
       std::fprintf(stderr, "gpuperf: warning: CPU samples not written: %s\n",
                    written.message().c_str());
@@ -117,7 +119,6 @@ class EbpfCpuRecording final : public CpuRecording {
                      named.message().c_str());
       }
     }
-    const ebpf::CpuRecordingTotals& t = recorder_->totals();
     if (measure_cost_) {
       std::fprintf(stderr,
                    "gpuperf: CPU stack unwinding: unwound=%llu unwind_ns=%llu tables=%llu "
