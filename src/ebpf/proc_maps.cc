@@ -141,7 +141,7 @@ std::vector<MappedModule> ReadProcessModules(uint32_t pid,
     if (!ParseMapsLine(line, &m) || m.path.empty()) continue;
     if (m.path == "[vdso]") {
       // In memory only: named by module and offset ("[vdso]+0x...").
-      modules.push_back({m.path, "", m.start, m.start, m.end});
+      modules.push_back({m.path, "", m.start, m.start, m.end, m.start, m.end});
       continue;
     }
     if (m.path[0] != '/') continue;  // [heap], [stack], ...
@@ -155,11 +155,19 @@ std::vector<MappedModule> ReadProcessModules(uint32_t pid,
         continue;
       }
       modules.push_back({m.path, layout->second.build_id, bias, m.start, m.end});
+      if (m.executable) {
+        modules.back().code_start = m.start;
+        modules.back().code_end = m.end;
+      }
       continue;
     }
     MappedModule& module = modules[it->second];
     module.start = std::min(module.start, m.start);
     module.end = std::max(module.end, m.end);
+    if (m.executable) {
+      module.code_start = module.code_end == 0 ? m.start : std::min(module.code_start, m.start);
+      module.code_end = std::max(module.code_end, m.end);
+    }
   }
   return modules;
 }

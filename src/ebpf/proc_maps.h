@@ -18,6 +18,8 @@ struct MappedModule {
   uint64_t load_bias = 0;
   uint64_t start = 0;  // lowest mapped address
   uint64_t end = 0;    // one past the highest
+  // The span of its executable mappings (0, 0: none seen): where return addresses into it lie.
+  uint64_t code_start = 0, code_end = 0;
 };
 
 // One line of /proc/PID/maps.

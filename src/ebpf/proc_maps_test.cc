@@ -77,6 +77,10 @@ TEST(ProcMaps, ReadsThisProcessesModulesAsTheDynamicLinkerSeesThem) {
     EXPECT_EQ(m.load_bias, self.bias);
     EXPECT_LE(m.start, code);
     EXPECT_GT(m.end, code);
+    // Its code span holds its functions, and not all of it: the data is mapped apart.
+    EXPECT_LE(m.code_start, code);
+    EXPECT_GT(m.code_end, code);
+    EXPECT_TRUE(m.code_start > m.start || m.code_end < m.end);
     EXPECT_EQ(m.build_id.size() % 2, 0u);
   }
   EXPECT_TRUE(matched) << "no module for " << exe;

@@ -18,13 +18,14 @@ lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
 if [[ $(id -u) -ne 0 ]]; then echo "SKIP: the CPU profiler needs root here"; exit 77; fi
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 
-# record NAME [ENV...] [-- ARG]: records the program spinning for 1.5 s into $dir/NAME.
+# record NAME [ENV...] [-- ARG]: records the program spinning for 3 s into $dir/NAME (the first
+# ~50-100 ms, before the tables are built, keep frame-pointer stacks).
 record() {
   local name=$1 env=() arg=(); shift
   while (( $# > 0 )) && [[ $1 != -- ]]; do env+=("$1"); shift; done
   [[ ${1:-} == -- ]] && arg=("${@:2}")
   env "${env[@]}" "$GPUPERF" record -o "$dir/$name" --inject-lib "$lib" --cpu --freq 499 -- \
-    "$app" 1500 "${arg[@]}" > "$dir/$name.out" 2> "$dir/$name.err"
+    "$app" 3000 "${arg[@]}" > "$dir/$name.out" 2> "$dir/$name.err"
   local rc=$?
   if grep -qE "built without its eBPF CPU profiler|needs root|loading the BPF programs|attaching" \
        "$dir/$name.err"; then
@@ -39,7 +40,7 @@ record() {
 chain='[^;]*RunChain;chain_nofp::Run;chain_nofp::Descend;chain_nofp::SortAndCallLeaf;(.*;)?[^;]*CompareInts;chain_nofp::CallLeaf;unwind_chain_spin;'
 share() {
   awk -v re="(^|;)$2;$chain" '/(^|;)unwind_chain_spin;/ { all += $NF; if ($0 ~ re) whole += $NF }
-    END { printf "%d %d\n", all ? 100 * whole / all : 0, all }' "$1"
+    END { printf "%d %.0f\n", all ? 100 * whole / all : 0, all }' "$1"
 }
 
 record tables
