@@ -9,13 +9,8 @@
 # one note says so, the samples stay (native frames only) and the refusal is counted.
 # Needs root, BPF and a CPython 3.10 to 3.14 as python3: skipped without.
 source "$(dirname "$0")/lib.sh"
-lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
+require_cpu_python
 script=$SRC/tests/cpu/cpu_split.py
-[[ -f $lib ]] || { echo "SKIP: no injection library in this build"; exit 77; }
-if [[ $(id -u) -ne 0 ]]; then echo "SKIP: the CPU profiler needs root here"; exit 77; fi
-# The interpreter itself, not a launcher script (pyenv's shims run several processes).
-py=$(python3 -c 'import sys; print(sys.executable if (3, 10) <= sys.version_info[:2] <= (3, 14) else "")' 2>/dev/null)
-[[ -n $py ]] || { echo "SKIP: no CPython 3.10 to 3.14 as python3"; exit 77; }
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 
 "$GPUPERF" record -o "$dir/rec" --inject-lib "$lib" --cpu --freq 499 -- "$py" "$script" 2 \

@@ -34,3 +34,14 @@ finish() {
   fi
   echo "ok"
 }
+
+# For tests of Python frames in the CPU profiler: sets lib (the injection library) and py
+# (python3's interpreter itself, not a launcher script: pyenv's shims run several
+# processes), or skips the test without root, the library or a CPython 3.10 to 3.14.
+require_cpu_python() {
+  lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
+  [[ -f $lib ]] || { echo "SKIP: no injection library in this build"; exit 77; }
+  if [[ $(id -u) -ne 0 ]]; then echo "SKIP: the CPU profiler needs root here"; exit 77; fi
+  py=$(python3 -c 'import sys; print(sys.executable if (3, 10) <= sys.version_info[:2] <= (3, 14) else "")' 2>/dev/null)
+  [[ -n $py ]] || { echo "SKIP: no CPython 3.10 to 3.14 as python3"; exit 77; }
+}
