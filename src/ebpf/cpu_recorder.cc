@@ -360,11 +360,13 @@ struct CpuRecorder::State {
     }
   }
 
-  // Reads a process's maps again, backing off while the reads find nothing new.
+  // Reads a process's maps again, backing off while the reads find nothing new (from the
+  // usual pace: the short wait after an exec is for one read, not where doubling starts).
   void ReadMapsAgain(uint32_t pid, Process& p, uint64_t now) {
     const size_t added = ReadMaps(pid, p, now);
-    p.maps_refresh_ns =
-        added > 0 ? kMapsRefreshNs : std::min(2 * p.maps_refresh_ns, kMapsRefreshMaxNs);
+    const uint64_t after_nothing =
+        std::min(2 * std::max(p.maps_refresh_ns, kMapsRefreshNs), kMapsRefreshMaxNs);
+    p.maps_refresh_ns = added > 0 ? kMapsRefreshNs : after_nothing;
     p.maps_read_due = false;
   }
 
