@@ -23,6 +23,11 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_flag("--no-stacks", o.no_stacks, "Do not take CPU stacks at launches (lowest overhead)");
   cmd.add_flag("--no-python-stacks", o.no_python_stacks,
                "Leave the launching thread's Python frames out of launch stacks");
+  cmd.add_flag("--full-native-stacks", o.full_native_stacks,
+               "Where a launch has Python frames, keep every native frame too: by default\n"
+               "the native frames end at the innermost Python call (the interpreter's\n"
+               "frames further out, which outputs replace by Python frames, cost time\n"
+               "to unwind; C code between two Python frames is left out with them)");
   cmd.add_flag("--no-nccl-plugin", o.no_nccl_plugin,
                "Do not load gpuperf as NCCL's profiler plugin (also GPUPERF_NCCL_PLUGIN=0); "
                "NCCL\ncollectives are then known by their kernels only (docs/multi-rank.md)");
@@ -156,6 +161,7 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   if (!o.activities.empty()) env.emplace_back("GPUPERF_ACTIVITIES", o.activities);
   env.emplace_back("GPUPERF_STACKS", o.no_stacks ? "0" : "1");
   if (o.no_python_stacks) env.emplace_back("GPUPERF_PYTHON", "off");
+  if (o.full_native_stacks) env.emplace_back("GPUPERF_NATIVE_STACKS", "full");
   if (o.stack_depth) env.emplace_back("GPUPERF_STACK_DEPTH", std::to_string(o.stack_depth));
   if (o.buffer_kb) env.emplace_back("GPUPERF_BUFFER_KB", std::to_string(o.buffer_kb));
   if (o.max_memory_mb) env.emplace_back("GPUPERF_MAX_MEMORY_MB", std::to_string(o.max_memory_mb));

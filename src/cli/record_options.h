@@ -19,6 +19,7 @@ struct RecordOptions {
   std::string activities;  // empty = default
   bool no_stacks = false;
   bool no_python_stacks = false;
+  bool full_native_stacks = false;
   bool no_symbolize = false;
   bool quiet = false;
   bool verbose = false;

@@ -32,6 +32,9 @@ struct Config {
   // Launch stacks carry the launching thread's Python frames where a CPython interpreter
   // runs (docs/recording.md "Python frames"). GPUPERF_PYTHON=off leaves them out.
   bool python_stacks = true;
+  // Launch stacks with Python frames keep the native frames up to the innermost eval-loop
+  // frame only (stack_capture.cc). GPUPERF_NATIVE_STACKS=full keeps them all.
+  bool cut_native_at_python = true;
   // A live page for gpuperf top and serve (docs/live.md). GPUPERF_LIVE=off leaves it out;
   // GPUPERF_LIVE_DIR moves it.
   bool live_page = true;

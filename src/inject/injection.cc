@@ -250,6 +250,7 @@ void Initialize() {
     stacks.unwind = r.config.unwind;
     stacks.verify = r.config.unwind_verify;
     stacks.python = r.config.python_stacks;
+    stacks.cut_at_python = r.config.cut_native_at_python;
     InitStackCapture(stacks);
   }
   WriterHooks hooks;
@@ -338,7 +339,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 
 // Benchmark hook (launch_bound --ab gpuperf_bench_toggle, bench/python/decode_overhead.py's
 // in-process mode). 1 is the configured recording; 2 the same without Python frames; 3 the
-// same without stacks (launches linked, API records kept); 0 only what the CUPTI floor
+// same without stacks (launches linked, API records kept); 4 the same with whole native
+// stacks (GPUPERF_NATIVE_STACKS=full) where Python frames are taken; 0 only what the CUPTI floor
 // tracer does (kernel records); a negative value switches every activity kind and callback
 // off (CUPTI stays attached, doing nothing). One process can then time batches of work each
 // way in alternation, free of the differences between processes (docs/performance.md).
@@ -349,6 +351,7 @@ extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int 
   gpuperf::inject::SetApiCallbacks(on > 0);
   gpuperf::inject::PauseStacksForBench(on == 3);
   gpuperf::inject::PausePythonFramesForBench(on == 2);
+  gpuperf::inject::PauseNativeCutForBench(on == 4);
 }
 
 // NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;

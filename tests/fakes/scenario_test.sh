@@ -212,7 +212,9 @@ case $scenario in
     # Full buffers leave on CUPTI's worker thread at each tick; whatever is left at exit
     # (full buffers waiting for the next tick, the partly filled one) leaves through
     # cuptiActivityFlushAll on the caller's thread. Never on an app thread otherwise.
-    run_sub TEST_SUBSCRIBER_FLUSH_PERIOD=20 -- many 20000
+    # 200,000 launches take ~200 ms, ten ticks: with 20,000 (~23 ms, one tick at 20 ms) a
+    # loaded CI machine sometimes ran the whole program before the worker's first tick.
+    run_sub TEST_SUBSCRIBER_FLUSH_PERIOD=20 -- many 200000
     check_consistent
     expect_ge "buffers_on_cupti_thread" "$(val "$sub" buffers_on_cupti_thread)" 1
     expect_ge "buffers_on_caller" "$(val "$sub" buffers_on_caller)" 1

@@ -4,7 +4,8 @@
 # (GIL released) and the fake libcupti, under `gpuperf record` with the injection library.
 # The flame graph, the report and the timeline must show exactly those functions with their
 # lines, directly above the extension's native frame, and none of the interpreter's frames
-# unless --python-internals asks for them. Threads without Python get native frames only;
+# unless --python-internals asks for them. The native stack ends at the innermost eval-loop
+# frame unless --full-native-stacks keeps it whole. Threads without Python get native frames only;
 # a thread named like PyTorch's autograd workers gets the [autograd backward] root.
 #
 # usage: launch_stacks_test.sh PYTHON EXTENSION_DIR
@@ -34,23 +35,42 @@ grep -q "7/7 kernels joined" "$dir/flame.err" || fail "not every kernel joined: 
 want="$(py '<module>' module);$(py main main);$(py "$forward" forward);$(py helper helper);(anonymous namespace)::Launch;(anonymous namespace)::FakeCudaLaunchKernel;cudaLaunchKernel;[GPU0]"
 for kernel in matmul softmax; do
   line=$(grep "\[GPU0\] $kernel " "$dir/default.folded")
-  [[ $line == *";$want $kernel "* ]] || fail "$kernel: want ...;$want $kernel, got: $line"
-  # Nothing but libc's start-up frames above the module: no interpreter frames.
-  outer=${line%%;<module> *}
-  [[ $outer != *python* && $outer != *Py* ]] || fail "$kernel: interpreter frames above <module>: $outer"
+  # Nothing above <module>: the native stack ended at the innermost eval frame.
+  [[ $line == "$want $kernel "* ]] || fail "$kernel: want $want $kernel, got: $line"
 done
 grep -q '_PyEval_EvalFrameDefault\|python3\.[0-9]*+0x' "$dir/default.folded" && fail "interpreter frames in the default flame graph"
 line=$(grep '\[GPU0\] later ' "$dir/default.folded")
-[[ $line == *";$(py '<module>' module);$(py main later);(anonymous namespace)::Launch;"* ]] || fail "later: $line"
+[[ $line == "$(py '<module>' module);$(py main later);(anonymous namespace)::Launch;"* ]] || fail "later: $line"
 
-# --- with --python-internals the eval loop is back, the Python frames inside it ---
+# --- with --python-internals the innermost eval frame is back, the Python frames it ran
+# inside it; the frames outside it (start-up, the outer eval calls) were never unwound ---
 "$GPUPERF" flamegraph --folded --python-internals -o "$dir/internals.folded" "$dir/rec" 2>/dev/null || fail "flamegraph --python-internals"
-# (3.10 runs every Python frame in an eval call of its own, 3.11+ these four in one.)
+# (3.10 runs every Python frame in an eval call of its own, 3.11+ these four in one; the
+# frames of the outer calls go outermost.)
 line=$(grep '\[GPU0\] matmul ' "$dir/internals.folded")
-[[ $line == *"_PyEval_EvalFrameDefault;$(py '<module>' module);"* ]] \
-  || fail "--python-internals: <module> is not right inside an eval frame: $line"
-[[ $(tr ';' '\n' <<<"$line" | grep '\.py:' | tr '\n' ';') == "$(py '<module>' module);$(py main main);$(py "$forward" forward);$(py helper helper);" ]] \
+inner_eval="_PyEval_EvalFrameDefault;$(py '<module>' module);"
+[[ $minor -lt 11 ]] && inner_eval="$(py "$forward" forward);_PyEval_EvalFrameDefault;$(py helper helper);"
+[[ $line == *"$inner_eval"* && $(grep -o '_PyEval_EvalFrameDefault' <<<"$line" | wc -l) -eq 1 ]] \
+  || fail "--python-internals: want one eval frame, ...$inner_eval...: $line"
+[[ $line != *Py_RunMain* && $line != *__libc_start* ]] || fail "--python-internals: start-up frames unwound: $line"
+python_order() { tr ';' '\n' <<<"$1" | grep '\.py:' | tr '\n' ';'; }
+[[ $(python_order "$line") == "$(py '<module>' module);$(py main main);$(py "$forward" forward);$(py helper helper);" ]] \
   || fail "--python-internals: the Python frames are not in order: $line"
+
+# --- --full-native-stacks: every native frame, the eval loop right outside <module> ---
+"$GPUPERF" record -o "$dir/full" --full-native-stacks --inject-lib "$lib" -- "$python" "$script" "$ext" \
+  > /dev/null 2>&1 || fail "record --full-native-stacks"
+"$GPUPERF" flamegraph --folded --python-internals -o "$dir/full.internals.folded" "$dir/full" 2>/dev/null || fail "flamegraph (full)"
+line=$(grep '\[GPU0\] matmul ' "$dir/full.internals.folded")
+[[ $line == *Py_RunMain*"_PyEval_EvalFrameDefault;$(py '<module>' module);"* ]] \
+  || fail "--full-native-stacks: want the start-up frames and the eval frame outside <module>: $line"
+[[ $(python_order "$line") == "$(py '<module>' module);$(py main main);$(py "$forward" forward);$(py helper helper);" ]] \
+  || fail "--full-native-stacks: the Python frames are not in order: $line"
+"$GPUPERF" flamegraph --folded -o "$dir/full.folded" "$dir/full" 2>/dev/null || fail "flamegraph (full, default)"
+line=$(grep '\[GPU0\] matmul ' "$dir/full.folded")
+[[ $line == *";$want matmul "* ]] || fail "--full-native-stacks, default graph: want ...;$want matmul, got: $line"
+outer=${line%%;<module> *}
+[[ $outer != *python* && $outer != *Py* ]] || fail "--full-native-stacks: interpreter frames above <module>: $outer"
 
 # --- threads without Python: native frames only; the autograd-named one labelled ---
 line=$(grep '\[GPU0\] nativeKer ' "$dir/default.folded")

@@ -23,12 +23,22 @@
 //
 // 3. libunwind, which handles everything else.
 //
-// Python: after the native stack, the calling thread's CPython frames are walked
-// (inject/python, no GIL, no Python calls) and appended to the PCs as tagged words
-// (gpuperf/python_frame_word.h) before interning, so one stack id names both. Only the
-// native part is ever compared with libunwind.
+// Python: the calling thread's CPython frames are walked (inject/python, no GIL, no Python
+// calls) and appended to the native PCs as tagged words (gpuperf/python_frame_word.h)
+// before interning, so one stack id names both. Only the native part is ever compared with
+// libunwind. The Python frames are walked first: a thread that has them gets its native
+// stack cut after the innermost eval-loop frame (_PyEval_EvalFrameDefault). Every native
+// frame further out is the interpreter's call machinery between Python frames (hidden by
+// every output, which replaces each eval frame by the Python frames it ran), the
+// interpreter's start-up, or, rarely, C code between two Python frames; the Python frames
+// left over go outermost (analyze/python_stacks.h), so the stack reads as before. On a
+// PyTorch launch that is about half the native frames, each ~30 ns of table walk and
+// interning in a process whose own work evicts the caches between launches
+// (docs/performance.md). GPUPERF_NATIVE_STACKS=full (record --full-native-stacks) keeps them.
 #include "inject/stack/stack_capture.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <sys/auxv.h>
 
 #include <algorithm>
@@ -71,14 +81,44 @@ bool g_verify = false;              // GPUPERF_UNWIND_VERIFY: libunwind checks e
 bool g_python = false;              // append the thread's Python frames (where ready)
 // Set by the benchmark hook (PausePythonFramesForBench) to time launches without them.
 std::atomic<bool> g_python_paused{false};
+// The eval loop's code: native stacks with Python frames end at its innermost frame. Empty
+// when the interpreter has none we can find, or with GPUPERF_NATIVE_STACKS=full.
+CodeRange g_eval_loop;
+// Set by the benchmark hook (PauseNativeCutForBench) to time launches with whole stacks.
+std::atomic<bool> g_cut_paused{false};
 
 bool IsThreadStartFrame(uint64_t pc) {
   return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
 }
 
-// Drops the leading frames of gpuperf, CUPTI and CUDA, and keeps at most g_max_depth.
-int TrimAndCut(uint64_t* pcs, int depth) {
+// _PyEval_EvalFrameDefault's code, or an empty range. At init only (dlsym takes the loader's
+// lock). The symbol's size comes with its ELF symbol; a build that split the function
+// (a `.cold` part) has launches cut only at frames in the hot part, which is where it calls.
+CodeRange FindEvalLoop() {
+  void* function = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+  Dl_info info;
+  void* entry = nullptr;
+  if (function == nullptr || dladdr1(function, &info, &entry, RTLD_DL_SYMENT) == 0) return {};
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  if (symbol == nullptr || symbol->st_size == 0) return {};
+  const auto begin = reinterpret_cast<uint64_t>(function);
+  return {begin, begin + symbol->st_size};
+}
+
+// Ends a trimmed stack after its first frame in `cut_after` (a return address: the call
+// before it is in the range).
+int CutAfter(const CodeRange& cut_after, const uint64_t* pcs, int depth) {
+  for (int i = 0; i < depth; ++i) {
+    if (cut_after.Contains(pcs[i] - 1)) return i + 1;
+  }
+  return depth;
+}
+
+// Drops the leading frames of gpuperf, CUPTI and CUDA, ends the stack after its first frame
+// in `cut_after` (when given), and keeps at most g_max_depth.
+int TrimAndCut(uint64_t* pcs, int depth, const CodeRange* cut_after) {
   depth = g_filter.Trim(pcs, depth);
+  if (cut_after != nullptr) depth = CutAfter(*cut_after, pcs, depth);
   return depth < static_cast<int>(g_max_depth) ? depth : static_cast<int>(g_max_depth);
 }
 
@@ -91,18 +131,19 @@ int RawDepth() {
 
 // libunwind's stack. With `request_tables` (the table walk stopped for want of tables), the
 // modules of the whole stack, trimmed frames included, are handed to the table builder.
-int LibunwindTrimmed(uint64_t* pcs, bool request_tables = false) {
+int LibunwindTrimmed(uint64_t* pcs, const CodeRange* cut_after, bool request_tables = false) {
   const int raw = CaptureStack(pcs, RawDepth());
   if (request_tables) RequestTables(pcs, raw);
-  return TrimAndCut(pcs, raw);
+  return TrimAndCut(pcs, raw, cut_after);
 }
 
 // The stack from the .eh_frame tables, or -1 when the walk could not finish (`walk->stop`
-// says why). The walk starts in our own frames, which the tables cover like any other's.
-int TableTrimmed(uint64_t* pcs, TableWalkResult* walk) {
-  const int raw = TableCaptureStack(pcs, RawDepth(), walk);
+// says why). The walk starts in our own frames, which the tables cover like any other's;
+// it stops by itself at the frame to cut after, never walking the frames beyond.
+int TableTrimmed(uint64_t* pcs, TableWalkResult* walk, const CodeRange* cut_after) {
+  const int raw = TableCaptureStack(pcs, RawDepth(), walk, cut_after);
   if (!walk->complete()) return -1;
-  return TrimAndCut(pcs, raw);
+  return TrimAndCut(pcs, raw, cut_after);
 }
 
 bool StoppedForWantOfTables(TableWalkStop stop) {
@@ -141,9 +182,9 @@ StackId Intern(const uint64_t* pcs, int depth) {
 // The stack from frame pointers when they are known to be right for it; 0 otherwise. When
 // this call had to check with libunwind, `*libunwind_depth` says how many frames of its
 // stack are in `pcs`.
-StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
+StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth, const CodeRange* cut_after) {
   uint64_t fp_pcs[kMaxRawDepth];
-  const int fp_depth = TrimAndCut(fp_pcs, FramePointerWalk(fp_pcs, RawDepth()));
+  const int fp_depth = TrimAndCut(fp_pcs, FramePointerWalk(fp_pcs, RawDepth()), cut_after);
   if (fp_depth <= 0) return 0;
   const StackId fp_id = g_fp_table->Intern(fp_pcs, fp_depth);
   if (fp_id == 0 || fp_id >= kMaxFramePointerStacks) return 0;
@@ -158,7 +199,7 @@ StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
   uint64_t trimmed[kMaxTrimmedFrames];
   const int trimmed_depth = std::min(g_filter.FirstKept(pcs, raw), kMaxTrimmedFrames);
   if (g_tables) std::memcpy(trimmed, pcs, sizeof(uint64_t) * static_cast<size_t>(trimmed_depth));
-  const int depth = TrimAndCut(pcs, raw);
+  const int depth = TrimAndCut(pcs, raw, cut_after);
   *libunwind_depth = depth;
   bool same = depth >= fp_depth && depth - fp_depth <= kMaxLibcTail &&
               std::memcmp(pcs, fp_pcs, sizeof(uint64_t) * static_cast<size_t>(fp_depth)) == 0;
@@ -174,9 +215,10 @@ StackId FromFramePointers(uint64_t* pcs, int* libunwind_depth) {
 }
 
 // Verify mode: libunwind's stack for the same launch, compared with `pcs`.
-void CheckWithLibunwind(const uint64_t* pcs, int depth, StackSource source) {
+void CheckWithLibunwind(const uint64_t* pcs, int depth, StackSource source,
+                        const CodeRange* cut_after) {
   uint64_t reference[kMaxRawDepth];
-  const int reference_depth = LibunwindTrimmed(reference);
+  const int reference_depth = LibunwindTrimmed(reference, cut_after);
   CountStat(StatId::unwind_verified);
   const int differs_at = FirstDifference(pcs, depth, reference, reference_depth);
   if (differs_at < 0) return;
@@ -185,19 +227,21 @@ void CheckWithLibunwind(const uint64_t* pcs, int depth, StackSource source) {
                       reference, reference_depth, differs_at);
 }
 
-// The native stack into pcs[0, return value), by the first unwinder that can (see the top).
-// A frame-pointer stack also sets `*fp_id`, its interned id; its PCs are copied out only
-// when the caller needs them (`need_pcs`) and returns 0 otherwise.
-int UnwindNative(uint64_t* pcs, bool need_pcs, StackSource* source, StackId* fp_id) {
+// The native stack into pcs[0, return value), by the first unwinder that can (see the top),
+// ending after its first frame in `cut_after` when given. A frame-pointer stack also sets
+// `*fp_id`, its interned id; its PCs are copied out only when the caller needs them
+// (`need_pcs`) and returns 0 otherwise.
+int UnwindNative(uint64_t* pcs, bool need_pcs, const CodeRange* cut_after, StackSource* source,
+                 StackId* fp_id) {
   int depth = -1;  // libunwind's trimmed depth, once it ran
   if (g_fp_table != nullptr) {
-    if (StackId id = FromFramePointers(pcs, &depth)) {
+    if (StackId id = FromFramePointers(pcs, &depth, cut_after)) {
       *fp_id = id;
       *source = StackSource::kFramePointers;
       if (depth >= 0) return depth;  // just checked: libunwind's stack is in pcs
       if (!need_pcs && !g_verify) return 0;
       depth = g_table->Copy(id, pcs, kMaxRawDepth);
-      if (g_verify) CheckWithLibunwind(pcs, depth, StackSource::kFramePointers);
+      if (g_verify) CheckWithLibunwind(pcs, depth, StackSource::kFramePointers, cut_after);
       return depth;
     }
   }
@@ -205,34 +249,33 @@ int UnwindNative(uint64_t* pcs, bool need_pcs, StackSource* source, StackId* fp_
   if (depth >= 0) return depth;  // the frame-pointer check already ran libunwind
   if (g_tables) {
     TableWalkResult walk;
-    depth = TableTrimmed(pcs, &walk);
+    depth = TableTrimmed(pcs, &walk, cut_after);
     if (depth >= 0) {
       *source = StackSource::kTable;
-      if (g_verify) CheckWithLibunwind(pcs, depth, StackSource::kTable);
+      if (g_verify) CheckWithLibunwind(pcs, depth, StackSource::kTable, cut_after);
       return depth;
     }
     CountTableFallback(walk.stop);
     NoteFallbackOnce(walk, g_verify);
-    return LibunwindTrimmed(pcs, StoppedForWantOfTables(walk.stop));
+    return LibunwindTrimmed(pcs, cut_after, StoppedForWantOfTables(walk.stop));
   }
-  return LibunwindTrimmed(pcs);
+  return LibunwindTrimmed(pcs, cut_after);
 }
 
-// Appends the calling thread's Python frames (innermost first) to pcs[depth..] as tagged
-// words; returns the new depth. A thread without a Python thread state adds none (the
-// walker counts it).
-int AppendPythonFrames(uint64_t* pcs, int depth) {
+// The calling thread's Python frames (innermost first) as tagged words into words[0..n);
+// returns n. A thread without a Python thread state has none (the walker counts it).
+int PythonFrameWords(uint64_t* words) {
   PyFrameSample samples[kMaxPythonFrames];
   const int n = WalkPythonFrames(samples, kMaxPythonFrames);
-  if (n <= 0) return depth;
+  if (n <= 0) return 0;
   uint32_t code_ids[kMaxPythonFrames];
   InternPythonFrames(samples, n, code_ids);  // a failure leaves id 0, counted by the walker
   for (int i = 0; i < n; ++i) {
-    pcs[depth + i] = MakePythonFrameWord(code_ids[i], samples[i].instr_offset,
-                                         (samples[i].flags & kPyFrameEntry) != 0,
-                                         PyFrameIsGenerator(samples[i].flags));
+    words[i] = MakePythonFrameWord(code_ids[i], samples[i].instr_offset,
+                                   (samples[i].flags & kPyFrameEntry) != 0,
+                                   PyFrameIsGenerator(samples[i].flags));
   }
-  return depth + n;
+  return n;
 }
 
 void PythonNotice(const char* line) {
@@ -273,8 +316,10 @@ void InitStackCapture(const StackCaptureOptions& options) {
       const PythonFramesState state = InitPythonFrames(PythonNotice);
       if (state == PythonFramesState::kReady) {
         const uint32_t version = PythonFramesVersion();
-        LogVerbose("Python frames in launch stacks (CPython %u.%u)", version >> 24,
-                   (version >> 16) & 0xff);
+        if (options.cut_at_python) g_eval_loop = FindEvalLoop();
+        LogVerbose("Python frames in launch stacks (CPython %u.%u); native frames %s",
+                   version >> 24, (version >> 16) & 0xff,
+                   g_eval_loop.empty() ? "in full" : "up to the innermost eval loop");
       }
     }
   }
@@ -309,29 +354,38 @@ void PausePythonFramesForBench(bool paused) {
   g_python_paused.store(paused, std::memory_order_relaxed);
 }
 
+void PauseNativeCutForBench(bool paused) {
+  g_cut_paused.store(paused, std::memory_order_relaxed);
+}
+
 StackId CaptureLaunchStack(StackSource* source) {
   uint64_t pcs[kMaxRawDepth + kMaxPythonFrames];
   StackSource how = StackSource::kNone;
   StackId fp_id = 0;
-  const bool python = g_python && !g_python_paused.load(std::memory_order_relaxed);
-  int depth = UnwindNative(pcs, python, &how, &fp_id);
+  uint64_t python[kMaxPythonFrames];
+  int python_depth = 0;
+  if (g_python && !g_python_paused.load(std::memory_order_relaxed)) {
+    python_depth = PythonFrameWords(python);
+  }
+  // Cut only where Python frames stand in for what is cut: a walk that found none (a
+  // thread without a thread state, a refused or broken walk) keeps the whole native stack.
+  const bool cut = python_depth > 0 && !g_eval_loop.empty() &&
+                   !g_cut_paused.load(std::memory_order_relaxed);
+  int depth = UnwindNative(pcs, python_depth > 0, cut ? &g_eval_loop : nullptr, &how, &fp_id);
   if (fp_id != 0) {
     if (source != nullptr) *source = how;
-    if (!python) return fp_id;
     // The native stack is known (interned alone when it was checked: a stack the trace
     // then holds even if only its Python variants are linked); its Python frames are not.
     // None to add: the same id.
-    const int total = AppendPythonFrames(pcs, depth);
-    return total == depth ? fp_id : Intern(pcs, total);
-  }
-  if (depth <= 0) {
+    if (python_depth == 0) return fp_id;
+  } else if (depth <= 0) {
     CountStat(StatId::unwind_failed);
     depth = 0;
     how = StackSource::kNone;
   }
   if (source != nullptr) *source = how;
-  if (python) depth = AppendPythonFrames(pcs, depth);
-  return Intern(pcs, depth);
+  std::memcpy(pcs + depth, python, sizeof(uint64_t) * static_cast<size_t>(python_depth));
+  return Intern(pcs, depth + python_depth);
 }
 
 StackId InternMarkerStack(uint64_t word) {

@@ -20,6 +20,9 @@ struct StackCaptureOptions {
   // Look for a CPython interpreter in the process; where one is found, stacks also carry
   // the calling thread's Python frames.
   bool python = true;
+  // Where a launch has Python frames, keep only the native frames up to the innermost
+  // eval-loop frame (stack_capture.cc); false (GPUPERF_NATIVE_STACKS=full) keeps them all.
+  bool cut_at_python = true;
 };
 
 // Loads the unwinder, starts the table builder (table_builder.h) when the mode walks tables,
@@ -45,6 +48,8 @@ StackId CaptureLaunchStack(StackSource* source = nullptr);
 // The benchmark hook's switch (gpuperf_bench_toggle): launches take native frames only while
 // paused.
 void PausePythonFramesForBench(bool paused);
+// ... and whole native stacks while paused, as with GPUPERF_NATIVE_STACKS=full.
+void PauseNativeCutForBench(bool paused);
 
 // Interns the one-word stack of a marker (gpuperf/stack_marker.h); 0 before InitStackCapture.
 StackId InternMarkerStack(uint64_t word);

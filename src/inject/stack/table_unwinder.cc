@@ -44,6 +44,8 @@ const char* TableWalkStopName(TableWalkStop stop) {
       return "table not built yet";
     case TableWalkStop::kEndOfCopy:
       return "end of the stack's copy";
+    case TableWalkStop::kStopFrame:
+      return "frame asked to stop after";
   }
   return "?";
 }
@@ -67,15 +69,16 @@ void UseTableRuleCache(bool use) {
 }
 
 TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters start,
-                               StackRange stack, uint64_t* pcs, int max_depth, PcRuleCache* cache) {
+                               StackRange stack, uint64_t* pcs, int max_depth, PcRuleCache* cache,
+                               CodeRange stop_after) {
   return WalkStackWithTables<false>(RuntimeRules{snapshot}, start, stack, InPlaceStack(), pcs,
-                                    max_depth, cache);
+                                    max_depth, cache, stop_after);
 }
 
 // Called by the assembly entry below with the caller's registers as they were at the call.
 extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_from(
-    uint64_t* pcs, int max_depth, TableWalkResult* result, uint64_t rip, uint64_t rsp,
-    uint64_t rbp) {
+    uint64_t* pcs, int max_depth, TableWalkResult* result, const CodeRange* stop_after,
+    uint64_t rip, uint64_t rsp, uint64_t rbp) {
   TableWalkResult local;
   TableWalkResult& out = result != nullptr ? *result : local;
   out = TableWalkResult();
@@ -102,14 +105,17 @@ extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_fr
       cache->snapshot = snapshot;
     }
   }
-  out = WalkWithTables(*snapshot, {rip, rsp, rbp}, stack, pcs, max_depth, cache);
+  out = WalkWithTables(*snapshot, {rip, rsp, rbp}, stack, pcs, max_depth, cache,
+                       stop_after != nullptr ? *stop_after : CodeRange{});
   return out.depth;
 }
 
 #if defined(__x86_64__)
-// gpuperf_table_capture_stack(pcs, max_depth, result): at entry, (%rsp) is the return
-// address into the caller, the caller's RSP is 8 above, and RBP is still the caller's. They
-// go to gpuperf_table_walk_from as its 4th-6th arguments; the jump leaves no frame of ours.
+// gpuperf_table_capture_stack(pcs, max_depth, result, stop_after): at entry, (%rsp) is the
+// return address into the caller, the caller's RSP is 8 above, and RBP is still the
+// caller's. They go to gpuperf_table_walk_from as its 5th-7th arguments, the 7th on the
+// stack (pushed once, which also keeps RSP 16-byte aligned at the call); the first four
+// arrive in place.
 asm(R"(
   .pushsection .text
   .p2align 4
@@ -117,16 +123,21 @@ asm(R"(
   .type gpuperf_table_capture_stack, @function
 gpuperf_table_capture_stack:
   .cfi_startproc
-  movq (%rsp), %rcx
-  leaq 8(%rsp), %r8
-  movq %rbp, %r9
-  jmp gpuperf_table_walk_from
+  movq (%rsp), %r8
+  leaq 8(%rsp), %r9
+  pushq %rbp
+  .cfi_adjust_cfa_offset 8
+  call gpuperf_table_walk_from
+  addq $8, %rsp
+  .cfi_adjust_cfa_offset -8
+  ret
   .cfi_endproc
   .size gpuperf_table_capture_stack, .-gpuperf_table_capture_stack
   .popsection
 )");
 #else
-extern "C" int gpuperf_table_capture_stack(uint64_t*, int, TableWalkResult* result) {
+extern "C" int gpuperf_table_capture_stack(uint64_t*, int, TableWalkResult* result,
+                                           const CodeRange*) {
   if (result != nullptr) *result = TableWalkResult();  // kNoTables: not on this architecture
   return 0;
 }

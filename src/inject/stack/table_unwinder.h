@@ -55,8 +55,9 @@ enum class TableWalkStop : uint8_t {
   kBadFrame = 8,       // a CFA or saved value outside the stack: the table or the stack is wrong
   kPending = 9,        // the PC's module is known but its table is not compiled yet
   kEndOfCopy = 10,     // a walk of a stack's copy (table_walk.h) reached the copy's end
+  kStopFrame = 11,     // reached a frame in the range the caller asked to stop after
 };
-constexpr int kTableWalkStopCount = 11;
+constexpr int kTableWalkStopCount = 12;
 
 const char* TableWalkStopName(TableWalkStop stop);
 
@@ -69,6 +70,17 @@ struct StackRange {
   uint64_t low = 0, high = 0;
 };
 
+// [begin, end) of code: a walk given one stops, complete, after the first frame whose PC
+// (the instruction before a return address) lies in it. The launch-stack capture cuts a
+// Python thread's native stack after its innermost eval-loop frame this way
+// (stack_capture.cc): the interpreter frames further out are replaced by Python frames
+// anyway. Empty (the default): never.
+struct CodeRange {
+  uint64_t begin = 0, end = 0;
+  bool Contains(uint64_t pc) const { return pc - begin < end - begin; }
+  bool empty() const { return end <= begin; }
+};
+
 struct TableWalkResult {
   int depth = 0;
   TableWalkStop stop = TableWalkStop::kNoTables;
@@ -76,9 +88,11 @@ struct TableWalkResult {
   // the first frame when depth is 0). For diagnostics.
   FrameRegisters at_stop;
 
-  // True when the PCs are the whole stack (up to max_depth): no libunwind needed.
+  // True when the PCs are the whole stack (up to max_depth, or up to the frame asked to
+  // stop after): no libunwind needed.
   bool complete() const {
-    return stop == TableWalkStop::kOutermost || stop == TableWalkStop::kMaxDepth;
+    return stop == TableWalkStop::kOutermost || stop == TableWalkStop::kMaxDepth ||
+           stop == TableWalkStop::kStopFrame;
   }
 };
 
@@ -127,7 +141,7 @@ int RefreshTableUnwinder();
 // synthetic stacks; table_walk.h has the same walk over a copy of a stack.
 TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters start,
                                StackRange stack, uint64_t* pcs, int max_depth,
-                               PcRuleCache* cache = nullptr);
+                               PcRuleCache* cache = nullptr, CodeRange stop_after = {});
 
 // Whether TableCaptureStack uses each thread's PcRuleCache (default on). For benchmarks and
 // tests of the uncached lookup.
@@ -135,15 +149,18 @@ void UseTableRuleCache(bool use);
 
 // Default visibility, so that a test library can offer it to benchmarks; the injection
 // library's version script keeps it local.
-extern "C" int gpuperf_table_capture_stack(uint64_t* pcs, int max_depth, TableWalkResult* result);
+extern "C" int gpuperf_table_capture_stack(uint64_t* pcs, int max_depth, TableWalkResult* result,
+                                           const CodeRange* stop_after);
 
 // Writes the return addresses of the calling thread, innermost first, starting with the one
 // into TableCaptureStack's caller (as CaptureStack does), and returns how many. `*result`
 // says whether they are the whole stack; when not, the caller falls back to CaptureStack.
+// With `stop_after`, the walk ends (complete, kStopFrame) after the first frame in it.
 // No allocation, no locks.
 __attribute__((always_inline)) inline int TableCaptureStack(uint64_t* pcs, int max_depth,
-                                                            TableWalkResult* result) {
-  return gpuperf_table_capture_stack(pcs, max_depth, result);
+                                                            TableWalkResult* result,
+                                                            const CodeRange* stop_after = nullptr) {
+  return gpuperf_table_capture_stack(pcs, max_depth, result, stop_after);
 }
 
 // --- Verify mode: the table unwinder against libunwind on the same stack. ---

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "inject/stack/eh_frame_test_util.h"
@@ -76,6 +77,37 @@ TEST(WalkWithTables, FollowsRspAndRbpRulesToTheOutermostFrame) {
   EXPECT_EQ(r.at_stop.rbp, 0x1234u);
   // Cut at the depth asked for.
   EXPECT_EQ(s.Walk({kModule + 0x20, s.At(0), 0xdead}, pcs, 2).stop, TableWalkStop::kMaxDepth);
+}
+
+TEST(WalkWithTables, StopsAfterTheFirstFrameInTheRangeAskedFor) {
+  SyntheticStack s;
+  s.words[2] = s.At(10);
+  s.words[3] = kModule + 0x150;  // into B
+  s.words[10] = 0x1234;
+  s.words[11] = kModule + 0x250;  // into C
+  uint64_t pcs[16];
+  const FrameRegisters start{kModule + 0x20, s.At(0), 0xdead};
+  // B's code: the walk ends, complete, with B's frame, and reads nothing of its caller.
+  TableWalkResult r = WalkWithTables(s.snapshot, start, s.Range(), pcs, 16, nullptr,
+                                     CodeRange{kModule + 0x100, kModule + 0x200});
+  EXPECT_EQ(r.stop, TableWalkStop::kStopFrame);
+  EXPECT_TRUE(r.complete());
+  ASSERT_EQ(r.depth, 2);
+  EXPECT_EQ(pcs[1], kModule + 0x150);
+  EXPECT_EQ(r.at_stop.rsp, s.At(4));  // B's registers: its rule was never applied
+  // A return address just past the range belongs to a call at its last byte: inside.
+  s.words[3] = kModule + 0x200;
+  r = WalkWithTables(s.snapshot, start, s.Range(), pcs, 16, nullptr,
+                     CodeRange{kModule + 0x100, kModule + 0x200});
+  EXPECT_EQ(r.stop, TableWalkStop::kStopFrame);
+  EXPECT_EQ(r.depth, 2);
+  // A range no frame is in, or an empty one, changes nothing.
+  s.words[3] = kModule + 0x150;
+  for (CodeRange range : {CodeRange{kModule + 0x700, kModule + 0x800}, CodeRange{}}) {
+    r = WalkWithTables(s.snapshot, start, s.Range(), pcs, 16, nullptr, range);
+    EXPECT_EQ(r.stop, TableWalkStop::kOutermost);
+    EXPECT_EQ(r.depth, 3);
+  }
 }
 
 TEST(WalkWithTables, LooksUpTheInstructionBeforeTheReturnAddress) {
@@ -327,6 +359,49 @@ TEST(TableCaptureStack, MatchesLibunwindInThisProcess) {
                           << TableWalkStopName(c.table.stop);
   EXPECT_EQ(c.table.stop, TableWalkStop::kOutermost);
   EXPECT_GT(c.compared, 8);
+}
+
+__attribute__((noinline)) int CaptureNested(int levels, uint64_t* pcs, TableWalkResult* result,
+                                            const CodeRange* stop_after) {
+  if (levels == 0) return TableCaptureStack(pcs, 32, result, stop_after);
+  const int depth = CaptureNested(levels - 1, pcs, result, stop_after);
+  g_sink = g_sink + 1;
+  return depth;
+}
+
+// One call site for both captures of the test below, so that their stacks are the same.
+__attribute__((noinline)) int CaptureFromOneSite(uint64_t* pcs, TableWalkResult* result,
+                                                 const CodeRange* stop_after) {
+  const int depth = CaptureNested(3, pcs, result, stop_after);
+  g_sink = g_sink + 1;
+  return depth;
+}
+
+TEST(TableCaptureStack, StopsAfterTheFrameAskedFor) {
+  ASSERT_TRUE(InitTableUnwinder());
+  uint64_t pcs[2][32];
+  TableWalkResult result[2];
+  int depth[2] = {0, 0};
+  CodeRange range;
+  int cut_at = -1;
+  // Both captures from one call instruction, so that their stacks are the same.
+  for (int pass = 0; pass < 2; ++pass) {
+    depth[pass] = CaptureFromOneSite(pcs[pass], &result[pass], pass == 0 ? nullptr : &range);
+    if (pass > 0) break;
+    ASSERT_TRUE(result[0].complete());
+    // The first return address that appears once, past the recursion: the walk, given its
+    // call instruction through the assembly entry's stack argument, must end right after it.
+    for (int i = 3; i < depth[0] && cut_at < 0; ++i) {
+      if (std::count(pcs[0], pcs[0] + depth[0], pcs[0][i]) == 1) cut_at = i;
+    }
+    ASSERT_GE(cut_at, 0);
+    ASSERT_LT(cut_at + 1, depth[0]);
+    range = {pcs[0][cut_at] - 1, pcs[0][cut_at]};
+  }
+  EXPECT_EQ(result[1].stop, TableWalkStop::kStopFrame);
+  EXPECT_TRUE(result[1].complete());
+  ASSERT_EQ(depth[1], cut_at + 1);
+  for (int i = 0; i <= cut_at; ++i) EXPECT_EQ(pcs[1][i], pcs[0][i]) << i;
 }
 
 TEST(TableCaptureStack, StartsAtTheCallersReturnAddress) {

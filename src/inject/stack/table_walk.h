@@ -97,11 +97,12 @@ struct RuntimeRules {
 // WalkWithTables (table_unwinder.h) over any reader and any rules (RuntimeRules).
 // kFirstInterrupted: start.rip is the interrupted instruction itself (a sample), not a return
 // address, so its own row is looked up, not the one of the instruction before it; the later frames
-// are return addresses.
+// are return addresses. The walk ends (kStopFrame) after the first frame whose lookup address lies
+// in `stop_after`.
 template <bool kFirstInterrupted, class Stack, class Rules>
 __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
     Rules rules, FrameRegisters start, StackRange stack, const Stack& memory, uint64_t* pcs,
-    int max_depth, PcRuleCache* cache) {
+    int max_depth, PcRuleCache* cache, CodeRange stop_after = {}) {
   using table_walk_internal::InFrame;
   TableWalkResult result;
   FrameRegisters regs = start;
@@ -120,6 +121,10 @@ __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
     const bool interrupted = kFirstInterrupted && depth == 0;
     const uint64_t lookup = interrupted ? regs.rip : regs.rip - 1;
     pcs[depth++] = regs.rip;
+    if (stop_after.Contains(lookup)) {
+      stop = TableWalkStop::kStopFrame;
+      break;
+    }
     UnwindRule rule;
     // The cache is keyed by return address: an interrupted PC's rule is not cached.
     PcRuleCache::Entry* set = cache != nullptr && !interrupted ? cache->SetFor(regs.rip) : nullptr;
