@@ -49,8 +49,6 @@ class MappedFile {
 
 namespace {
 
-// DW_EH_PE_datarel | DW_EH_PE_sdata4: the header table as GNU ld and lld write it.
-constexpr uint8_t kHdrTableEncoding = 0x3b;
 // Unusable FDEs a lookup steps back over to the one before (as the whole table drops
 // them); past that the file is damaged and the address gets no rule.
 constexpr int kMaxSkippedFdes = 8;
@@ -144,14 +142,10 @@ void CompileImage(const uint8_t* image, size_t size, ModuleUnwindTable* table) {
   BuildModuleTable(table->start, table->end, rows, std::move(spans), table);  // or kTooLarge
 }
 
-// Whether the header's table can be searched in place: the encoding we read, and every
-// entry inside the header's bytes (CompileEhFrame reads the section front to back
-// otherwise).
+// Whether the header's table can be searched in place: what CompileEhFrame reads too (it
+// reads the section front to back otherwise), and few enough entries for 32-bit indexes.
 bool SearchableTable(const ImageEhFrame& at) {
-  const EhFrameHdr& parsed = at.parsed;
-  return parsed.table_encoding == kHdrTableEncoding && parsed.fde_count > 0 &&
-         parsed.fde_count <= UINT32_MAX && parsed.table_offset <= at.hdr.size &&
-         (at.hdr.size - parsed.table_offset) / 8 >= parsed.fde_count;
+  return HdrTableUsable(at.hdr, at.parsed) && at.parsed.fde_count <= UINT32_MAX;
 }
 
 // Our own vDSO's image: where it is and how long (up to the end of its last segment).
