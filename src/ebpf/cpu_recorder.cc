@@ -550,7 +550,7 @@ Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& outpu
       {StatId::cpu_stacks_unwind_fallback, s.table_fallbacks},
       {StatId::cpu_stacks_end_of_copy, s.table_end_of_copy},
       {StatId::cpu_stack_copy_failed, c[GP_COUNT_STACK_COPY_FAILED]},
-      {StatId::cpu_unwind_ns, s.unwind_ns + s.unwinder.build_ns()},
+      {StatId::cpu_unwind_ns, s.unwind_ns},  // the rules are compiled inside the walks
       {StatId::off_cpu_python_stacks, s.python_off_cpu_stacks},
   };
   for (const auto& [id, value] : stats) {
@@ -561,8 +561,9 @@ Status CpuRecorder::Finish(const CpuProfileCounters& c, const std::string& outpu
   totals_.threads = static_cast<uint32_t>(s.threads.size());
   totals_.unwound = s.table_unwound;
   totals_.unwind_tables = s.unwinder.tables_built();
-  totals_.unwind_tables_ns = s.unwinder.build_ns();
-  totals_.unwind_ns = s.unwind_ns;  // the walks (tables are built on their own thread)
+  totals_.unwind_fdes = s.unwinder.fdes_compiled();
+  totals_.unwind_tables_ns = s.unwinder.build_ns();  // part of unwind_ns
+  totals_.unwind_ns = s.unwind_ns;
   return s.writer->Close();
 }
 

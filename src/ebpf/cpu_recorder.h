@@ -39,10 +39,12 @@ struct CpuRecordingTotals {
   uint32_t processes = 0;
   uint32_t threads = 0;
   // Stack copies unwound with .eh_frame (sample_unwinder.h): how many, the time the walks
-  // took, and the tables built for them and the time that took (ns).
+  // took (ns), and of that time, the files indexed and FDEs compiled for them and what
+  // that and the lookups not cached took (ns).
   uint64_t unwound = 0;
   uint64_t unwind_ns = 0;
   uint64_t unwind_tables = 0;
+  uint64_t unwind_fdes = 0;
   uint64_t unwind_tables_ns = 0;
 };
 

@@ -3,59 +3,51 @@
 // the user stack (gp_user_stack_copy), and this walks the copy with the injection library's
 // table walk (src/inject/stack/table_walk.h), reading the copy where the stack was.
 //
-// Tables are built from the files on disk, lazily: a module's when a walk first needs it
-// (a PC in it), from its PT_GNU_EH_FRAME header and `.eh_frame` read out of the file, at the
-// file's own addresses; kept per file (path and build id), and shared by every process
-// that maps it, wherever: each process's walk subtracts the module's load bias before it
-// looks a PC up. (Per load address, every process of a program under ASLR would build
-// libc's table again: ~1 ms and a few hundred KB each, libtorch's ~0.3 s and tens of MB.)
-// The vDSO is in no file: its image is the same in every process of this kernel, so ours
-// is read (getauxval).
+// Rules come from the files on disk, lazily (file_unwind_rules.h): a file is indexed (mapped,
+// its program headers and `.eh_frame_hdr` read) the first time a walk needs a PC in it, and
+// each FDE compiled the first time a lookup lands in it, at the file's own addresses; kept
+// per file (path and build id), and shared by every process that maps it, wherever: each
+// process's walk subtracts the module's load bias before it looks a PC up. (Per load
+// address, every process of a program under ASLR would index and compile libc again.) The
+// vDSO is in no file: its image is the same in every process of this kernel, so ours is
+// read (getauxval).
 //
-// Tables are built on a thread of their own, never by the walk that needs them: the
-// caller is the draining thread, and libtorch's tables take tenths of a second to build
-// (0.6-0.75 s for a PyTorch process's libraries on the H100 host), during which the ring
-// buffer filled and samples were lost (640 at 99 Hz in the PyTorch inference check). A walk
-// that reaches a module whose table is not built yet stops (kPending) after asking for it.
+// Everything happens on the caller's thread (the draining one), inside the walk that needs
+// it: there is no builder thread any more. It existed because whole tables took tenths of
+// a second (0.6-1.1 s for a PyTorch process's libraries on the H100 host), during which
+// the ring buffer filled; indexing a file takes microseconds and a lookup that compiles its
+// FDE about one (bench/sample_unwinder_bench, on the 2-core development VM: 8-35 us to
+// index libc or libLLVM, 0.5-2.5 us per new address, 20-40 ns per address seen before), so
+// a walk never stops for want of rules, and no stack keeps its frame-pointer walk for that.
+// The few files whose header has no searchable table are compiled whole, inline too: GNU
+// ld and lld write that table (none of the 1,553 files with PT_GNU_EH_FRAME on the VM
+// lacks it), and a thread with its queue, pending state and retries for them alone would
+// cost more than it saves.
 //
-// A walk that cannot finish (a module without a table or with its table still being built,
-// a frame its rules cannot express, code made at run time) says so; the caller then keeps
-// the frame-pointer stack.
+// A walk that cannot finish (a module without rules, a frame its rules cannot express,
+// code made at run time) says so; the caller then keeps the frame-pointer stack.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "ebpf/cpu_profile_abi.h"
+#include "ebpf/file_unwind_rules.h"
 #include "ebpf/proc_maps.h"
 #include "inject/stack/table_unwinder.h"
 #include "inject/stack/table_walk.h"
-#include "inject/stack/unwind_table.h"
 
 namespace gpuperf::ebpf {
 
-// Builds the table of the ELF file at `path`, at the file's own virtual addresses (load
-// bias 0). Always returns a table; its status says whether it has rows. `image`, when
-// given, is the file's bytes already in memory (the vDSO).
-std::unique_ptr<ModuleUnwindTable> BuildFileUnwindTable(const std::string& path,
-                                                        const uint8_t* image = nullptr,
-                                                        size_t image_size = 0);
-
-// A module of one process: where it is mapped, its load bias, and its file's table.
+// A module of one process: where it is mapped, its load bias, and its file's rules.
 struct PlacedModule {
   uint64_t start = 0, end = 0, bias = 0;
-  const ModuleUnwindTable* table = nullptr;  // never null (a pending one until built)
+  FileUnwindRules* rules = nullptr;  // never null (indexed at its first lookup)
 };
 
 // The rules of one process's modules for the table walk (table_walk.h RuntimeRules): the
@@ -75,14 +67,13 @@ struct PlacedRules {
       *stop = TableWalkStop::kUnknownModule;
       return false;
     }
-    return RuntimeRules::FindInTable(*m->table, lookup - m->bias, rule, stop);
+    return m->rules->Find(lookup - m->bias, rule, stop);
   }
 };
 
 class SampleUnwinder {
  public:
-  SampleUnwinder() { pending_.status = ModuleTableStatus::kPending; }
-  ~SampleUnwinder();
+  SampleUnwinder() = default;
   SampleUnwinder(const SampleUnwinder&) = delete;
   SampleUnwinder& operator=(const SampleUnwinder&) = delete;
 
@@ -93,47 +84,27 @@ class SampleUnwinder {
 
   // Walks the sample's copy of its user stack, writing the PCs, innermost (the interrupted
   // instruction) first. A result that is complete() or stopped at kEndOfCopy is the stack;
-  // any other stop leaves it unfinished (kPending: a table it needs is being built). Never
-  // reads outside the copy, never waits.
+  // any other stop leaves it unfinished. Never reads outside the copy; indexes the files
+  // and compiles the FDEs it needs on the way.
   TableWalkResult Unwind(uint32_t pid, const gp_user_stack_copy& copy, uint64_t* pcs,
                          int max_depth);
 
-  // Waits until every table asked for is built (tests, and nothing else).
-  void WaitForTables();
-
-  uint64_t tables_built() const { return tables_built_.load(std::memory_order_relaxed); }
-  uint64_t build_ns() const { return build_ns_.load(std::memory_order_relaxed); }
+  // Files indexed (or compiled whole), FDEs compiled, and the time both and the lookups
+  // not cached took (ns): part of the time spent in Unwind.
+  uint64_t tables_built() const;
+  uint64_t fdes_compiled() const;
+  uint64_t build_ns() const;
 
  private:
   using FileKey = std::pair<std::string, std::string>;  // path, build id
-  // The file's table, or nullptr while it is being built (asked for at the first call).
-  const ModuleUnwindTable* TableFor(const MappedModule& module);
-  void BuildLoop();
-  struct Process;
-  // Asks for the tables of the modules the words of a stack copy point into.
-  void AskForCallers(Process& p, const uint8_t* bytes, size_t size);
+  // The file's rules, made (not indexed yet) at the first module that maps it.
+  FileUnwindRules* RulesFor(const MappedModule& module);
 
   struct Process {
-    std::vector<PlacedModule> placed;   // what the walk reads: pending tables until needed
-    std::vector<MappedModule> modules;  // parallel to placed
+    std::vector<PlacedModule> placed;
   };
-  // The caller's thread only.
   std::unordered_map<uint32_t, Process> processes_;
-  std::map<FileKey, std::unique_ptr<ModuleUnwindTable>> tables_;  // by file: every process
-  std::set<FileKey> asked_;
-  ModuleUnwindTable pending_;  // status kPending: shared by every module not built yet
-
-  // Between the caller and the builder thread (started at the first request).
-  std::mutex mutex_;
-  std::condition_variable wake_;  // the builder: a file to build, or stop
-  std::condition_variable idle_;  // WaitForTables: nothing queued or being built
-  std::deque<FileKey> queue_;
-  std::vector<std::pair<FileKey, std::unique_ptr<ModuleUnwindTable>>> built_;
-  bool building_ = false;
-  bool stop_ = false;
-  std::thread builder_;
-  std::atomic<uint64_t> tables_built_{0};
-  std::atomic<uint64_t> build_ns_{0};
+  std::map<FileKey, std::unique_ptr<FileUnwindRules>> files_;  // every process's
 };
 
 }  // namespace gpuperf::ebpf

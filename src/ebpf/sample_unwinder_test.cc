@@ -4,14 +4,22 @@
 // garbage must end without a fault.
 #include "ebpf/sample_unwinder.h"
 
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 namespace gpuperf::ebpf {
 namespace {
@@ -50,24 +58,13 @@ std::unique_ptr<SampleUnwinder> UnwinderOfThisProcess() {
   return unwinder;
 }
 
-// Unwinds as the recorder does, then again each time the walk stopped at a table it asked
-// for, once the unwinder's thread has built it.
-TableWalkResult UnwindBuilt(SampleUnwinder& unwinder, uint32_t pid, const gp_user_stack_copy& copy,
-                            uint64_t* pcs) {
-  TableWalkResult r = unwinder.Unwind(pid, copy, pcs, GP_MAX_STACK_DEPTH);
-  for (int i = 0; i < 64 && r.stop == TableWalkStop::kPending; ++i) {
-    unwinder.WaitForTables();
-    r = unwinder.Unwind(pid, copy, pcs, GP_MAX_STACK_DEPTH);
-  }
-  return r;
-}
-
 __attribute__((noinline)) TableWalkResult UnwindHere(SampleUnwinder& unwinder, uint64_t* pcs,
                                                      uint64_t* caller, uint64_t* here) {
   auto copy = std::make_unique<gp_user_stack_copy>();
   CopyOwnStack(copy.get(), caller);
   *here = copy->ip;
-  const TableWalkResult r = UnwindBuilt(unwinder, static_cast<uint32_t>(getpid()), *copy, pcs);
+  const TableWalkResult r =
+      unwinder.Unwind(static_cast<uint32_t>(getpid()), *copy, pcs, GP_MAX_STACK_DEPTH);
   asm volatile("" ::: "memory");  // keeps this frame (no tail call)
   return r;
 }
@@ -108,7 +105,7 @@ TEST(SampleUnwinder, ProcessesMappingAFileElsewhereShareItsTable) {
   uint64_t caller = 0;
   CopyOwnStack(copy.get(), &caller);
   uint64_t pcs[GP_MAX_STACK_DEPTH], moved_pcs[GP_MAX_STACK_DEPTH];
-  const TableWalkResult r = UnwindBuilt(*unwinder, pid, *copy, pcs);
+  const TableWalkResult r = unwinder->Unwind(pid, *copy, pcs, GP_MAX_STACK_DEPTH);
   ASSERT_GE(r.depth, 4);
   const uint64_t built = unwinder->tables_built();
   const size_t words = std::min<size_t>(copy->size, GP_STACK_COPY_BYTES) / 8;
@@ -123,24 +120,31 @@ TEST(SampleUnwinder, ProcessesMappingAFileElsewhereShareItsTable) {
   EXPECT_EQ(unwinder->tables_built(), built);
 }
 
-TEST(SampleUnwinder, AWalkNeverWaitsForATable) {
-  // The first walk of a fresh unwinder needs the table of this test's own file: it asks
-  // for it and stops (kPending) instead of building it; the table comes from the
-  // unwinder's thread, and the same copy then unwinds whole.
+TEST(SampleUnwinder, TheFirstWalkCompilesOnlyTheFdesOfItsFrames) {
+  // A fresh unwinder's first walk unwinds whole, without waiting for anything: it indexes
+  // the files it passes through and compiles one FDE per frame at most (the frames of one
+  // function share it). The same copy again indexes and compiles nothing more.
   auto unwinder = UnwinderOfThisProcess();
   auto copy = std::make_unique<gp_user_stack_copy>();
   uint64_t caller = 0;
   CopyOwnStack(copy.get(), &caller);
   uint64_t pcs[GP_MAX_STACK_DEPTH];
   const auto pid = static_cast<uint32_t>(getpid());
+  EXPECT_EQ(unwinder->tables_built(), 0u);
   const TableWalkResult first = unwinder->Unwind(pid, *copy, pcs, GP_MAX_STACK_DEPTH);
-  EXPECT_EQ(first.stop, TableWalkStop::kPending);
-  EXPECT_EQ(first.depth, 1);  // the interrupted instruction, in a module without its table
-  const TableWalkResult later = UnwindBuilt(*unwinder, pid, *copy, pcs);
-  EXPECT_TRUE(later.complete() || later.stop == TableWalkStop::kEndOfCopy)
-      << static_cast<int>(later.stop);
-  EXPECT_GE(later.depth, 4);
-  EXPECT_GE(unwinder->tables_built(), 1u);
+  EXPECT_TRUE(first.complete() || first.stop == TableWalkStop::kEndOfCopy)
+      << static_cast<int>(first.stop);
+  ASSERT_GE(first.depth, 4);
+  const uint64_t files = unwinder->tables_built(), fdes = unwinder->fdes_compiled();
+  EXPECT_GE(files, 1u);
+  EXPECT_LE(files, static_cast<uint64_t>(first.depth));
+  EXPECT_GE(fdes, 2u);
+  EXPECT_LE(fdes, static_cast<uint64_t>(first.depth));
+  EXPECT_GT(unwinder->build_ns(), 0u);
+  const TableWalkResult again = unwinder->Unwind(pid, *copy, pcs, GP_MAX_STACK_DEPTH);
+  EXPECT_EQ(again.depth, first.depth);
+  EXPECT_EQ(unwinder->tables_built(), files);
+  EXPECT_EQ(unwinder->fdes_compiled(), fdes);
 }
 
 TEST(SampleUnwinder, UnknownProcessesAndEmptyCopiesAreNotWalked) {
@@ -163,7 +167,7 @@ TEST(SampleUnwinder, GarbageCopiesEndWithoutAFault) {
   std::mt19937_64 random(3);
   uint64_t pcs[GP_MAX_STACK_DEPTH];
   const uint32_t pid = static_cast<uint32_t>(getpid());
-  UnwindBuilt(*unwinder, pid, *real, pcs);  // the tables of the real stack's modules, built
+  unwinder->Unwind(pid, *real, pcs, GP_MAX_STACK_DEPTH);  // the real stack's rules, compiled
   for (int round = 0; round < 3000; ++round) {
     std::memcpy(copy.get(), real.get(), sizeof(*copy));
     copy->size = static_cast<uint32_t>(random() % (GP_STACK_COPY_BYTES + 64));
@@ -187,6 +191,259 @@ TEST(SampleUnwinder, GarbageCopiesEndWithoutAFault) {
     if (round % 5 == 0) copy->sp = random();
     const TableWalkResult r = unwinder->Unwind(pid, *copy, pcs, GP_MAX_STACK_DEPTH);
     ASSERT_LE(r.depth, GP_MAX_STACK_DEPTH);
+  }
+}
+
+// --- The lazy rules of a file against its whole table (BuildFileUnwindTable). ---
+
+// Real files to compare: libc, libstdc++ and this test's own binary (those present).
+std::vector<std::string> RealFiles() {
+  std::vector<std::string> files;
+  for (const char* path :
+       {"/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib64/libstdc++.so.6"}) {
+    struct stat st;
+    if (stat(path, &st) == 0) files.push_back(path);
+  }
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) files.emplace_back(self, static_cast<size_t>(n));
+  return files;
+}
+
+// The whole table's answer at `address`, as a walk reads it: a rule, or none (kNoInfo or no
+// row at all: both end the walk with kNoRow).
+bool WholeRule(const ModuleUnwindTable& table, uint64_t address, UnwindRule* rule) {
+  TableWalkStop stop;
+  return RuntimeRules::FindInTable(table, address, rule, &stop) && rule->cfa != CfaKind::kNoInfo;
+}
+
+// Looks `address` up in both and says where they differ (empty: they agree).
+std::string Differs(const ModuleUnwindTable& whole, FileUnwindRules& lazy, uint64_t address) {
+  UnwindRule expected, got;
+  TableWalkStop stop = TableWalkStop::kMaxDepth;
+  const bool has_expected = WholeRule(whole, address, &expected);
+  const bool has_got = lazy.Find(address, &got, &stop);
+  if (has_expected == has_got && (!has_got || expected == got)) return "";
+  char line[160];
+  std::snprintf(line, sizeof(line), "at 0x%llx: whole %s cfa %d%+d, lazy %s cfa %d%+d (stop %d)",
+                static_cast<unsigned long long>(address), has_expected ? "rule" : "none",
+                static_cast<int>(expected.cfa), expected.cfa_offset, has_got ? "rule" : "none",
+                static_cast<int>(got.cfa), got.cfa_offset, static_cast<int>(stop));
+  return line;
+}
+
+TEST(FileUnwindRules, GiveTheWholeTablesRuleEverywhere) {
+  // Every row start of the whole table and the byte before it, and in every FDE the header
+  // lists: its first two bytes, a random one, and the last before the next FDE.
+  const std::vector<std::string> files = RealFiles();
+  ASSERT_GE(files.size(), 2u);
+  std::mt19937_64 random(7);
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    const std::unique_ptr<ModuleUnwindTable> whole = BuildFileUnwindTable(path);
+    ASSERT_EQ(whole->status, ModuleTableStatus::kOk);
+    FileUnwindRules lazy(path);
+    lazy.Index();
+    ASSERT_EQ(lazy.status(), ModuleTableStatus::kOk);
+    ASSERT_FALSE(lazy.compiled_whole());
+    std::vector<uint64_t> addresses;
+    for (uint32_t start : whole->row_starts) {
+      addresses.push_back(whole->start + start);
+      addresses.push_back(whole->start + start - 1);
+    }
+    for (size_t i = 0; i < lazy.fde_count(); ++i) {
+      const uint64_t begin = lazy.FdeInitialLocation(i);
+      const uint64_t next = i + 1 < lazy.fde_count() ? lazy.FdeInitialLocation(i + 1) : begin + 64;
+      addresses.push_back(begin);
+      addresses.push_back(begin + 1);
+      if (next > begin) {
+        addresses.push_back(begin + random() % (next - begin));
+        addresses.push_back(next - 1);
+      }
+    }
+    std::shuffle(addresses.begin(), addresses.end(), random);  // FDEs compiled in any order
+    int mismatches = 0;
+    for (uint64_t address : addresses) {
+      const std::string differs = Differs(*whole, lazy, address);
+      if (!differs.empty() && ++mismatches <= 5) ADD_FAILURE() << differs;
+    }
+    EXPECT_EQ(mismatches, 0) << "of " << addresses.size() << " addresses";
+    EXPECT_EQ(lazy.fdes_compiled(), lazy.fde_count());  // every FDE was looked into
+    std::printf("%s: %zu addresses, %llu FDEs, %zu rows agree\n", path.c_str(), addresses.size(),
+                static_cast<unsigned long long>(lazy.fde_count()), whole->row_starts.size());
+  }
+}
+
+TEST(FileUnwindRules, IndexingABigFileCompilesNoFdeUntilAsked) {
+  std::string path;
+  uint64_t largest = 0;
+  for (const std::string& candidate : RealFiles()) {
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) > largest) {
+      largest = static_cast<uint64_t>(st.st_size);
+      path = candidate;
+    }
+  }
+  ASSERT_FALSE(path.empty());
+  FileUnwindRules rules(path);
+  EXPECT_FALSE(rules.indexed());
+  rules.Index();
+  ASSERT_EQ(rules.status(), ModuleTableStatus::kOk);
+  EXPECT_FALSE(rules.compiled_whole());
+  EXPECT_GT(rules.fde_count(), 1000u) << path;
+  EXPECT_EQ(rules.fdes_compiled(), 0u);
+  const uint64_t middle = rules.FdeInitialLocation(rules.fde_count() / 2);
+  UnwindRule rule;
+  TableWalkStop stop;
+  EXPECT_TRUE(rules.Find(middle, &rule, &stop)) << static_cast<int>(stop);
+  EXPECT_EQ(rules.fdes_compiled(), 1u);
+  EXPECT_TRUE(rules.Find(middle, &rule, &stop));  // cached: nothing compiled again
+  EXPECT_TRUE(rules.Find(middle + 1, &rule, &stop) || stop == TableWalkStop::kNoRow);
+  EXPECT_EQ(rules.fdes_compiled(), 1u);
+}
+
+// A copy of libc's bytes, and where its `.eh_frame_hdr` lies in them.
+struct ImageCopy {
+  std::vector<uint8_t> bytes;
+  size_t hdr = 0, hdr_size = 0;
+  uint64_t hdr_address = 0;  // its virtual address; .eh_frame lies in the same segment
+};
+
+bool CopyWithHeader(const std::string& path, ImageCopy* out) {
+  std::ifstream in(path, std::ios::binary);
+  out->bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  Elf64_Ehdr eh;
+  if (out->bytes.size() < sizeof(eh)) return false;
+  std::memcpy(&eh, out->bytes.data(), sizeof(eh));
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, out->bytes.data() + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+    if (ph.p_type != PT_GNU_EH_FRAME) continue;
+    out->hdr = ph.p_offset;
+    out->hdr_size = ph.p_filesz;
+    out->hdr_address = ph.p_vaddr;
+    // version 1, eh_frame_ptr pcrel sdata4, fde_count udata4, table datarel sdata4
+    const uint8_t* h = out->bytes.data() + out->hdr;
+    return h[0] == 1 && h[1] == 0x1b && h[2] == 0x03 && h[3] == 0x3b && out->hdr_size > 12;
+  }
+  return false;
+}
+
+// Addresses across an image of `span` bytes: random ones, and in each FDE `fdes` lists
+// (an index of the undamaged file) its first byte and a random one.
+std::vector<uint64_t> AddressesToTry(FileUnwindRules& fdes, uint64_t span,
+                                     std::mt19937_64& random) {
+  std::vector<uint64_t> addresses;
+  for (int i = 0; i < 20000; ++i) addresses.push_back(random() % span);
+  fdes.Index();
+  for (size_t i = 0; i + 1 < fdes.fde_count(); ++i) {
+    const uint64_t begin = fdes.FdeInitialLocation(i), next = fdes.FdeInitialLocation(i + 1);
+    addresses.push_back(begin);
+    if (next > begin) addresses.push_back(begin + random() % (next - begin));
+  }
+  return addresses;
+}
+
+// Indexes the damaged image and looks every address up: none may crash, and each must get
+// the rule the whole compile of the same bytes gives. Returns how many found a rule.
+int ExpectSameAsWhole(const ImageCopy& image, const std::vector<uint64_t>& addresses,
+                      bool expect_whole) {
+  FileUnwindRules rules("damaged", image.bytes.data(), image.bytes.size());
+  rules.Index();
+  EXPECT_EQ(rules.compiled_whole(), expect_whole);
+  const std::unique_ptr<ModuleUnwindTable> whole =
+      BuildFileUnwindTable("damaged", image.bytes.data(), image.bytes.size());
+  int found = 0, mismatches = 0;
+  for (uint64_t address : addresses) {
+    const std::string differs = Differs(*whole, rules, address);
+    if (!differs.empty() && ++mismatches <= 5) ADD_FAILURE() << differs;
+    UnwindRule rule;
+    TableWalkStop stop;
+    found += rules.Find(address, &rule, &stop) ? 1 : 0;
+  }
+  EXPECT_EQ(mismatches, 0);
+  return found;
+}
+
+// Field `field` (0: initial location, 1: FDE address) of entry `i` of the header table.
+uint8_t* HdrField(ImageCopy* image, uint32_t i, int field) {
+  return image->bytes.data() + image->hdr + 12 + 8 * i + 4 * field;
+}
+void SetFdeAddress(ImageCopy* image, uint32_t i, int32_t value) {
+  std::memcpy(HdrField(image, i, 1), &value, sizeof(value));
+}
+
+// Makes entry `i` (> 0) begin halfway into the FDE before it, in the header only, and
+// unusable: its FDE address outside .eh_frame (`how` 0), or its FDE's own initial location
+// moved 2 GiB away, outside the file (`how` 1: a pcrel sdata4 field, as GNU ld writes).
+// The whole table leaves it out and keeps the FDE before it up to that one's end.
+void HideFdeOverTheOneBefore(ImageCopy* image, uint32_t i, int how) {
+  int32_t before, location, fde;
+  std::memcpy(&before, HdrField(image, i - 1, 0), 4);
+  std::memcpy(&location, HdrField(image, i, 0), 4);
+  std::memcpy(&fde, HdrField(image, i, 1), 4);
+  const int32_t halfway = before + (location - before) / 2;
+  std::memcpy(HdrField(image, i, 0), &halfway, 4);
+  if (how == 0) {
+    SetFdeAddress(image, i, INT32_MAX - 3);
+    return;
+  }
+  const size_t pc_begin = image->hdr + static_cast<size_t>(static_cast<int64_t>(fde)) + 8;
+  if (pc_begin + 4 > image->bytes.size()) return;
+  const int32_t far = INT32_MAX - 0x100;
+  std::memcpy(image->bytes.data() + pc_begin, &far, 4);
+}
+
+TEST(FileUnwindRules, ADamagedHeaderTableNeverCrashes) {
+  const std::string libc = RealFiles().front();
+  ImageCopy image;
+  ASSERT_TRUE(CopyWithHeader(libc, &image)) << libc;
+  std::mt19937_64 random(11);
+  FileUnwindRules undamaged(libc);
+  const std::vector<uint64_t> addresses = AddressesToTry(undamaged, image.bytes.size() * 2, random);
+  uint32_t count;
+  std::memcpy(&count, image.bytes.data() + image.hdr + 8, sizeof(count));
+  ASSERT_GT(count, 0u);
+  {
+    // Every FDE address outside .eh_frame, below and far above it: no rules.
+    ImageCopy damaged = image;
+    for (uint32_t i = 0; i < count; ++i) {
+      SetFdeAddress(&damaged, i, i % 2 == 0 ? INT32_MIN + static_cast<int32_t>(i) : INT32_MAX - 3);
+    }
+    EXPECT_EQ(ExpectSameAsWhole(damaged, addresses, false), 0);
+  }
+  {
+    // Every fifth FDE unusable, and listed as beginning inside the one before: the lookup
+    // steps back to that one, as the whole table keeps it.
+    ImageCopy damaged = image;
+    for (uint32_t i = 5; i < count; i += 5) HideFdeOverTheOneBefore(&damaged, i, (i / 5) % 2);
+    EXPECT_GT(ExpectSameAsWhole(damaged, addresses, false), 0);
+  }
+  {
+    // Random FDE addresses, some inside .eh_frame but not at an FDE: no crash.
+    ImageCopy damaged = image;
+    for (uint32_t i = 0; i < count; ++i) SetFdeAddress(&damaged, i, static_cast<int32_t>(random()));
+    FileUnwindRules rules("noise", damaged.bytes.data(), damaged.bytes.size());
+    for (uint64_t address : addresses) {
+      UnwindRule rule;
+      TableWalkStop stop;
+      rules.Find(address, &rule, &stop);
+    }
+  }
+  {
+    // A count larger than the header holds: the table is not read; the file is compiled
+    // whole (front to back), as BuildFileUnwindTable does.
+    ImageCopy damaged = image;
+    const auto too_many = static_cast<uint32_t>(damaged.hdr_size);
+    std::memcpy(damaged.bytes.data() + damaged.hdr + 8, &too_many, sizeof(too_many));
+    EXPECT_GT(ExpectSameAsWhole(damaged, addresses, true), 0);
+  }
+  {
+    // The file cut inside its header: no rules, never a crash.
+    ImageCopy damaged = image;
+    damaged.bytes.resize(damaged.hdr + 10);
+    EXPECT_EQ(ExpectSameAsWhole(damaged, addresses, false), 0);
   }
 }
 

@@ -8,8 +8,8 @@
 # table-unwound samples are counted; with GPUPERF_CPU_UNWIND=fp (frame pointers only, as
 # before) under 10% do, which shows the copies are what makes the difference. The same
 # chain on a 12 KiB stack with an unmapped page above it (a 16 KiB copy cannot be read
-# whole there) must be whole too. (Samples taken before the recorder's builder thread has
-# the tables, the first ~50 ms, keep frame-pointer stacks: hence not 100%.)
+# whole there) must be whole too. (Samples taken before the recorder has read the maps that
+# list the chain's libraries keep frame-pointer stacks: hence not 100%, though often it is.)
 # Needs root and BPF: skipped without.
 source "$(dirname "$0")/lib.sh"
 app=$GPUPERF_BINARY_DIR/tests/unwind_chain_spin
@@ -18,8 +18,7 @@ lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
 if [[ $(id -u) -ne 0 ]]; then echo "SKIP: the CPU profiler needs root here"; exit 77; fi
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 
-# record NAME [ENV...] [-- ARG]: records the program spinning for 3 s into $dir/NAME (the first
-# ~50-100 ms, before the tables are built, keep frame-pointer stacks).
+# record NAME [ENV...] [-- ARG]: records the program spinning for 3 s into $dir/NAME.
 record() {
   local name=$1 env=() arg=(); shift
   while (( $# > 0 )) && [[ $1 != -- ]]; do env+=("$1"); shift; done

@@ -160,10 +160,7 @@ void CompileOne(const EhFrameBytes& bytes, uint64_t offset, CieCache* cache,
 bool CompileFromHdrTable(const EhFrameBytes& eh_frame, const EhFrameBytes& hdr,
                          const EhFrameHdr& parsed, CieCache* cache, std::vector<CfiRow>* rows,
                          std::vector<FdeSpan>* spans, EhFrameStats* stats) {
-  if (parsed.table_encoding != kPeDatarelSdata4 || parsed.fde_count == 0) return false;
-  if (parsed.table_offset > hdr.size || (hdr.size - parsed.table_offset) / 8 < parsed.fde_count) {
-    return false;
-  }
+  if (!HdrTableUsable(hdr, parsed)) return false;
   stats->used_hdr_table = true;
   for (uint64_t i = 0; i < parsed.fde_count; ++i) {
     int32_t entry[2];  // initial location, FDE address; both relative to the header
@@ -210,6 +207,12 @@ bool ParseEhFrameHdr(const EhFrameBytes& hdr, EhFrameHdr* out) {
     out->table_offset = in.pos();
   }
   return true;
+}
+
+bool HdrTableUsable(const EhFrameBytes& hdr, const EhFrameHdr& parsed) {
+  return parsed.table_encoding == kPeDatarelSdata4 && parsed.fde_count > 0 &&
+         parsed.table_offset <= hdr.size &&
+         (hdr.size - parsed.table_offset) / 8 >= parsed.fde_count;
 }
 
 bool CompileFdeAt(const EhFrameBytes& eh_frame, uint64_t offset, std::vector<CfiRow>* rows,

@@ -94,6 +94,11 @@ struct EhFrameHdr {
 // Parses the header at `hdr`. False when it is not a version-1 header we can read.
 bool ParseEhFrameHdr(const EhFrameBytes& hdr, EhFrameHdr* out);
 
+// Whether the parsed header's sorted table can be read: the encoding GNU ld and lld write
+// (pairs of int32, initial location and FDE address, relative to the header), at least one
+// entry, and every entry inside the header's bytes.
+bool HdrTableUsable(const EhFrameBytes& hdr, const EhFrameHdr& parsed);
+
 // Compiles every FDE of `eh_frame` into `rows`/`spans` (appended; spans in the order
 // found). With a header whose table is usable, the FDEs are those it lists (what libunwind
 // looks up); otherwise the section is read front to back until its zero terminator or its
