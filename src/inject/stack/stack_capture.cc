@@ -369,8 +369,8 @@ StackId CaptureLaunchStack(StackSource* source) {
   }
   // Cut only where Python frames stand in for what is cut: a walk that found none (a
   // thread without a thread state, a refused or broken walk) keeps the whole native stack.
-  const bool cut = python_depth > 0 && !g_eval_loop.empty() &&
-                   !g_cut_paused.load(std::memory_order_relaxed);
+  const bool cut =
+      python_depth > 0 && !g_eval_loop.empty() && !g_cut_paused.load(std::memory_order_relaxed);
   int depth = UnwindNative(pcs, python_depth > 0, cut ? &g_eval_loop : nullptr, &how, &fp_id);
   if (fp_id != 0) {
     if (source != nullptr) *source = how;
