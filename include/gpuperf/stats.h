@@ -193,9 +193,7 @@ enum class StatSeverity : uint8_t {
     "time the recorder spent unwinding stack copies and building their tables (ns)")               \
   /* 110: Python frames in off-CPU stacks (docs/cpu-profiling.md) */                               \
   X(off_cpu_python_stacks, 110, kInfo,                                                             \
-    "distinct off-CPU stacks that carry the thread's Python frames")                               \
-  X(fp_walks_given_up, 111, kInfo,                                                                 \
-    "times a thread stopped trying frame-pointer stacks for 65,536 launches (9 in 10 failed)")
+    "distinct off-CPU stacks that carry the thread's Python frames")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

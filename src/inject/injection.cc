@@ -340,8 +340,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // Benchmark hook (launch_bound --ab gpuperf_bench_toggle, bench/python/decode_overhead.py's
 // in-process mode). 1 is the configured recording; 2 the same without Python frames; 3 the
 // same without stacks (launches linked, API records kept); 4 the same with whole native
-// stacks (GPUPERF_NATIVE_STACKS=full) where Python frames are taken; 5 the same with frame
-// pointers tried at every launch (no per-thread odds); 0 only what the CUPTI floor
+// stacks (GPUPERF_NATIVE_STACKS=full) where Python frames are taken; 0 only what the CUPTI floor
 // tracer does (kernel records); a negative value switches every activity kind and callback
 // off (CUPTI stays attached, doing nothing). One process can then time batches of work each
 // way in alternation, free of the differences between processes (docs/performance.md).
@@ -353,7 +352,6 @@ extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int 
   gpuperf::inject::PauseStacksForBench(on == 3);
   gpuperf::inject::PausePythonFramesForBench(on == 2);
   gpuperf::inject::PauseNativeCutForBench(on == 4);
-  gpuperf::inject::PauseFramePointerOddsForBench(on == 5);
 }
 
 // NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;

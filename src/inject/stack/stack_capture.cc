@@ -50,7 +50,6 @@
 #include "gpuperf/python_frame_word.h"
 #include "inject/log.h"
 #include "inject/python/python_frames.h"
-#include "inject/stack/frame_pointer_odds.h"
 #include "inject/stack/module_table.h"
 #include "inject/stack/stack_table.h"
 #include "inject/stack/table_builder.h"
@@ -87,11 +86,6 @@ std::atomic<bool> g_python_paused{false};
 CodeRange g_eval_loop;
 // Set by the benchmark hook (PauseNativeCutForBench) to time launches with whole stacks.
 std::atomic<bool> g_cut_paused{false};
-// Whether this thread's launches still try frame pointers first (frame_pointer_odds.h); only
-// where the tables stand behind them.
-thread_local FramePointerOdds t_fp_odds;
-// Set by the benchmark hook (PauseFramePointerOddsForBench): every launch tries them.
-std::atomic<bool> g_fp_odds_paused{false};
 
 bool IsThreadStartFrame(uint64_t pc) {
   return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
@@ -240,12 +234,8 @@ void CheckWithLibunwind(const uint64_t* pcs, int depth, StackSource source,
 int UnwindNative(uint64_t* pcs, bool need_pcs, const CodeRange* cut_after, StackSource* source,
                  StackId* fp_id) {
   int depth = -1;  // libunwind's trimmed depth, once it ran
-  FramePointerOdds* odds =
-      g_tables && !g_fp_odds_paused.load(std::memory_order_relaxed) ? &t_fp_odds : nullptr;
-  if (g_fp_table != nullptr && (odds == nullptr || odds->ShouldTry())) {
-    const StackId id = FromFramePointers(pcs, &depth, cut_after);
-    if (odds != nullptr && odds->Note(id != 0)) CountStat(StatId::fp_walks_given_up);
-    if (id != 0) {
+  if (g_fp_table != nullptr) {
+    if (StackId id = FromFramePointers(pcs, &depth, cut_after)) {
       *fp_id = id;
       *source = StackSource::kFramePointers;
       if (depth >= 0) return depth;  // just checked: libunwind's stack is in pcs
@@ -366,10 +356,6 @@ void PausePythonFramesForBench(bool paused) {
 
 void PauseNativeCutForBench(bool paused) {
   g_cut_paused.store(paused, std::memory_order_relaxed);
-}
-
-void PauseFramePointerOddsForBench(bool paused) {
-  g_fp_odds_paused.store(paused, std::memory_order_relaxed);
 }
 
 StackId CaptureLaunchStack(StackSource* source) {

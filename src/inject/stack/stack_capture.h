@@ -50,8 +50,6 @@ StackId CaptureLaunchStack(StackSource* source = nullptr);
 void PausePythonFramesForBench(bool paused);
 // ... and whole native stacks while paused, as with GPUPERF_NATIVE_STACKS=full.
 void PauseNativeCutForBench(bool paused);
-// ... and frame pointers tried at every launch while paused (frame_pointer_odds.h).
-void PauseFramePointerOddsForBench(bool paused);
 
 // Interns the one-word stack of a marker (gpuperf/stack_marker.h); 0 before InitStackCapture.
 StackId InternMarkerStack(uint64_t word);
