@@ -16,6 +16,9 @@
 //   sample_unwinder_bench [--lookups N,N,...] [--reps R] [FILE...]
 // Without files: libc, libstdc++ and the largest shared libraries under
 // /usr/lib/x86_64-linux-gnu (libLLVM, libclang, ... where installed).
+//   sample_unwinder_bench --verify FILE...
+// times nothing: checks each file's lazy rules against its whole table at every row start
+// and in every FDE (file_unwind_verify.h), one line per file; exit 1 on any difference.
 #include <benchmark/benchmark.h>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "ebpf/file_unwind_rules.h"
+#include "ebpf/file_unwind_verify.h"
 #include "inject/stack/table_walk.h"
 
 namespace {
@@ -209,14 +213,38 @@ void BenchFile(const std::string& path, const std::vector<size_t>& lookups, int 
   }
 }
 
+// --verify: one line per file; false when any file's rules differ or could not be built.
+bool VerifyFiles(const std::vector<std::string>& files) {
+  bool all_agree = true;
+  for (const std::string& path : files) {
+    const gpuperf::ebpf::FileRulesComparison c = gpuperf::ebpf::CompareFileRules(path, 7);
+    std::printf(
+        "verify %s: %s, %llu addresses, %llu FDEs (%llu compiled), %llu rows, %llu differ\n",
+        path.c_str(), c.agrees() ? "agree" : "DIFFER", static_cast<unsigned long long>(c.addresses),
+        static_cast<unsigned long long>(c.fdes), static_cast<unsigned long long>(c.fdes_compiled),
+        static_cast<unsigned long long>(c.rows), static_cast<unsigned long long>(c.mismatches));
+    if (!c.agrees()) {
+      std::printf("  whole %s, lazy %s%s\n", gpuperf::ModuleTableStatusName(c.whole_status),
+                  gpuperf::ModuleTableStatusName(c.lazy_status),
+                  c.lazy_compiled_whole ? " (compiled whole)" : "");
+    }
+    for (const std::string& line : c.first_mismatches) std::printf("  %s\n", line.c_str());
+    all_agree = all_agree && c.agrees();
+  }
+  return all_agree;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<size_t> lookups = {1000, 3000, 30000};
   int reps = 5;
+  bool verify = false;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--lookups") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--verify") == 0) {
+      verify = true;
+    } else if (std::strcmp(argv[i], "--lookups") == 0 && i + 1 < argc) {
       lookups = ParseList(argv[++i]);
     } else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
@@ -225,6 +253,7 @@ int main(int argc, char** argv) {
     }
   }
   if (files.empty()) files = DefaultFiles();
+  if (verify) return VerifyFiles(files) ? 0 : 1;
   for (const std::string& path : files) BenchFile(path, lookups, reps);
   return 0;
 }

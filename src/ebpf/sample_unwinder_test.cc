@@ -21,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "ebpf/file_unwind_rules.h"
+#include "ebpf/file_unwind_verify.h"
+
 namespace gpuperf::ebpf {
 namespace {
 
@@ -211,67 +214,26 @@ std::vector<std::string> RealFiles() {
   return files;
 }
 
-// The whole table's answer at `address`, as a walk reads it: a rule, or none (kNoInfo or no
-// row at all: both end the walk with kNoRow).
-bool WholeRule(const ModuleUnwindTable& table, uint64_t address, UnwindRule* rule) {
-  TableWalkStop stop;
-  return RuntimeRules::FindInTable(table, address, rule, &stop) && rule->cfa != CfaKind::kNoInfo;
-}
-
-// Looks `address` up in both and says where they differ (empty: they agree).
-std::string Differs(const ModuleUnwindTable& whole, FileUnwindRules& lazy, uint64_t address) {
-  UnwindRule expected, got;
-  TableWalkStop stop = TableWalkStop::kMaxDepth;
-  const bool has_expected = WholeRule(whole, address, &expected);
-  const bool has_got = lazy.Find(address, &got, &stop);
-  if (has_expected == has_got && (!has_got || expected == got)) return "";
-  char line[160];
-  std::snprintf(line, sizeof(line), "at 0x%llx: whole %s cfa %d%+d, lazy %s cfa %d%+d (stop %d)",
-                static_cast<unsigned long long>(address), has_expected ? "rule" : "none",
-                static_cast<int>(expected.cfa), expected.cfa_offset, has_got ? "rule" : "none",
-                static_cast<int>(got.cfa), got.cfa_offset, static_cast<int>(stop));
-  return line;
-}
-
 TEST(FileUnwindRules, GiveTheWholeTablesRuleEverywhere) {
   // Every row start of the whole table and the byte before it, and in every FDE the header
-  // lists: its first two bytes, a random one, and the last before the next FDE.
+  // lists: its first two bytes, a random one, and the last before the next FDE
+  // (file_unwind_verify.h).
   const std::vector<std::string> files = RealFiles();
   ASSERT_GE(files.size(), 2u);
-  std::mt19937_64 random(7);
   for (const std::string& path : files) {
     SCOPED_TRACE(path);
-    const std::unique_ptr<ModuleUnwindTable> whole = BuildFileUnwindTable(path);
-    ASSERT_EQ(whole->status, ModuleTableStatus::kOk);
-    FileUnwindRules lazy(path);
-    lazy.Index();
-    ASSERT_EQ(lazy.status(), ModuleTableStatus::kOk);
-    ASSERT_FALSE(lazy.compiled_whole());
-    std::vector<uint64_t> addresses;
-    for (uint32_t start : whole->row_starts) {
-      addresses.push_back(whole->start + start);
-      addresses.push_back(whole->start + start - 1);
-    }
-    for (size_t i = 0; i < lazy.fde_count(); ++i) {
-      const uint64_t begin = lazy.FdeInitialLocation(i);
-      const uint64_t next = i + 1 < lazy.fde_count() ? lazy.FdeInitialLocation(i + 1) : begin + 64;
-      addresses.push_back(begin);
-      addresses.push_back(begin + 1);
-      if (next > begin) {
-        addresses.push_back(begin + random() % (next - begin));
-        addresses.push_back(next - 1);
-      }
-    }
-    std::shuffle(addresses.begin(), addresses.end(), random);  // FDEs compiled in any order
-    int mismatches = 0;
-    for (uint64_t address : addresses) {
-      const std::string differs = Differs(*whole, lazy, address);
-      if (!differs.empty() && ++mismatches <= 5) ADD_FAILURE() << differs;
-    }
-    EXPECT_EQ(mismatches, 0) << "of " << addresses.size() << " addresses";
-    EXPECT_EQ(lazy.fdes_compiled(), lazy.fde_count());  // every FDE was looked into
-    std::printf("%s: %zu addresses, %llu FDEs, %zu rows agree\n", path.c_str(), addresses.size(),
-                static_cast<unsigned long long>(lazy.fde_count()), whole->row_starts.size());
+    const FileRulesComparison c = CompareFileRules(path, 7);
+    ASSERT_EQ(c.whole_status, ModuleTableStatus::kOk);
+    ASSERT_EQ(c.lazy_status, ModuleTableStatus::kOk);
+    ASSERT_FALSE(c.lazy_compiled_whole);
+    for (const std::string& line : c.first_mismatches) ADD_FAILURE() << line;
+    EXPECT_EQ(c.mismatches, 0u) << "of " << c.addresses << " addresses";
+    EXPECT_GT(c.addresses, 2 * c.rows);
+    EXPECT_EQ(c.fdes_compiled, c.fdes);  // every FDE was looked into
+    EXPECT_TRUE(c.agrees());
+    std::printf("%s: %llu addresses, %llu FDEs, %llu rows agree\n", path.c_str(),
+                static_cast<unsigned long long>(c.addresses),
+                static_cast<unsigned long long>(c.fdes), static_cast<unsigned long long>(c.rows));
   }
 }
 
@@ -356,7 +318,7 @@ int ExpectSameAsWhole(const ImageCopy& image, const std::vector<uint64_t>& addre
       BuildFileUnwindTable("damaged", image.bytes.data(), image.bytes.size());
   int found = 0, mismatches = 0;
   for (uint64_t address : addresses) {
-    const std::string differs = Differs(*whole, rules, address);
+    const std::string differs = RulesDiffer(*whole, rules, address);
     if (!differs.empty() && ++mismatches <= 5) ADD_FAILURE() << differs;
     UnwindRule rule;
     TableWalkStop stop;
