@@ -18,11 +18,12 @@
 // /usr/lib/x86_64-linux-gnu (libLLVM, libclang, ... where installed).
 //   sample_unwinder_bench --verify FILE...
 // times nothing: checks each file's lazy rules against its whole table at every row start
-// and in every FDE (file_unwind_verify.h), one line per file; exit 1 on any difference (a
-// file neither can read is reported, not a difference).
+// and in every FDE (file_unwind_verify.h), one line per file; exit 1 on any difference or a
+// file that cannot be read (one both sides find no rules in is reported, not a difference).
 #include <benchmark/benchmark.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -218,6 +219,11 @@ void BenchFile(const std::string& path, const std::vector<size_t>& lookups, int 
 bool VerifyFiles(const std::vector<std::string>& files) {
   bool all_agree = true;
   for (const std::string& path : files) {
+    if (access(path.c_str(), R_OK) != 0) {
+      std::printf("verify %s: cannot read the file\n", path.c_str());
+      all_agree = false;
+      continue;
+    }
     const gpuperf::ebpf::FileRulesComparison c = gpuperf::ebpf::CompareFileRules(path, 7);
     if (c.whole_status == c.lazy_status && c.whole_status != gpuperf::ModuleTableStatus::kOk) {
       // Nothing to compare, and the same answer: a walk stops at this file either way.
