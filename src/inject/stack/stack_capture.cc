@@ -139,11 +139,13 @@ int LibunwindTrimmed(uint64_t* pcs, const CodeRange* cut_after, bool request_tab
 
 // The stack from the .eh_frame tables, or -1 when the walk could not finish (`walk->stop`
 // says why). The walk starts in our own frames, which the tables cover like any other's;
-// it stops by itself at the frame to cut after, never walking the frames beyond.
+// it stops by itself at the frame to cut after, never walking the frames beyond, so its
+// stack needs no CutAfter (the walk and CutAfter test the same address, a return address
+// minus one).
 int TableTrimmed(uint64_t* pcs, TableWalkResult* walk, const CodeRange* cut_after) {
   const int raw = TableCaptureStack(pcs, RawDepth(), walk, cut_after);
   if (!walk->complete()) return -1;
-  return TrimAndCut(pcs, raw, cut_after);
+  return TrimAndCut(pcs, raw, nullptr);
 }
 
 bool StoppedForWantOfTables(TableWalkStop stop) {
