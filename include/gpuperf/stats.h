@@ -193,7 +193,14 @@ enum class StatSeverity : uint8_t {
     "time the recorder spent unwinding stack copies and building their tables (ns)")               \
   /* 110: Python frames in off-CPU stacks (docs/cpu-profiling.md) */                               \
   X(off_cpu_python_stacks, 110, kInfo,                                                             \
-    "distinct off-CPU stacks that carry the thread's Python frames")
+    "distinct off-CPU stacks that carry the thread's Python frames")                               \
+  X(stack_memo_hits, 111, kInfo,                                                                   \
+    "launch stacks reused from the thread's stack memo (same registers and stack words)")          \
+  X(stack_memo_entries, 112, kInfo, "launch stacks kept in the threads' stack memos")              \
+  X(stack_memo_checked, 113, kInfo,                                                                \
+    "stack memo hits unwound again and compared (GPUPERF_UNWIND_VERIFY=1)")                        \
+  X(stack_memo_disagreements, 114, kWarning,                                                       \
+    "stack memo hits whose stack differed from a fresh unwind (GPUPERF_UNWIND_VERIFY=1)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -35,6 +35,9 @@ struct Config {
   // Launch stacks with Python frames keep the native frames up to the innermost eval-loop
   // frame only (stack_capture.cc). GPUPERF_NATIVE_STACKS=full keeps them all.
   bool cut_native_at_python = true;
+  // Launch stacks repeated from the same registers and stack words are reused from a
+  // per-thread memo (stack/stack_memo.h). GPUPERF_STACK_MEMO=off unwinds every one.
+  bool stack_memo = true;
   // A live page for gpuperf top and serve (docs/live.md). GPUPERF_LIVE=off leaves it out;
   // GPUPERF_LIVE_DIR moves it.
   bool live_page = true;

@@ -251,6 +251,7 @@ void Initialize() {
     stacks.verify = r.config.unwind_verify;
     stacks.python = r.config.python_stacks;
     stacks.cut_at_python = r.config.cut_native_at_python;
+    stacks.memo = r.config.stack_memo;
     InitStackCapture(stacks);
   }
   WriterHooks hooks;
@@ -340,7 +341,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // Benchmark hook (launch_bound --ab gpuperf_bench_toggle, bench/python/decode_overhead.py's
 // in-process mode). 1 is the configured recording; 2 the same without Python frames; 3 the
 // same without stacks (launches linked, API records kept); 4 the same with whole native
-// stacks (GPUPERF_NATIVE_STACKS=full) where Python frames are taken; 0 only what the CUPTI floor
+// stacks (GPUPERF_NATIVE_STACKS=full) where Python frames are taken; 5 the same with every
+// stack unwound (GPUPERF_STACK_MEMO=off); 0 only what the CUPTI floor
 // tracer does (kernel records); a negative value switches every activity kind and callback
 // off (CUPTI stays attached, doing nothing). One process can then time batches of work each
 // way in alternation, free of the differences between processes (docs/performance.md).
@@ -352,6 +354,7 @@ extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int 
   gpuperf::inject::PauseStacksForBench(on == 3);
   gpuperf::inject::PausePythonFramesForBench(on == 2);
   gpuperf::inject::PauseNativeCutForBench(on == 4);
+  gpuperf::inject::PauseStackMemoForBench(on == 5);
 }
 
 // NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;

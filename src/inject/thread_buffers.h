@@ -51,13 +51,15 @@ enum ThreadStat : size_t {
   kApiCalls,
   kTableStacks,
   kLaunchesUnsampled,
+  kMemoStacks,
   kThreadStatCount
 };
 // The trace's stat of each ThreadStat.
 inline constexpr StatId kThreadStats[kThreadStatCount] = {
     StatId::callbacks,      StatId::callback_ns,
     StatId::stacks_unwound, StatId::api_calls_from_callbacks,
-    StatId::table_stacks,   StatId::launch_stacks_unsampled};
+    StatId::table_stacks,   StatId::launch_stacks_unsampled,
+    StatId::stack_memo_hits};
 
 struct ThreadBuffers {
   std::atomic<RecordChunk<LaunchLinkRecord>*> links{nullptr};

@@ -6,7 +6,10 @@
 # lines, directly above the extension's native frame, and none of the interpreter's frames
 # unless --python-internals asks for them. The native stack ends at the innermost eval-loop
 # frame unless --full-native-stacks keeps it whole. Threads without Python get native frames only;
-# a thread named like PyTorch's autograd workers gets the [autograd backward] root.
+# a thread named like PyTorch's autograd workers gets the [autograd backward] root. Launches
+# repeated from two lines through the same native frames (launch_memo.py) keep their own
+# lines when the thread's stack memo answers them, and the memo's answers equal a fresh
+# unwind's in verify mode.
 #
 # usage: launch_stacks_test.sh PYTHON EXTENSION_DIR
 source "$GPUPERF_SOURCE_DIR/tests/e2e/lib.sh"
@@ -113,6 +116,30 @@ ok = any(sys.argv[2] in s and sys.argv[3] in s and s.index(sys.argv[2]) < s.inde
 print("timeline stacks:", stacks[:1])
 sys.exit(0 if ok else 1)
 EOF
+
+# --- the stack memo: two lines, the same native frames; each kernel keeps its own line ---
+memo_script=$SRC/tests/python/launch_memo.py
+memo_line() { echo "launch ($(basename "$memo_script"):$(grep -n "# line:$1\$" "$memo_script" | cut -d: -f1))"; }
+for verify in 0 1; do
+  GPUPERF_UNWIND_VERIFY=$verify "$GPUPERF" record -o "$dir/memo$verify" --inject-lib "$lib" -- \
+    "$python" "$memo_script" "$ext" > "$dir/memo$verify.out" 2>&1 || fail "record launch_memo.py (verify $verify)"
+  "$GPUPERF" flamegraph --folded -o "$dir/memo$verify.folded" "$dir/memo$verify" 2>/dev/null ||
+    fail "flamegraph (memo, verify $verify)"
+  for kernel in even odd; do
+    # One stack for all of a kernel's launches, with its own line.
+    stacks=$(grep -c "\[GPU0\] $kernel " "$dir/memo$verify.folded")
+    line=$(grep "\[GPU0\] $kernel " "$dir/memo$verify.folded")
+    [[ $stacks -eq 1 && $line == *"$(memo_line "$kernel");"* ]] ||
+      fail "memo (verify $verify): $kernel launches under $stacks stacks: $line"
+  done
+done
+hits=$(stat_value "$dir/memo0" stack_memo_hits)
+launches=$(grep -o '[0-9]* launches' "$dir/memo0.out" | cut -d' ' -f1)
+[[ ${hits:-0} -gt 0 ]] || fail "stack memo: no hit in ${launches:-?} launches"
+echo "stack memo: ${hits:-0} hits in ${launches:-?} launches, $(stat_value "$dir/memo0" stack_memo_entries) entries"
+checked=$(stat_value "$dir/memo1" stack_memo_checked)
+[[ ${checked:-0} -gt 0 && -z $(stat_value "$dir/memo1" stack_memo_disagreements) ]] ||
+  fail "stack memo, verify mode: ${checked:-0} hits checked, $(stat_value "$dir/memo1" stack_memo_disagreements) differ"
 
 # --- --no-python-stacks: native frames, interpreter included, no Python records ---
 "$GPUPERF" record -o "$dir/off" --no-python-stacks --inject-lib "$lib" -- "$python" "$script" "$ext" \

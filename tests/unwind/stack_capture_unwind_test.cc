@@ -3,7 +3,8 @@
 // its tables are built in the background, and every one equals libunwind's stack on every
 // frame, whether libunwind checks it (verify mode: no disagreement) or takes the same stack
 // itself (the same interned stack id). A frame the tables cannot follow, or a library loaded
-// later, falls back to libunwind, counted. The capture code is in
+// later, falls back to libunwind, counted. Launches repeated from the same place reuse
+// their stack from the thread's memo (stack_memo.h), and only then. The capture code is in
 // libgpuperf_inject_unwind_test.so, whose frames are trimmed as the injection library's are.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -228,6 +229,153 @@ TEST(StackCaptureUnwind, ALibraryLoadedLaterGetsItsTable) {
   EXPECT_EQ(c.ids[0], c.ids[1]);
   EXPECT_EQ(FramesOf(c.ids[0]), ExpectedChainFrames(4));
   EXPECT_EQ(GetStat(StatId::unwind_disagreements), 0u);
+}
+
+// --- The stack memo (stack_memo.h) ---------------------------------------------------------
+
+// Captures repeated at the bottom of the chain under the settings in force, from one or two
+// call sites at the same depth; then, with `reference`, the same sites' stacks from
+// libunwind alone (the memo is off without the tables), through the same calls.
+struct MemoCaptures {
+  int repeats = 4;
+  bool two_sites = false;  // alternate SiteA and SiteB
+  bool reference = true;
+  std::vector<StackId> ids;
+  std::vector<bool> hits;
+  std::vector<StackSource> sources;
+  std::vector<StackId> reference_ids;    // SiteA's, then SiteB's
+  const volatile int* mark_a = nullptr;  // where each site's frame lies
+  const volatile int* mark_b = nullptr;
+};
+
+__attribute__((noinline)) StackId CaptureWithMemo(StackSource* source, bool* hit) {
+  const StackId id = CaptureLaunchStack(source, hit);
+  asm volatile("" ::: "memory");  // no tail call
+  return id;
+}
+
+// Two callers with the same frame: the capture runs at the same stack pointer under either,
+// and only the return address into each tells them apart.
+__attribute__((noinline, noipa)) StackId SiteA(StackSource* source, bool* hit,
+                                               const volatile int** mark) {
+  volatile int here = 1;
+  *mark = &here;
+  return CaptureWithMemo(source, hit) + static_cast<StackId>(here - 1);
+}
+__attribute__((noinline, noipa)) StackId SiteB(StackSource* source, bool* hit,
+                                               const volatile int** mark) {
+  volatile int here = 2;
+  *mark = &here;
+  return CaptureWithMemo(source, hit) + static_cast<StackId>(here - 2);
+}
+
+int MemoLeaf(void* arg) {
+  auto* c = static_cast<MemoCaptures*>(arg);
+  const int references = c->reference ? (c->two_sites ? 2 : 1) : 0;
+  for (int i = 0; i < c->repeats + references; ++i) {
+    if (i == c->repeats) InitStackCapture(Options(UnwindMode::kLibunwind, false));
+    StackSource source = StackSource::kNone;
+    bool hit = false;
+    const bool b = c->two_sites && (i - (i >= c->repeats ? c->repeats : 0)) % 2 == 1;
+    const StackId id = b ? SiteB(&source, &hit, &c->mark_b) : SiteA(&source, &hit, &c->mark_a);
+    if (i >= c->repeats) {
+      c->reference_ids.push_back(id);
+      continue;
+    }
+    c->ids.push_back(id);
+    c->hits.push_back(hit);
+    c->sources.push_back(source);
+  }
+  return 1;
+}
+
+MemoCaptures RunMemoChain(int levels, ChainEntry entry, int repeats, bool two_sites = false,
+                          bool reference = true) {
+  MemoCaptures captures;
+  captures.repeats = repeats;
+  captures.two_sites = two_sites;
+  captures.reference = reference;
+  chain_nofp::ChainContext context;
+  context.leaf = MemoLeaf;
+  context.arg = &captures;
+  context.realign = entry == ChainEntry::kRealigned;
+  chain_nofp::Run(levels, &context);
+  return captures;
+}
+
+TEST(StackMemo, RepeatedLaunchesReuseTheStackOnEveryKindOfFrame) {
+  ASSERT_GE(WarmUpTables(), 0);
+  for (ChainEntry entry : {ChainEntry::kPlain, ChainEntry::kRealigned}) {
+    for (int levels = 0; levels < 17; ++levels) {
+      SCOPED_TRACE("levels " + std::to_string(levels) +
+                   (entry == ChainEntry::kRealigned ? ", realigned" : ""));
+      InitStackCapture(Options(UnwindMode::kTable, false));
+      const uint64_t entries_before = GetStat(StatId::stack_memo_entries);
+      const MemoCaptures c = RunMemoChain(levels, entry, 3);
+      EXPECT_EQ(c.sources, std::vector<StackSource>(3, StackSource::kTable));
+      EXPECT_EQ(c.hits, (std::vector<bool>{false, true, true}));
+      EXPECT_EQ(GetStat(StatId::stack_memo_entries), entries_before + 1);
+      ASSERT_NE(c.ids[0], 0u);
+      EXPECT_EQ(c.ids[1], c.ids[0]);
+      EXPECT_EQ(c.ids[2], c.ids[0]);
+      EXPECT_EQ(c.reference_ids, std::vector<StackId>{c.ids[0]});
+      EXPECT_EQ(FramesOf(c.ids[0]), ExpectedChainFrames(levels, entry));
+    }
+  }
+}
+
+TEST(StackMemo, AnotherCallerAtTheSameDepthIsNotAHit) {
+  ASSERT_GE(WarmUpTables(), 0);
+  InitStackCapture(Options(UnwindMode::kTable, false));
+  const MemoCaptures c = RunMemoChain(5, ChainEntry::kPlain, 6, /*two_sites=*/true);
+  // The same stack pointer under both callers: the memo's key matches, its words do not.
+  ASSERT_EQ(c.mark_a, c.mark_b) << "the two sites' frames differ; the test needs them alike";
+  EXPECT_EQ(c.hits, (std::vector<bool>{false, false, true, true, true, true}));
+  EXPECT_NE(c.ids[0], c.ids[1]);
+  for (int i = 2; i < 6; ++i) EXPECT_EQ(c.ids[i], c.ids[i & 1]) << i;
+  EXPECT_EQ(c.reference_ids, (std::vector<StackId>{c.ids[0], c.ids[1]}));
+}
+
+TEST(StackMemo, VerifyModeUnwindsEveryHitAgain) {
+  ASSERT_GE(WarmUpTables(), 0);
+  InitStackCapture(Options(UnwindMode::kTable, true));
+  const uint64_t checked = GetStat(StatId::stack_memo_checked);
+  const MemoCaptures c = RunMemoChain(9, ChainEntry::kPlain, 4, false, false);
+  EXPECT_EQ(c.hits, std::vector<bool>(4, false));  // each stack came from the unwinders
+  EXPECT_EQ(GetStat(StatId::stack_memo_checked), checked + 3);
+  EXPECT_EQ(GetStat(StatId::stack_memo_disagreements), 0u);
+  EXPECT_EQ(c.ids, std::vector<StackId>(4, c.ids[0]));
+}
+
+TEST(StackMemo, ANewSettingOrAnotherThreadStartsEmpty) {
+  ASSERT_GE(WarmUpTables(), 0);
+  // Twice through the same calls, each after (re)initializing: e.g. another depth, forget.
+  MemoCaptures rounds[2];
+  for (MemoCaptures& round : rounds) {
+    InitStackCapture(Options(UnwindMode::kTable, false));
+    round = RunMemoChain(4, ChainEntry::kPlain, 2, false, false);
+  }
+  for (const MemoCaptures& round : rounds) {
+    EXPECT_EQ(round.hits, (std::vector<bool>{false, true}));
+  }
+  EXPECT_EQ(rounds[1].ids[0], rounds[0].ids[0]);
+  MemoCaptures threaded;
+  std::thread([&] {
+    // The thread's start code may need its tables first (see DeepStacksAndOtherThreads).
+    EXPECT_GE(CapturesUntilTablesAreReady(
+                  [] { return RunMemoChain(4, ChainEntry::kPlain, 1, false, false).sources[0]; }),
+              0);
+    threaded = RunMemoChain(4, ChainEntry::kPlain, 2, false, false);
+  }).join();
+  EXPECT_EQ(threaded.hits, (std::vector<bool>{false, true}));
+  // Off, every launch is unwound: the same stacks, from the tables each time.
+  StackCaptureOptions off = Options(UnwindMode::kTable, false);
+  off.memo = false;
+  InitStackCapture(off);
+  const MemoCaptures unmemoized = RunMemoChain(4, ChainEntry::kPlain, 3);
+  EXPECT_EQ(unmemoized.hits, std::vector<bool>(3, false));
+  EXPECT_EQ(unmemoized.sources, std::vector<StackSource>(3, StackSource::kTable));
+  EXPECT_EQ(unmemoized.ids, std::vector<StackId>(3, unmemoized.reference_ids[0]));
 }
 
 }  // namespace

@@ -202,9 +202,11 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
       CountThreadStat(buffers, kLaunchesUnsampled);
     } else {
       StackSource source = StackSource::kNone;
-      state.outer_stack = CaptureLaunchStack(&source);
+      bool memo_hit = false;
+      state.outer_stack = CaptureLaunchStack(&source, &memo_hit);
       CountThreadStat(buffers, kStacksUnwound);
       if (source == StackSource::kTable) CountThreadStat(buffers, kTableStacks);
+      if (memo_hit) CountThreadStat(buffers, kMemoStacks);
     }
   }
   AppendLink(buffers, LaunchLinkRecord{recorder.pid, buffers.tid, data->correlationId,

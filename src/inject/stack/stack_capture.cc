@@ -23,6 +23,12 @@
 //
 // 3. libunwind, which handles everything else.
 //
+// Before all three: the thread's stack memo (stack_memo.h). A launch repeated from the same
+// place, with the same registers at the capture, the same stack words where the table walk
+// read them and the same Python frames, gets the stack id the tables gave the first time,
+// without unwinding or interning. Only table-walked stacks are memoized: frame-pointer
+// stacks cost little already, and libunwind's cannot be checked this way.
+//
 // Python: the calling thread's CPython frames are walked (inject/python, no GIL, no Python
 // calls) and appended to the native PCs as tagged words (gpuperf/python_frame_word.h)
 // before interning, so one stack id names both. Only the native part is ever compared with
@@ -51,6 +57,7 @@
 #include "inject/log.h"
 #include "inject/python/python_frames.h"
 #include "inject/stack/module_table.h"
+#include "inject/stack/stack_memo.h"
 #include "inject/stack/stack_table.h"
 #include "inject/stack/table_builder.h"
 #include "inject/stack/table_unwinder.h"
@@ -86,6 +93,9 @@ std::atomic<bool> g_python_paused{false};
 CodeRange g_eval_loop;
 // Set by the benchmark hook (PauseNativeCutForBench) to time launches with whole stacks.
 std::atomic<bool> g_cut_paused{false};
+// The launch-stack memo (stack_memo.h): with the tables, unless GPUPERF_STACK_MEMO=off.
+bool g_memo = false;
+std::atomic<bool> g_memo_paused{false};  // PauseStackMemoForBench
 
 bool IsThreadStartFrame(uint64_t pc) {
   return g_libc.Skips(pc) || (pc > g_entry && pc - g_entry < 64);
@@ -294,6 +304,21 @@ void TableCompiled(const ModuleUnwindTable& table, uint64_t ns) {
              static_cast<double>(ns) / 1e6);
 }
 
+// Keeps a table-walked launch stack in the thread's memo (stack_memo.h): walks once more
+// from the memo's key, recording the words the walk depends on, and keeps the entry only if
+// that walk gives the same native frames (the capture's own frames trimmed) as `native`.
+void Memoize(const StackMemoKey& key, const uint64_t* native, int depth, StackId id) {
+  uint64_t raw[kMaxRawDepth];
+  int raw_depth = RecordMemoWalk(key, raw, RawDepth(), key.cut ? &g_eval_loop : nullptr);
+  if (raw_depth < 0) return;
+  raw_depth = TrimAndCut(raw, raw_depth, nullptr);
+  if (raw_depth == depth &&
+      std::memcmp(raw, native, sizeof(uint64_t) * static_cast<size_t>(depth)) == 0) {
+    CommitMemoizedStack(id);
+    CountStat(StatId::stack_memo_entries);
+  }
+}
+
 }  // namespace
 
 void InitStackCapture(const StackCaptureOptions& options) {
@@ -335,6 +360,8 @@ void InitStackCapture(const StackCaptureOptions& options) {
     if (fp_table.ok() && g_fp_verdicts != nullptr) g_fp_table = &fp_table;
   }
   g_tables = WalksTables(options.unwind) && StartTableBuilder(TableCompiled);
+  g_memo = g_tables && options.memo;
+  InvalidateStackMemos();  // the depth, the unwinders or the Python settings may differ now
 }
 
 void InitStackCapture(uint32_t max_depth, bool frame_pointers, bool python) {
@@ -360,7 +387,16 @@ void PauseNativeCutForBench(bool paused) {
   g_cut_paused.store(paused, std::memory_order_relaxed);
 }
 
-StackId CaptureLaunchStack(StackSource* source) {
+void PauseStackMemoForBench(bool paused) {
+  g_memo_paused.store(paused, std::memory_order_relaxed);
+}
+
+// Not inlined: the memo's key is the registers at one fixed call in this function, and a
+// walk from there must pass through the same frames each time.
+__attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* memo_hit) {
+  StackMemoKey key;
+  const bool memo = g_memo && !g_memo_paused.load(std::memory_order_relaxed);
+  if (memo) gpuperf_caller_registers(&key.at);
   uint64_t pcs[kMaxRawDepth + kMaxPythonFrames];
   StackSource how = StackSource::kNone;
   StackId fp_id = 0;
@@ -373,6 +409,15 @@ StackId CaptureLaunchStack(StackSource* source) {
   // thread without a thread state, a refused or broken walk) keeps the whole native stack.
   const bool cut =
       python_depth > 0 && !g_eval_loop.empty() && !g_cut_paused.load(std::memory_order_relaxed);
+  key.python = python;
+  key.python_depth = python_depth;
+  key.cut = cut;
+  StackId memoized = memo ? FindMemoizedStack(key) : 0;
+  if (memoized != 0 && !g_verify) {
+    if (source != nullptr) *source = StackSource::kTable;  // only table stacks are memoized
+    if (memo_hit != nullptr) *memo_hit = true;
+    return memoized;
+  }
   int depth = UnwindNative(pcs, python_depth > 0, cut ? &g_eval_loop : nullptr, &how, &fp_id);
   if (fp_id != 0) {
     if (source != nullptr) *source = how;
@@ -387,7 +432,14 @@ StackId CaptureLaunchStack(StackSource* source) {
   }
   if (source != nullptr) *source = how;
   std::memcpy(pcs + depth, python, sizeof(uint64_t) * static_cast<size_t>(python_depth));
-  return Intern(pcs, depth + python_depth);
+  const StackId id = Intern(pcs, depth + python_depth);
+  if (memoized != 0) {  // verify mode: the memo's answer against the unwinders'
+    CountStat(StatId::stack_memo_checked);
+    if (memoized != id) CountStat(StatId::stack_memo_disagreements);
+  } else if (memo && how == StackSource::kTable && id != 0) {
+    Memoize(key, pcs, depth, id);
+  }
+  return id;
 }
 
 StackId InternMarkerStack(uint64_t word) {

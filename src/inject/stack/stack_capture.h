@@ -23,6 +23,9 @@ struct StackCaptureOptions {
   // Where a launch has Python frames, keep only the native frames up to the innermost
   // eval-loop frame (stack_capture.cc); false (GPUPERF_NATIVE_STACKS=full) keeps them all.
   bool cut_at_python = true;
+  // Reuse the stack of an earlier launch from the same registers and stack words without
+  // unwinding (stack_memo.h); only with the .eh_frame tables. GPUPERF_STACK_MEMO=off: never.
+  bool memo = true;
 };
 
 // Loads the unwinder, starts the table builder (table_builder.h) when the mode walks tables,
@@ -42,14 +45,17 @@ enum class StackSource : uint8_t {
 
 // Unwinds the calling thread and returns its interned stack (native PCs, then Python
 // frames as tagged words), or 0 (counted) on failure. `*source`, when given, says which
-// unwinder it came from.
-StackId CaptureLaunchStack(StackSource* source = nullptr);
+// unwinder it came from; `*memo_hit`, when given, is set when the thread's stack memo gave
+// it (no unwinding; its source is the tables, which gave it first).
+StackId CaptureLaunchStack(StackSource* source = nullptr, bool* memo_hit = nullptr);
 
 // The benchmark hook's switch (gpuperf_bench_toggle): launches take native frames only while
 // paused.
 void PausePythonFramesForBench(bool paused);
 // ... and whole native stacks while paused, as with GPUPERF_NATIVE_STACKS=full.
 void PauseNativeCutForBench(bool paused);
+// ... and every stack unwound (no memo) while paused, as with GPUPERF_STACK_MEMO=off.
+void PauseStackMemoForBench(bool paused);
 
 // Interns the one-word stack of a marker (gpuperf/stack_marker.h); 0 before InitStackCapture.
 StackId InternMarkerStack(uint64_t word);

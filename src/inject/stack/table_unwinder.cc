@@ -75,6 +75,16 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
                                     max_depth, cache, stop_after);
 }
 
+PcRuleCache* ThreadRuleCache(const UnwindSnapshot* snapshot) {
+  if (!g_use_rule_cache.load(std::memory_order_relaxed)) return nullptr;
+  PcRuleCache* cache = &t_state.rules;
+  if (cache->snapshot != snapshot) {
+    std::memset(static_cast<void*>(cache->entries), 0, sizeof(cache->entries));
+    cache->snapshot = snapshot;
+  }
+  return cache;
+}
+
 // Called by the assembly entry below with the caller's registers as they were at the call.
 extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_from(
     uint64_t* pcs, int max_depth, TableWalkResult* result, const CodeRange* stop_after,
@@ -88,7 +98,6 @@ extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_fr
     out.stop = max_depth <= 0 ? TableWalkStop::kMaxDepth : TableWalkStop::kNoTables;
     return 0;
   }
-  ThreadState& state = t_state;
   StackRange stack;
   uintptr_t stack_low = 0, stack_high = 0;
   if (!ThreadStackBounds(&stack_low, &stack_high)) {
@@ -97,15 +106,7 @@ extern "C" __attribute__((visibility("hidden"), used)) int gpuperf_table_walk_fr
   }
   stack.low = stack_low;
   stack.high = stack_high;
-  PcRuleCache* cache = nullptr;
-  if (g_use_rule_cache.load(std::memory_order_relaxed)) {
-    cache = &state.rules;
-    if (cache->snapshot != snapshot) {
-      std::memset(static_cast<void*>(cache->entries), 0, sizeof(cache->entries));
-      cache->snapshot = snapshot;
-    }
-  }
-  out = WalkWithTables(*snapshot, {rip, rsp, rbp}, stack, pcs, max_depth, cache,
+  out = WalkWithTables(*snapshot, {rip, rsp, rbp}, stack, pcs, max_depth, ThreadRuleCache(snapshot),
                        stop_after != nullptr ? *stop_after : CodeRange{});
   return out.depth;
 }

@@ -147,6 +147,10 @@ TableWalkResult WalkWithTables(const UnwindSnapshot& snapshot, FrameRegisters st
 // tests of the uncached lookup.
 void UseTableRuleCache(bool use);
 
+// The calling thread's PcRuleCache for `snapshot` (emptied when it held another's), or null
+// while the cache is off. For another walk of the thread's own stack (stack_memo.h).
+PcRuleCache* ThreadRuleCache(const UnwindSnapshot* snapshot);
+
 // Default visibility, so that a test library can offer it to benchmarks; the injection
 // library's version script keeps it local.
 extern "C" int gpuperf_table_capture_stack(uint64_t* pcs, int max_depth, TableWalkResult* result,

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "inject/stack/eh_frame_test_util.h"
 #include "inject/stack/table_walk.h"
@@ -77,6 +79,51 @@ TEST(WalkWithTables, FollowsRspAndRbpRulesToTheOutermostFrame) {
   EXPECT_EQ(r.at_stop.rbp, 0x1234u);
   // Cut at the depth asked for.
   EXPECT_EQ(s.Walk({kModule + 0x20, s.At(0), 0xdead}, pcs, 2).stop, TableWalkStop::kMaxDepth);
+}
+
+// What the walk tells an observer (the stack memo's recorder, stack_memo.h): every word it
+// read, in order, which of them became RBP, and when a rule used the RBP it had.
+struct LoggingObserver {
+  std::vector<std::string> events;
+  uint64_t base = 0;
+  void Loaded(uint64_t address, uint64_t value, bool rbp) {
+    events.push_back((rbp ? "rbp@" : "word@") + std::to_string((address - base) / 8) + "=" +
+                     std::to_string(value & 0xfff));
+  }
+  void UsedRbp() { events.push_back("used rbp"); }
+};
+
+TEST(WalkWithTables, TellsAnObserverWhatItReadAndWhenItUsedRbp) {
+  SyntheticStack s;
+  s.words[2] = s.At(10);         // A saved B's RBP
+  s.words[3] = kModule + 0x150;  // into B, whose CFA is RBP+16
+  s.words[10] = 0x1234;
+  s.words[11] = kModule + 0x250;  // into C: outermost
+  uint64_t pcs[16];
+  LoggingObserver observer;
+  observer.base = s.At(0);
+  const TableWalkResult r =
+      WalkStackWithTables<false>(RuntimeRules{s.snapshot}, {kModule + 0x20, s.At(0), 0xdead},
+                                 s.Range(), InPlaceStack(), pcs, 16, nullptr, {}, &observer);
+  EXPECT_EQ(r.depth, 3);
+  const uint64_t at10 = s.At(10) & 0xfff;
+  EXPECT_EQ(observer.events,
+            (std::vector<std::string>{"rbp@2=" + std::to_string(at10), "word@3=336", "used rbp",
+                                      "rbp@10=564", "word@11=592"}));
+  // A realigned frame: its CFA slot is read through RBP, then RBP at RBP+0.
+  SyntheticStack realigned;
+  realigned.words[6] = 0x5678;
+  realigned.words[5] = realigned.At(20);
+  realigned.words[19] = kModule + 0x250;
+  LoggingObserver observer2;
+  observer2.base = realigned.At(0);
+  WalkStackWithTables<false>(RuntimeRules{realigned.snapshot},
+                             {kModule + 0x520, realigned.At(0), realigned.At(6)}, realigned.Range(),
+                             InPlaceStack(), pcs, 16, nullptr, {}, &observer2);
+  const uint64_t at20 = realigned.At(20) & 0xfff;
+  EXPECT_EQ(observer2.events,
+            (std::vector<std::string>{"used rbp", "word@5=" + std::to_string(at20), "used rbp",
+                                      "rbp@6=" + std::to_string(0x678), "word@19=592"}));
 }
 
 TEST(WalkWithTables, StopsAfterTheFirstFrameInTheRangeAskedFor) {

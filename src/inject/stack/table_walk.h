@@ -54,6 +54,17 @@ inline bool InFrame(uint64_t address, const FrameRegisters& regs, StackRange sta
 
 }  // namespace table_walk_internal
 
+// What a walk may report as it goes, for a caller that must know which stack words and
+// registers its result depended on (the launch-stack memo, stack_memo.h). The default does
+// nothing and compiles away.
+//  - Loaded: a word read from the stack; `rbp` when it becomes the caller's RBP (which then
+//    matters only if a later frame uses RBP).
+//  - UsedRbp: the walk computed something from the current RBP (a CFA, a slot's address).
+struct NoWalkObserver {
+  void Loaded(uint64_t /*address*/, uint64_t /*value*/, bool /*rbp*/) {}
+  void UsedRbp() {}
+};
+
 // Where the walk finds rules: `Find(lookup, &rule, &stop)` gives the rule that covers
 // `lookup` (a return address minus one, or an interrupted instruction), or a reason to
 // stop. These are the injection library's tables, built where its modules are loaded; the
@@ -99,10 +110,10 @@ struct RuntimeRules {
 // address, so its own row is looked up, not the one of the instruction before it; the later frames
 // are return addresses. The walk ends (kStopFrame) after the first frame whose lookup address lies
 // in `stop_after`.
-template <bool kFirstInterrupted, class Stack, class Rules>
+template <bool kFirstInterrupted, class Stack, class Rules, class Observer = NoWalkObserver>
 __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
     Rules rules, FrameRegisters start, StackRange stack, const Stack& memory, uint64_t* pcs,
-    int max_depth, PcRuleCache* cache, CodeRange stop_after = {}) {
+    int max_depth, PcRuleCache* cache, CodeRange stop_after = {}, Observer* observer = nullptr) {
   using table_walk_internal::InFrame;
   TableWalkResult result;
   FrameRegisters regs = start;
@@ -142,18 +153,21 @@ __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
         cfa = regs.rsp + static_cast<int64_t>(rule.cfa_offset);
         break;
       case CfaKind::kRbp:
+        if (observer != nullptr) observer->UsedRbp();
         cfa = regs.rbp + static_cast<int64_t>(rule.cfa_offset);
         break;
       case CfaKind::kPlt:
         cfa = regs.rsp + 8 + ((regs.rip & 15) >= static_cast<uint64_t>(rule.cfa_offset) ? 8 : 0);
         break;
       case CfaKind::kRbpDeref: {  // a realigned frame: the CFA is kept in a slot of it
+        if (observer != nullptr) observer->UsedRbp();
         const uint64_t slot = regs.rbp + static_cast<int64_t>(rule.cfa_offset);
         if (!InFrame(slot, regs, stack)) {
           stop = TableWalkStop::kBadFrame;
           break;
         }
         cfa = memory.Load(slot);
+        if (observer != nullptr) observer->Loaded(slot, cfa, false);
         break;
       }
       case CfaKind::kOutermost:
@@ -175,6 +189,7 @@ __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
     }
     uint64_t rbp = regs.rbp;
     if (rule.rbp != RbpKind::kSame) {
+      if (observer != nullptr && rule.rbp != RbpKind::kSaved) observer->UsedRbp();
       const uint64_t base = rule.rbp == RbpKind::kSaved ? cfa : regs.rbp;
       const uint64_t saved_at = base + static_cast<int64_t>(rule.rbp_offset);
       if (!InFrame(saved_at, regs, stack)) {
@@ -182,8 +197,11 @@ __attribute__((always_inline)) inline TableWalkResult WalkStackWithTables(
         break;
       }
       rbp = memory.Load(saved_at);
+      if (observer != nullptr) observer->Loaded(saved_at, rbp, true);
     }
-    regs = {memory.Load(cfa - 8), cfa, rbp};
+    const uint64_t return_address = memory.Load(cfa - 8);
+    if (observer != nullptr) observer->Loaded(cfa - 8, return_address, false);
+    regs = {return_address, cfa, rbp};
   }
   result.depth = depth;
   result.stop = stop;

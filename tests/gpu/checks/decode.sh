@@ -43,7 +43,7 @@ decode_check() {
     # Heaviest stacks first (the weight is the last field; frames may hold spaces).
     awk '{print $NF "\t" $0}' "$dir/decode.folded" | sort -t$'\t' -k1,1nr | head -12 | cut -f2- \
       > "$dir/top_stacks.txt"
-    "$gp" dump "$trace" 2>/dev/null | grep -E '# (python_|unique_stacks|stacks_unwound|unwind_ns|callback_ns|fp_stacks)' |
+    "$gp" dump "$trace" 2>/dev/null | grep -E '# (python_|unique_stacks|stacks_unwound|unwind_ns|callback_ns|fp_stacks|table_stacks|stack_memo_)' |
       sed 's/^stat [^ ]* //' | sort -u > "$dir/stats.txt"
     echo "   forward frames: $(head -4 "$dir/forward_frames.txt" | tr -s ' ' | tr '\n' '|')" | tee -a "$results"
   else

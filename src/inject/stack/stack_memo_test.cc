@@ -1,0 +1,124 @@
+// The launch-stack memo's own checks (stack_memo.h), on this thread's real stack: a hit needs
+// the same registers, the same Python frame words (all of them, not only those its set is
+// chosen by) and an entry of the current epoch; a walk that was never committed is no hit.
+// The capture path's use of it, with real unwinding, is tests/unwind/stack_capture_unwind_test.cc
+// (StackMemo.*) and, with CPython, tests/python/launch_stacks_test.sh.
+#include "inject/stack/stack_memo.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "inject/stack/table_unwinder.h"
+
+namespace gpuperf::inject {
+namespace {
+
+struct Probe {
+  std::vector<uint64_t> python;
+  StackId commit = 0;  // on a miss: walk, and keep the entry under this id (0: walk only)
+  bool walk = true;    // false: only look (a walk takes an entry's place)
+  StackId found = 0;
+  int walked = -1;
+};
+
+// Every probe runs from this one call site, so its registers are the same each time.
+__attribute__((noinline)) void AtOnePlace(Probe* probe) {
+  StackMemoKey key;
+  gpuperf_caller_registers(&key.at);
+  key.python = probe->python.data();
+  key.python_depth = static_cast<int>(probe->python.size());
+  probe->found = FindMemoizedStack(key);
+  if (probe->found == 0 && probe->walk) {
+    uint64_t pcs[256];
+    probe->walked = RecordMemoWalk(key, pcs, 256, nullptr);
+    if (probe->walked > 0 && probe->commit != 0) CommitMemoizedStack(probe->commit);
+  }
+  asm volatile("" ::: "memory");  // no tail call
+}
+
+// The same, from a frame of another size: other registers.
+__attribute__((noinline)) void FromElsewhere(Probe* probe) {
+  volatile char room[64] = {};
+  AtOnePlace(probe);
+  asm volatile("" : : "r"(room) : "memory");
+}
+
+std::vector<Probe> RunProbes(std::vector<Probe> probes) {
+  for (Probe& probe : probes) AtOnePlace(&probe);
+  return probes;
+}
+
+TEST(StackMemo, AHitNeedsTheSameRegistersAndEveryPythonWord) {
+  ASSERT_TRUE(InitTableUnwinder());
+  InvalidateStackMemos();
+  const std::vector<uint64_t> p1 = {0x8000000000000101ull, 0x8000000000000202ull};
+  std::vector<uint64_t> p2 = p1;
+  p2[1] ^= 4;  // the innermost word is the same: the same set, a different stack
+  const std::vector<Probe> runs =
+      RunProbes({{p1, 7}, {p1}, {p2}, {{p1[0]}}, {{}}, {p2, 8}, {p2}, {p1}});
+  EXPECT_EQ(runs[0].found, 0u);
+  ASSERT_GT(runs[0].walked, 0) << "the walk from here did not finish";
+  EXPECT_EQ(runs[1].found, 7u);
+  EXPECT_EQ(runs[2].found, 0u) << "a different outer Python word was taken for the same stack";
+  EXPECT_EQ(runs[3].found, 0u);
+  EXPECT_EQ(runs[4].found, 0u);
+  EXPECT_EQ(runs[6].found, 8u);  // the set's other way
+  EXPECT_EQ(runs[7].found, 7u);
+  Probe elsewhere{p1};
+  FromElsewhere(&elsewhere);
+  EXPECT_EQ(elsewhere.found, 0u);
+}
+
+TEST(StackMemo, OnlyCommittedEntriesOfTheCurrentEpochAreHits) {
+  ASSERT_TRUE(InitTableUnwinder());
+  InvalidateStackMemos();
+  const std::vector<uint64_t> p = {0x8000000000000303ull};
+  std::vector<Probe> runs = RunProbes({{p, 0}, {p}});  // walked, never committed
+  EXPECT_GT(runs[0].walked, 0);
+  EXPECT_EQ(runs[1].found, 0u);
+  runs = RunProbes({{p, 9}, {p}});
+  EXPECT_EQ(runs[1].found, 9u);
+  InvalidateStackMemos();
+  runs = RunProbes({{p}});
+  EXPECT_EQ(runs[0].found, 0u);
+}
+
+// Thousands of stacks: the ring of words comes round many times. A recent entry is still a
+// hit; an older one is a hit with its own id or no hit, never another stack's id.
+TEST(StackMemo, OldEntriesGoWhenTheirWordsAreWrittenOver) {
+  ASSERT_TRUE(InitTableUnwinder());
+  InvalidateStackMemos();
+  constexpr int kStacks = 3000;
+  // Fills, then looks, in one run: the same call into RunProbes (its return address is one
+  // of the recorded words).
+  std::vector<Probe> probes;
+  for (int i = 0; i < kStacks; ++i) {
+    // 60 Python words each: ~100 words with the recorded ones, 300,000 in all.
+    std::vector<uint64_t> python(60, 0x8000000000000000ull | static_cast<uint64_t>(i));
+    probes.push_back({python, static_cast<StackId>(1000 + i)});
+  }
+  for (int i = 0; i < kStacks; ++i) probes.push_back({probes[i].python, 0, false});
+  probes = RunProbes(probes);
+  ASSERT_GT(probes[0].walked, 0);
+  const Probe* looks = probes.data() + kStacks;
+  int hits = 0;
+  for (int i = 0; i < kStacks; ++i) {
+    if (looks[i].found == 0) continue;
+    ++hits;
+    EXPECT_EQ(looks[i].found, static_cast<StackId>(1000 + i)) << i;
+  }
+  for (int i = kStacks - 20; i < kStacks; ++i) EXPECT_NE(looks[i].found, 0u) << i;
+  EXPECT_LT(hits, kStacks / 2);  // most were written over
+}
+
+TEST(StackMemo, TooManyPythonFramesAreNotMemoized) {
+  ASSERT_TRUE(InitTableUnwinder());
+  const std::vector<uint64_t> deep(kMaxMemoPython + 1, 0x8000000000000404ull);
+  const std::vector<Probe> runs = RunProbes({{deep, 10}, {deep}});
+  EXPECT_EQ(runs[0].walked, -1);
+  EXPECT_EQ(runs[1].found, 0u);
+}
+
+}  // namespace
+}  // namespace gpuperf::inject
