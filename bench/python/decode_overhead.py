@@ -61,11 +61,12 @@ GPUPERF_FLAGS = {
 # off), native stacks only (no Python frames), the CUPTI floor (kernel records only), the
 # recording without stacks, and the recording with whole native stacks (fullnative: not cut
 # at the innermost Python call, as GPUPERF_NATIVE_STACKS=full) and the recording that unwinds
-# every stack (nomemo: no stack memo, as GPUPERF_STACK_MEMO=off). The first step after a switch
+# every stack (nomemo: no stack memo, as GPUPERF_STACK_MEMO=off), and the recording without
+# the memo's prefetch (noprefetch). The first step after a switch
 # is not counted. Neighbouring blocks run seconds apart at most, so the differences between
 # processes and over time that swamp the separate-process comparison cancel.
 AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks", 3),
-             ("fullnative", 4), ("nomemo", 5)]
+             ("fullnative", 4), ("nomemo", 5), ("noprefetch", 6)]
 # GPUPERF_AB_LEVELS=full,native,none: only these levels, in this order: more steps for each,
 # to resolve a small difference between two of them.
 if os.environ.get("GPUPERF_AB_LEVELS"):
@@ -232,21 +233,37 @@ class ABSchedule:
         name, value = AB_LEVELS[block % len(AB_LEVELS)]
         if offset == 0:
             self.toggle(value)
-        self.labels.append(None if offset == 0 else name)
+        self.labels.append(None if offset == 0 else (block, name))
         self.step += 1
 
     def summary(self, steps):
         by_level = {name: [] for name, _ in AB_LEVELS}
+        by_block = {}  # block number -> (level, its steps)
         for label, ms in zip(self.labels, steps):
             if label is not None:
-                by_level[label].append(ms)
+                by_level[label[1]].append(ms)
+                by_block.setdefault(label[0], (label[1], []))[1].append(ms)
         medians = {name: statistics.median(v) for name, v in by_level.items() if v}
         result = {"steps_ms": by_level, "block": AB_BLOCK,
-                  "median_ms": medians, "steps": {k: len(v) for k, v in by_level.items()}}
+                  "median_ms": medians, "steps": {k: len(v) for k, v in by_level.items()},
+                  "block_medians": [[by_block[b][0], statistics.median(by_block[b][1])]
+                                    for b in sorted(by_block)]}
         if medians.get("none"):
             for name in medians:
                 if name != "none":
                     result[f"{name}_over_none"] = medians[name] / medians["none"]
+        # Paired: each cycle of blocks (one of every level, seconds apart at most) gives the
+        # ratio of a level's block median to the "none" block's of the same cycle; the
+        # median of those ratios. A slow spell of the machine then weighs on one cycle's
+        # ratios, not on one level's median.
+        cycles = {}
+        for b in sorted(by_block):
+            level, values = by_block[b]
+            cycles.setdefault(b // len(AB_LEVELS), {})[level] = statistics.median(values)
+        for name in medians:
+            ratios = [c[name] / c["none"] for c in cycles.values() if name in c and "none" in c]
+            if name != "none" and ratios:
+                result[f"{name}_paired"] = statistics.median(ratios)
         return result
 
 
@@ -425,7 +442,9 @@ def table(result, rows):
         ab = row.get("ab")
         if ab and ab.get("full_over_none"):
             m = ab["median_ms"]
-            parts = ", ".join(f"{name} {m[name]:.3f} ms ({ab[name + '_over_none']:.3f}x)"
+            parts = ", ".join(f"{name} {m[name]:.3f} ms ({ab[name + '_over_none']:.3f}x"
+                              + (f", paired {ab[name + '_paired']:.3f}x" if name + "_paired" in ab
+                                 else "") + ")"
                               for name in m if name != "none")
             lines.append(f"  in-process A/B, round {row['round']}: none {m['none']:.3f} ms; "
                          + parts)

@@ -86,6 +86,25 @@ python3 "$script" aggregate --rows "$dir/ab.jsonl" --table "$dir/ab.txt" > /dev/
 grep -q '^  in-process A/B, round 1: none 3.000 ms; full 3.300 ms (1.100x), floor 3.150 ms (1.050x)$' "$dir/ab.txt" ||
   fail "A/B line: $(grep 'A/B' "$dir/ab.txt")"
 
+# The paired A/B estimate: the median over cycles of each level's block median over the
+# same cycle's "none" block median. A slow spell (the third cycle, 3x slower) pulls the
+# plain medians' ratio to 1.15, not the paired one (1.10); the first step after each switch
+# is left out.
+paired=$(cd "$(dirname "$script")" && GPUPERF_AB_LEVELS=full,none python3 - <<'EOF'
+import decode_overhead as d
+ab = d.ABSchedule()
+steps = []
+for full, none in [(1.1, 1.0), (1.2, 1.0), (3.3, 3.0), (1.1, 1.0)]:
+    for name, ms in (("full", full), ("none", none)):
+        for i in range(d.AB_BLOCK):
+            ab.labels.append(None if i == 0 else (len(ab.labels) // d.AB_BLOCK, name))
+            steps.append(ms if i else 99.0)
+r = ab.summary(steps)
+print(f"{r['full_paired']:.3f} {r['full_over_none']:.3f} {len(r['block_medians'])}")
+EOF
+)
+[[ $paired == "1.100 1.150 8" ]] || fail "paired A/B: '$paired', want '1.100 1.150 8'"
+
 # Over budget: gpuperf at 1.3x.
 sed -i 's/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.1/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.6/; s/2.42/2.86/; s/"step_ms_median": 2.3}/"step_ms_median": 2.6}/' "$dir/rows.jsonl"
 python3 "$script" aggregate --rows "$dir/rows.jsonl" --json "$dir/d.json" > /dev/null

@@ -29,7 +29,7 @@ constexpr int kMaxRawReads = 2 * kMaxMemoReads;
 
 struct MemoEntry {
   uint64_t rip = 0, rsp = 0, rbp = 0;
-  const UnwindSnapshot* snapshot = nullptr;
+  uint64_t layout = 0;  // the unwind snapshot's (tables compiled since change no walk)
   // Where its words are in the arena (counted from the ring's first word ever written):
   // the Python words, then the recorded values, then their offsets from rsp, two a word.
   uint64_t words_at = 0;
@@ -40,6 +40,9 @@ struct MemoEntry {
   uint16_t python_depth = 0;
   bool rbp_needed = false;
   bool cut = false;
+  // The entry that was hit right after this one last time, + 1 (0: none): a step's launches
+  // come in the same order, so it is where the next launch will most likely look.
+  uint16_t next = 0;
 };
 
 uint64_t WordsOf(int python_depth, int reads) {
@@ -54,6 +57,7 @@ struct ThreadMemo {
   MemoEntry* pending = nullptr;  // filled by RecordMemoWalk, valid after CommitMemoizedStack
   uint32_t pending_epoch = 0;
   uint32_t clock = 0;
+  uint16_t last_hit = 0;  // index + 1 of the entry the thread's last hit found (0: none)
 
   // The entry's words, or null once the ring has written over them.
   const uint64_t* WordsFor(const MemoEntry& e) const {
@@ -71,6 +75,7 @@ struct ThreadMemo {
 };
 
 std::atomic<uint32_t> g_epoch{1};
+std::atomic<bool> g_prefetch_paused{false};  // PausePrefetchForBench
 
 // Trivially destructible, so that it stays readable while thread-exit destructors run; the
 // memo itself is freed by the key's destructor.
@@ -161,11 +166,12 @@ StackId FindMemoizedStack(const StackMemoKey& key) {
   if (memo == nullptr || key.python_depth > kMaxMemoPython) return 0;
   const uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
   const UnwindSnapshot* snapshot = ProcessUnwindTables().snapshot();
+  if (snapshot == nullptr) return 0;
   MemoEntry* set = SetFor(*memo, key);
   for (int way = 0; way < kWays; ++way) {
     MemoEntry& e = set[way];
     if (e.epoch != epoch || e.rsp != key.at.rsp || e.rip != key.at.rip ||
-        e.python_depth != key.python_depth || e.cut != key.cut || e.snapshot != snapshot ||
+        e.python_depth != key.python_depth || e.cut != key.cut || e.layout != snapshot->layout ||
         (e.rbp_needed && e.rbp != key.at.rbp)) {
       continue;
     }
@@ -177,9 +183,32 @@ StackId FindMemoizedStack(const StackMemoKey& key) {
     }
     if (!SameWords(words + e.python_depth, e.reads, key.at.rsp)) continue;
     e.used = ++memo->clock;
+    const auto index = static_cast<uint16_t>(&e - memo->entries + 1);
+    if (memo->last_hit != 0) memo->entries[memo->last_hit - 1].next = index;
+    memo->last_hit = index;
     return e.id;
   }
   return 0;
+}
+
+void PrefetchLikelyMemoEntry() {
+  const ThreadMemo* memo = t_memo;
+  if (memo == nullptr || memo->last_hit == 0 || g_prefetch_paused.load(std::memory_order_relaxed)) {
+    return;
+  }
+  const uint16_t next = memo->entries[memo->last_hit - 1].next;
+  if (next == 0) return;
+  const MemoEntry& e = memo->entries[next - 1];
+  __builtin_prefetch(&e);
+  const uint64_t* words = memo->WordsFor(e);
+  if (words == nullptr) return;
+  const uint64_t n = WordsOf(e.python_depth, e.reads);
+  for (uint64_t i = 0; i < n; i += 8) __builtin_prefetch(words + i);
+  __builtin_prefetch(words + n - 1);
+}
+
+void PausePrefetchForBench(bool paused) {
+  g_prefetch_paused.store(paused, std::memory_order_relaxed);
 }
 
 int RecordMemoWalk(const StackMemoKey& key, uint64_t* pcs, int max_depth,
@@ -227,7 +256,7 @@ int RecordMemoWalk(const StackMemoKey& key, uint64_t* pcs, int max_depth,
   e.rip = key.at.rip;
   e.rsp = key.at.rsp;
   e.rbp = key.at.rbp;
-  e.snapshot = snapshot;
+  e.layout = snapshot->layout;
   e.reads = static_cast<uint16_t>(kept);
   e.python_depth = static_cast<uint16_t>(key.python_depth);
   e.rbp_needed = recorder.start_rbp_used;

@@ -10,7 +10,8 @@
 // something from it (code without frame pointers uses RBP as a plain register, whose saved
 // values change from call to call without changing the stack). A later launch is a hit when
 // it starts from the same registers (RBP only if the walk used it) with the same rules
-// (the same unwind snapshot), every recorded word still holds its value, and its Python
+// (no module has left since: UnwindSnapshot::layout), every recorded word still holds its
+// value, and its Python
 // frame words are the same: then the walk would read the same words and take the same
 // steps, so its stack is the memoized one. The check is exact; no hash decides a hit.
 //
@@ -46,6 +47,14 @@ struct StackMemoKey {
 
 // The stack of an earlier launch with this key, or 0. Only the calling thread's memo.
 StackId FindMemoizedStack(const StackMemoKey& key);
+
+// Starts loading the entry the thread's next launch most likely finds (the one hit after
+// the last hit's entry the time before): call at the start of a capture, so that its
+// lines arrive while the Python frames are walked. Between launches the program's own
+// work evicts them, and the check reads ~13 cache lines of them (docs/performance.md).
+void PrefetchLikelyMemoEntry();
+// The benchmark hook's switch: no prefetch while paused.
+void PausePrefetchForBench(bool paused);
 
 // Walks the tables from `key.at` once more, recording what the walk depends on; its PCs go
 // to pcs[0, return value) (untrimmed: the capture's own frames first). Returns -1 when the

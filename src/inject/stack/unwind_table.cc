@@ -120,6 +120,21 @@ bool SameModules(const std::vector<UnwindModule>& a, const std::vector<UnwindMod
                     });
 }
 
+// The layout of a rescan's modules: the old one's, unless one of its modules is not among
+// them (at the same addresses, with the same table). Both lists are sorted by start.
+uint64_t NextLayout(const UnwindSnapshot* old, const std::vector<UnwindModule>& now) {
+  if (old == nullptr) return 0;
+  auto next = now.begin();
+  for (const UnwindModule& before : old->modules) {
+    while (next != now.end() && next->start < before.start) ++next;
+    if (next == now.end() || next->start != before.start || next->end != before.end ||
+        next->table != before.table) {
+      return old->layout + 1;
+    }
+  }
+  return old->layout;
+}
+
 // Lists one loaded object, under the loader's lock: nothing slow here.
 int ListModule(dl_phdr_info* info, size_t, void* data) {
   auto* context = static_cast<RescanContext*>(data);
@@ -282,9 +297,10 @@ int UnwindTables::Refresh() {
   return CompilePending(/*only_wanted=*/false);
 }
 
-void UnwindTables::Publish(std::vector<UnwindModule> modules) {
+void UnwindTables::Publish(std::vector<UnwindModule> modules, uint64_t layout) {
   snapshots_.push_back(std::make_unique<UnwindSnapshot>());
   snapshots_.back()->modules = std::move(modules);
+  snapshots_.back()->layout = layout;
   current_.store(snapshots_.back().get(), std::memory_order_release);
 }
 
@@ -303,7 +319,7 @@ bool UnwindTables::Rescan(bool force) {
     std::sort(context.modules.begin(), context.modules.end(),
               [](const UnwindModule& a, const UnwindModule& b) { return a.start < b.start; });
     if (old != nullptr && SameModules(old->modules, context.modules)) return false;
-    Publish(std::move(context.modules));
+    Publish(std::move(context.modules), NextLayout(old, context.modules));
     return true;
   } catch (...) {
     return false;  // the previous snapshot stays
@@ -360,11 +376,11 @@ int UnwindTables::CompilePending(bool only_wanted, CompiledFn on_compiled) {
       // and not the next ones stop falling back; small ones together, which keeps the
       // number of snapshots (all kept) low.
       if (took > kPublishAfter) {
-        Publish(modules);
+        Publish(modules, current->layout);
         unpublished = false;
       }
     }
-    if (unpublished) Publish(std::move(modules));
+    if (unpublished) Publish(std::move(modules), current->layout);
   } catch (...) {
     // Out of memory for the bookkeeping: what was published stays.
   }

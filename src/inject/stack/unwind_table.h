@@ -130,6 +130,10 @@ struct UnwindModule {
 // The modules known at one Refresh, sorted by start.
 struct UnwindSnapshot {
   std::vector<UnwindModule> modules;
+  // Changes only when a module left (unloaded, or replaced at its addresses): a walk made
+  // under an earlier snapshot of the same layout walks alike under this one, whose tables
+  // differ only in those compiled since (the launch-stack memo, stack_memo.h, relies on it).
+  uint64_t layout = 0;
 
   const ModuleUnwindTable* Find(uint64_t pc) const {
     if (modules.empty()) return nullptr;
@@ -168,7 +172,7 @@ class UnwindTables {
   const UnwindSnapshot* snapshot() const { return current_.load(std::memory_order_acquire); }
 
  private:
-  void Publish(std::vector<UnwindModule> modules);
+  void Publish(std::vector<UnwindModule> modules, uint64_t layout);
 
   std::mutex mutex_;
   std::vector<std::unique_ptr<ModuleUnwindTable>> tables_;  // every table ever made

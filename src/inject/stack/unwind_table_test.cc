@@ -2,6 +2,7 @@
 // tables of this process's real modules.
 #include "inject/stack/unwind_table.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -145,6 +146,26 @@ TEST(UnwindTables, ListsModulesFirstAndCompilesOnlyWhatIsWanted) {
   EXPECT_EQ(tables.snapshot()->Find(own)->status, ModuleTableStatus::kOk);
   EXPECT_EQ(tables.snapshot()->Find(qsort_pc), compiled->Find(qsort_pc));  // not compiled again
   EXPECT_FALSE(tables.Rescan(/*force=*/true));
+  // Compiling changes no layout: walks made before still hold.
+  EXPECT_EQ(compiled->layout, listed->layout);
+  EXPECT_EQ(tables.snapshot()->layout, listed->layout);
+}
+
+TEST(UnwindTables, TheLayoutChangesWhenAModuleLeavesOnly) {
+  UnwindTables tables;
+  tables.Refresh();
+  const uint64_t before = tables.snapshot()->layout;
+  void* library = dlopen("libresolv.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) GTEST_SKIP() << "no libresolv.so.2 to load: " << dlerror();
+  EXPECT_TRUE(tables.Rescan());  // one more module: the same layout
+  EXPECT_EQ(tables.snapshot()->layout, before);
+  tables.CompilePending(/*only_wanted=*/false);
+  EXPECT_EQ(tables.snapshot()->layout, before);
+  if (dlclose(library) != 0 || dlopen("libresolv.so.2", RTLD_NOW | RTLD_NOLOAD) != nullptr) {
+    GTEST_SKIP() << "libresolv.so.2 stays loaded";
+  }
+  EXPECT_TRUE(tables.Rescan());
+  EXPECT_EQ(tables.snapshot()->layout, before + 1);
 }
 
 }  // namespace
