@@ -415,7 +415,7 @@ __attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* 
   key.python = python;
   key.python_depth = python_depth;
   key.cut = cut;
-  StackId memoized = memo ? FindMemoizedStack(key) : 0;
+  StackId memoized = memo ? FindMemoizedStack(key, *g_table) : 0;
   if (memoized != 0 && !g_verify) {
     if (source != nullptr) *source = StackSource::kTable;  // only table stacks are memoized
     if (memo_hit != nullptr) *memo_hit = true;

@@ -18,11 +18,16 @@ namespace {
 // holds two of them before one evicts the other.
 constexpr int kSetBits = 9;
 constexpr int kWays = 2;
-// Entries keep their words in the thread's arena, a ring written in order: an entry is
-// valid until the ring comes round to its words again. 32 Ki words (256 KiB) hold ~350
-// PyTorch launch stacks (~90 words each: ~30 Python frames, ~40 recorded words and their
-// offsets); the headers are 56 KiB.
+// Entries keep their recorded words in the thread's arena, a ring written in order: an
+// entry is valid until the ring comes round to its words again. 32 Ki words (256 KiB) hold
+// ~500 PyTorch launch stacks (~40 recorded words and their offsets each); the headers are
+// 56 KiB. An entry's Python frame words are not copied: its stack, which ends with them, is
+// in the stack table already.
 constexpr uint64_t kArenaWords = 1u << 15;
+// Fills are paused for a window of lookups after one with more fills than hits: a thread
+// whose stacks do not repeat (or repeat over more places than the memo holds) would pay a
+// second walk for every launch and gain nothing.
+constexpr uint32_t kWindowLookups = 4096;
 // A walk reads at most two words a frame (a saved RBP and the return address), three in a
 // realigned one; this many are kept while walking, before the unneeded RBPs are dropped.
 constexpr int kMaxRawReads = 2 * kMaxMemoReads;
@@ -30,8 +35,8 @@ constexpr int kMaxRawReads = 2 * kMaxMemoReads;
 struct MemoEntry {
   uint64_t rip = 0, rsp = 0, rbp = 0;
   uint64_t layout = 0;  // the unwind snapshot's (tables compiled since change no walk)
-  // Where its words are in the arena (counted from the ring's first word ever written):
-  // the Python words, then the recorded values, then their offsets from rsp, two a word.
+  // Where its words are in the arena (counted from the ring's first word ever written): the
+  // recorded values, then their offsets from rsp, two a word.
   uint64_t words_at = 0;
   uint32_t epoch = 0;  // 0: empty or being filled; g_epoch is never 0
   StackId id = 0;
@@ -45,9 +50,8 @@ struct MemoEntry {
   uint16_t next = 0;
 };
 
-uint64_t WordsOf(int python_depth, int reads) {
-  return static_cast<uint64_t>(python_depth) + static_cast<uint64_t>(reads) +
-         static_cast<uint64_t>(reads + 1) / 2;
+uint64_t WordsOf(int reads) {
+  return static_cast<uint64_t>(reads) + static_cast<uint64_t>(reads + 1) / 2;
 }
 
 struct ThreadMemo {
@@ -58,6 +62,9 @@ struct ThreadMemo {
   uint32_t pending_epoch = 0;
   uint32_t clock = 0;
   uint16_t last_hit = 0;  // index + 1 of the entry the thread's last hit found (0: none)
+  // The current window's counts (kWindowLookups), and whether the last one paused fills.
+  uint32_t window_lookups = 0, window_fills = 0, window_hits = 0;
+  bool fills_paused = false;
 
   // The entry's words, or null once the ring has written over them.
   const uint64_t* WordsFor(const MemoEntry& e) const {
@@ -161,10 +168,14 @@ struct ReadRecorder {
 
 }  // namespace
 
-StackId FindMemoizedStack(const StackMemoKey& key) {
+StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks) {
   ThreadMemo* memo = t_memo;
   if (memo == nullptr || key.python_depth > kMaxMemoPython) return 0;
   const uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
+  if (++memo->window_lookups == kWindowLookups) {
+    memo->fills_paused = memo->window_fills > memo->window_hits;
+    memo->window_lookups = memo->window_fills = memo->window_hits = 0;
+  }
   const UnwindSnapshot* snapshot = ProcessUnwindTables().snapshot();
   if (snapshot == nullptr) return 0;
   MemoEntry* set = SetFor(*memo, key);
@@ -177,12 +188,18 @@ StackId FindMemoizedStack(const StackMemoKey& key) {
     }
     const uint64_t* words = memo->WordsFor(e);
     if (words == nullptr) continue;
-    if (e.python_depth > 0 &&
-        std::memcmp(words, key.python, sizeof(uint64_t) * e.python_depth) != 0) {
-      continue;
+    if (e.python_depth > 0) {  // the stack's last words are its Python frames
+      int depth = 0;
+      const uint64_t* stack = stacks.Words(e.id, &depth);
+      if (stack == nullptr || depth < e.python_depth ||
+          std::memcmp(stack + (depth - e.python_depth), key.python,
+                      sizeof(uint64_t) * e.python_depth) != 0) {
+        continue;
+      }
     }
-    if (!SameWords(words + e.python_depth, e.reads, key.at.rsp)) continue;
+    if (!SameWords(words, e.reads, key.at.rsp)) continue;
     e.used = ++memo->clock;
+    ++memo->window_hits;
     const auto index = static_cast<uint16_t>(&e - memo->entries + 1);
     if (memo->last_hit != 0) memo->entries[memo->last_hit - 1].next = index;
     memo->last_hit = index;
@@ -202,7 +219,7 @@ void PrefetchLikelyMemoEntry() {
   __builtin_prefetch(&e);
   const uint64_t* words = memo->WordsFor(e);
   if (words == nullptr) return;
-  const uint64_t n = WordsOf(e.python_depth, e.reads);
+  const uint64_t n = WordsOf(e.reads);
   for (uint64_t i = 0; i < n; i += 8) __builtin_prefetch(words + i);
   __builtin_prefetch(words + n - 1);
 }
@@ -218,8 +235,9 @@ int RecordMemoWalk(const StackMemoKey& key, uint64_t* pcs, int max_depth,
   uintptr_t low = 0, high = 0;
   if (snapshot == nullptr || !ThreadStackBounds(&low, &high)) return -1;
   ThreadMemo* memo = MemoOfThisThread();
-  if (memo == nullptr) return -1;
+  if (memo == nullptr || memo->fills_paused) return -1;
   memo->pending = nullptr;
+  ++memo->window_fills;
   const uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
   ReadRecorder recorder;
   const TableWalkResult walk = WalkStackWithTables<false>(
@@ -238,11 +256,7 @@ int RecordMemoWalk(const StackMemoKey& key, uint64_t* pcs, int max_depth,
   MemoEntry* set = SetFor(*memo, key);
   MemoEntry& e = set[0].used <= set[1].used ? set[0] : set[1];
   e.epoch = 0;
-  uint64_t* words = memo->Allocate(WordsOf(key.python_depth, kept), &e.words_at);
-  if (key.python_depth > 0) {
-    std::memcpy(words, key.python, sizeof(uint64_t) * static_cast<size_t>(key.python_depth));
-  }
-  uint64_t* values = words + key.python_depth;
+  uint64_t* values = memo->Allocate(WordsOf(kept), &e.words_at);
   uint64_t* offsets = values + kept;
   int n = 0;
   for (int i = 0; i < recorder.count; ++i) {

@@ -22,14 +22,17 @@
 // caches, and interning (docs/performance.md).
 //
 // Per thread, made on its first memoized walk (~310 KiB: 1,024 entries in 512 sets of 2
-// ways, whose words share a 256 KiB ring: ~350 PyTorch launch stacks); nothing is shared
-// between threads, nothing locks. A stack with more recorded words or Python frames than
-// kMaxMemoReads / kMaxMemoPython is not memoized.
+// ways, whose recorded words share a 256 KiB ring: ~500 PyTorch launch stacks); nothing is
+// shared between threads, nothing locks. A stack with more recorded words or Python frames
+// than kMaxMemoReads / kMaxMemoPython is not memoized, and a thread whose last 4,096
+// lookups saw more new entries than hits makes none for the next 4,096 (its stacks do not
+// repeat, or over more places than the memo holds: a second walk each would buy nothing).
 #pragma once
 
 #include <cstdint>
 
 #include "gpuperf/records.h"
+#include "inject/stack/stack_table.h"
 #include "inject/stack/table_unwinder.h"
 
 namespace gpuperf::inject {
@@ -46,7 +49,9 @@ struct StackMemoKey {
 };
 
 // The stack of an earlier launch with this key, or 0. Only the calling thread's memo.
-StackId FindMemoizedStack(const StackMemoKey& key);
+// `stacks` holds the memoized stacks (interned there first): their Python words are
+// compared where it keeps them.
+StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks);
 
 // Starts loading the entry the thread's next launch most likely finds (the one hit after
 // the last hit's entry the time before): call at the start of a capture, so that its

@@ -1,12 +1,15 @@
 // The launch-stack memo's own checks (stack_memo.h), on this thread's real stack: a hit needs
 // the same registers, the same Python frame words (all of them, not only those its set is
-// chosen by) and an entry of the current epoch; a walk that was never committed is no hit.
+// chosen by, compared with the stack's own in the stack table) and an entry of the current
+// epoch; a walk that was never committed is no hit; a thread whose lookups find less than
+// they fill stops filling.
 // The capture path's use of it, with real unwinding, is tests/unwind/stack_capture_unwind_test.cc
 // (StackMemo.*) and, with CPython, tests/python/launch_stacks_test.sh.
 #include "inject/stack/stack_memo.h"
 
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "inject/stack/table_unwinder.h"
@@ -16,11 +19,19 @@ namespace {
 
 struct Probe {
   std::vector<uint64_t> python;
-  StackId commit = 0;  // on a miss: walk, and keep the entry under this id (0: walk only)
-  bool walk = true;    // false: only look (a walk takes an entry's place)
+  // On a miss: walk, and keep the entry for a stack of a made-up native frame `commit` and
+  // the Python words (0: walk only).
+  uint64_t commit = 0;
+  bool walk = true;  // false: only look (a walk takes an entry's place)
   StackId found = 0;
+  StackId committed = 0;  // the id kept
   int walked = -1;
 };
+
+StackTable& Stacks() {
+  static StackTable table({.max_stacks = 1u << 14, .max_pcs = 1u << 20});
+  return table;
+}
 
 // Every probe runs from this one call site, so its registers are the same each time.
 __attribute__((noinline)) void AtOnePlace(Probe* probe) {
@@ -28,11 +39,16 @@ __attribute__((noinline)) void AtOnePlace(Probe* probe) {
   gpuperf_caller_registers(&key.at);
   key.python = probe->python.data();
   key.python_depth = static_cast<int>(probe->python.size());
-  probe->found = FindMemoizedStack(key);
+  probe->found = FindMemoizedStack(key, Stacks());
   if (probe->found == 0 && probe->walk) {
     uint64_t pcs[256];
     probe->walked = RecordMemoWalk(key, pcs, 256, nullptr);
-    if (probe->walked > 0 && probe->commit != 0) CommitMemoizedStack(probe->commit);
+    if (probe->walked > 0 && probe->commit != 0) {
+      std::vector<uint64_t> stack = {0x1000 + probe->commit};
+      stack.insert(stack.end(), probe->python.begin(), probe->python.end());
+      probe->committed = Stacks().Intern(stack.data(), static_cast<int>(stack.size()));
+      CommitMemoizedStack(probe->committed);
+    }
   }
   asm volatile("" ::: "memory");  // no tail call
 }
@@ -59,12 +75,14 @@ TEST(StackMemo, AHitNeedsTheSameRegistersAndEveryPythonWord) {
       RunProbes({{p1, 7}, {p1}, {p2}, {{p1[0]}}, {{}}, {p2, 8}, {p2}, {p1}});
   EXPECT_EQ(runs[0].found, 0u);
   ASSERT_GT(runs[0].walked, 0) << "the walk from here did not finish";
-  EXPECT_EQ(runs[1].found, 7u);
+  ASSERT_NE(runs[0].committed, 0u);
+  EXPECT_EQ(runs[1].found, runs[0].committed);
   EXPECT_EQ(runs[2].found, 0u) << "a different outer Python word was taken for the same stack";
   EXPECT_EQ(runs[3].found, 0u);
   EXPECT_EQ(runs[4].found, 0u);
-  EXPECT_EQ(runs[6].found, 8u);  // the set's other way
-  EXPECT_EQ(runs[7].found, 7u);
+  ASSERT_NE(runs[5].committed, 0u);
+  EXPECT_EQ(runs[6].found, runs[5].committed);  // the set's other way
+  EXPECT_EQ(runs[7].found, runs[0].committed);
   Probe elsewhere{p1};
   FromElsewhere(&elsewhere);
   EXPECT_EQ(elsewhere.found, 0u);
@@ -78,14 +96,15 @@ TEST(StackMemo, OnlyCommittedEntriesOfTheCurrentEpochAreHits) {
   EXPECT_GT(runs[0].walked, 0);
   EXPECT_EQ(runs[1].found, 0u);
   runs = RunProbes({{p, 9}, {p}});
-  EXPECT_EQ(runs[1].found, 9u);
+  EXPECT_EQ(runs[1].found, runs[0].committed);
   InvalidateStackMemos();
   runs = RunProbes({{p}});
   EXPECT_EQ(runs[0].found, 0u);
 }
 
-// Thousands of stacks: the ring of words comes round many times. A recent entry is still a
-// hit; an older one is a hit with its own id or no hit, never another stack's id.
+// Thousands of stacks: the ring of recorded words comes round (each walk from here records
+// ~20 words) and entries are replaced. A recent entry is still a hit; an older one is a hit
+// with its own id or no hit, never another stack's id.
 TEST(StackMemo, OldEntriesGoWhenTheirWordsAreWrittenOver) {
   ASSERT_TRUE(InitTableUnwinder());
   InvalidateStackMemos();
@@ -94,9 +113,8 @@ TEST(StackMemo, OldEntriesGoWhenTheirWordsAreWrittenOver) {
   // of the recorded words).
   std::vector<Probe> probes;
   for (int i = 0; i < kStacks; ++i) {
-    // 60 Python words each: ~100 words with the recorded ones, 300,000 in all.
-    std::vector<uint64_t> python(60, 0x8000000000000000ull | static_cast<uint64_t>(i));
-    probes.push_back({python, static_cast<StackId>(1000 + i)});
+    std::vector<uint64_t> python(3, 0x8000000000000000ull | static_cast<uint64_t>(i));
+    probes.push_back({python, static_cast<uint64_t>(1000 + i)});
   }
   for (int i = 0; i < kStacks; ++i) probes.push_back({probes[i].python, 0, false});
   probes = RunProbes(probes);
@@ -106,10 +124,30 @@ TEST(StackMemo, OldEntriesGoWhenTheirWordsAreWrittenOver) {
   for (int i = 0; i < kStacks; ++i) {
     if (looks[i].found == 0) continue;
     ++hits;
-    EXPECT_EQ(looks[i].found, static_cast<StackId>(1000 + i)) << i;
+    EXPECT_EQ(looks[i].found, probes[i].committed) << i;
   }
   for (int i = kStacks - 20; i < kStacks; ++i) EXPECT_NE(looks[i].found, 0u) << i;
   EXPECT_LT(hits, kStacks / 2);  // most were written over
+}
+
+// A thread whose stacks never repeat: after a window of 4,096 lookups that filled more
+// than they found, the next window makes no entry (no second walk); then it tries again.
+TEST(StackMemo, FillsPauseWhileLookupsFindLessThanTheyFill) {
+  ASSERT_TRUE(InitTableUnwinder());
+  std::vector<Probe> probes;
+  auto distinct = [](int i) {
+    return std::vector<uint64_t>{0x8000000000000000ull | (0x10000u + static_cast<uint64_t>(i))};
+  };
+  // A fresh thread's first lookup finds no memo (its first fill makes it), so the first
+  // window is lookups 1..4096 of probes 1..4096; the next one ends at probe 8192.
+  for (int i = 0; i <= 8192; ++i) {
+    const bool look_only = i > 4096 && i < 8192;
+    probes.push_back({distinct(i), look_only ? 0u : 1u, !look_only});
+  }
+  std::thread([&] { probes = RunProbes(probes); }).join();
+  EXPECT_GT(probes[4095].walked, 0);
+  EXPECT_EQ(probes[4096].walked, -1) << "a window that filled 4,096 and found none";
+  EXPECT_GT(probes[8192].walked, 0) << "the next window filled nothing: fills resume";
 }
 
 TEST(StackMemo, TooManyPythonFramesAreNotMemoized) {

@@ -130,6 +130,13 @@ int StackTable::Copy(StackId id, uint64_t* out, int max) const {
   return depth;
 }
 
+const uint64_t* StackTable::Words(StackId id, int* depth) const {
+  if (id == 0 || id > count_.load(std::memory_order_acquire)) return nullptr;
+  const Entry& entry = entries_[id];
+  *depth = static_cast<int>(entry.depth);
+  return arena_ + entry.offset;
+}
+
 void StackTable::DrainNew(uint32_t pid, std::vector<StackRecord>& out) {
   std::lock_guard<std::mutex> lock(insert_mutex_);
   uint32_t count = count_.load(std::memory_order_relaxed);

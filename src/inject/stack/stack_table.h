@@ -40,6 +40,9 @@ class StackTable {
   // Copies the PCs of stack `id` (an id this table returned) into out[0..max); returns
   // how many, 0 for an unknown id. Lock-free: the id's entry was published with it.
   int Copy(StackId id, uint64_t* out, int max) const;
+  // The PCs of stack `id` where the table keeps them (valid for the table's life), and
+  // their number in `*depth`; null for an unknown id. Lock-free, like Copy.
+  const uint64_t* Words(StackId id, int* depth) const;
 
   // Appends, as records of process `pid`, the stacks added since the previous call, in id
   // order. For the writer thread; takes the insert mutex.

@@ -50,6 +50,13 @@ TEST(StackTable, CopyGivesBackTheInternedPcs) {
   EXPECT_EQ(std::vector<uint64_t>(out, out + 4), std::vector<uint64_t>(a.begin(), a.begin() + 4));
   EXPECT_EQ(table.Copy(0, out, 16), 0);
   EXPECT_EQ(table.Copy(3, out, 16), 0);  // not interned
+  // The same PCs in place.
+  int depth = 0;
+  const uint64_t* words = table.Words(id_b, &depth);
+  ASSERT_NE(words, nullptr);
+  EXPECT_EQ(std::vector<uint64_t>(words, words + depth), b);
+  EXPECT_EQ(table.Words(0, &depth), nullptr);
+  EXPECT_EQ(table.Words(3, &depth), nullptr);
 }
 
 TEST(StackTable, DrainReturnsEachNewStackOnceWithItsPcs) {
