@@ -61,12 +61,11 @@ GPUPERF_FLAGS = {
 # off), native stacks only (no Python frames), the CUPTI floor (kernel records only), the
 # recording without stacks, and the recording with whole native stacks (fullnative: not cut
 # at the innermost Python call, as GPUPERF_NATIVE_STACKS=full) and the recording that unwinds
-# every stack (nomemo: no stack memo, as GPUPERF_STACK_MEMO=off), and the recording without
-# the memo's prefetch (noprefetch). The first step after a switch
+# every stack (nomemo: no stack memo, as GPUPERF_STACK_MEMO=off). The first step after a switch
 # is not counted. Neighbouring blocks run seconds apart at most, so the differences between
 # processes and over time that swamp the separate-process comparison cancel.
 AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks", 3),
-             ("fullnative", 4), ("nomemo", 5), ("noprefetch", 6)]
+             ("fullnative", 4), ("nomemo", 5)]
 # GPUPERF_AB_LEVELS=full,native,none: only these levels, in this order: more steps for each,
 # to resolve a small difference between two of them.
 if os.environ.get("GPUPERF_AB_LEVELS"):

@@ -28,7 +28,6 @@
 #include "inject/recorder.h"
 #include "inject/recorder_memory.h"
 #include "inject/stack/stack_capture.h"
-#include "inject/stack/stack_memo.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
 
@@ -343,10 +342,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // in-process mode). 1 is the configured recording; 2 the same without Python frames; 3 the
 // same without stacks (launches linked, API records kept); 4 the same with whole native
 // stacks (GPUPERF_NATIVE_STACKS=full) where Python frames are taken; 5 the same with every
-// stack unwound (GPUPERF_STACK_MEMO=off); 6 the same without the memo's prefetch; 0 only
-// what the CUPTI floor tracer does (kernel records); a negative value switches every activity kind
-// and callback off (CUPTI stays attached, doing nothing). One process can then time batches of work
-// each way in alternation, free of the differences between processes (docs/performance.md).
+// stack unwound (GPUPERF_STACK_MEMO=off); 0 only what the CUPTI floor tracer does (kernel
+// records); a negative value switches every activity kind and callback off (CUPTI stays
+// attached, doing nothing). One process can then time batches of work each way in
+// alternation, free of the differences between processes (docs/performance.md).
 extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int on) {
   gpuperf::inject::Recorder* recorder = gpuperf::inject::GetRecorder();
   if (recorder == nullptr || !recorder->capturing.load()) return;
@@ -356,7 +355,6 @@ extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int 
   gpuperf::inject::PausePythonFramesForBench(on == 2);
   gpuperf::inject::PauseNativeCutForBench(on == 4);
   gpuperf::inject::PauseStackMemoForBench(on == 5);
-  gpuperf::inject::PausePrefetchForBench(on == 6);
 }
 
 // NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;

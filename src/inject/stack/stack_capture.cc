@@ -396,10 +396,7 @@ void PauseStackMemoForBench(bool paused) {
 __attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* memo_hit) {
   StackMemoKey key;
   const bool memo = g_memo && !g_memo_paused.load(std::memory_order_relaxed);
-  if (memo) {
-    gpuperf_caller_registers(&key.at);
-    PrefetchLikelyMemoEntry();
-  }
+  if (memo) gpuperf_caller_registers(&key.at);
   uint64_t pcs[kMaxRawDepth + kMaxPythonFrames];
   StackSource how = StackSource::kNone;
   StackId fp_id = 0;

@@ -45,9 +45,6 @@ struct MemoEntry {
   uint16_t python_depth = 0;
   bool rbp_needed = false;
   bool cut = false;
-  // The entry that was hit right after this one last time, + 1 (0: none): a step's launches
-  // come in the same order, so it is where the next launch will most likely look.
-  uint16_t next = 0;
 };
 
 uint64_t WordsOf(int reads) {
@@ -61,7 +58,6 @@ struct ThreadMemo {
   MemoEntry* pending = nullptr;  // filled by RecordMemoWalk, valid after CommitMemoizedStack
   uint32_t pending_epoch = 0;
   uint32_t clock = 0;
-  uint16_t last_hit = 0;  // index + 1 of the entry the thread's last hit found (0: none)
   // The current window's counts (kWindowLookups), and whether the last one paused fills.
   uint32_t window_lookups = 0, window_fills = 0, window_hits = 0;
   bool fills_paused = false;
@@ -82,7 +78,6 @@ struct ThreadMemo {
 };
 
 std::atomic<uint32_t> g_epoch{1};
-std::atomic<bool> g_prefetch_paused{false};  // PausePrefetchForBench
 
 // Trivially destructible, so that it stays readable while thread-exit destructors run; the
 // memo itself is freed by the key's destructor.
@@ -200,32 +195,9 @@ StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks) {
     if (!SameWords(words, e.reads, key.at.rsp)) continue;
     e.used = ++memo->clock;
     ++memo->window_hits;
-    const auto index = static_cast<uint16_t>(&e - memo->entries + 1);
-    if (memo->last_hit != 0) memo->entries[memo->last_hit - 1].next = index;
-    memo->last_hit = index;
     return e.id;
   }
   return 0;
-}
-
-void PrefetchLikelyMemoEntry() {
-  const ThreadMemo* memo = t_memo;
-  if (memo == nullptr || memo->last_hit == 0 || g_prefetch_paused.load(std::memory_order_relaxed)) {
-    return;
-  }
-  const uint16_t next = memo->entries[memo->last_hit - 1].next;
-  if (next == 0) return;
-  const MemoEntry& e = memo->entries[next - 1];
-  __builtin_prefetch(&e);
-  const uint64_t* words = memo->WordsFor(e);
-  if (words == nullptr) return;
-  const uint64_t n = WordsOf(e.reads);
-  for (uint64_t i = 0; i < n; i += 8) __builtin_prefetch(words + i);
-  __builtin_prefetch(words + n - 1);
-}
-
-void PausePrefetchForBench(bool paused) {
-  g_prefetch_paused.store(paused, std::memory_order_relaxed);
 }
 
 int RecordMemoWalk(const StackMemoKey& key, uint64_t* pcs, int max_depth,

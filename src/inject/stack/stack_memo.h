@@ -53,14 +53,6 @@ struct StackMemoKey {
 // compared where it keeps them.
 StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks);
 
-// Starts loading the entry the thread's next launch most likely finds (the one hit after
-// the last hit's entry the time before): call at the start of a capture, so that its
-// lines arrive while the Python frames are walked. Between launches the program's own
-// work evicts them, and the check reads ~13 cache lines of them (docs/performance.md).
-void PrefetchLikelyMemoEntry();
-// The benchmark hook's switch: no prefetch while paused.
-void PausePrefetchForBench(bool paused);
-
 // Walks the tables from `key.at` once more, recording what the walk depends on; its PCs go
 // to pcs[0, return value) (untrimmed: the capture's own frames first). Returns -1 when the
 // walk cannot be memoized (incomplete, too many words, no tables or memo memory). The entry
