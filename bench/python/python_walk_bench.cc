@@ -1,7 +1,8 @@
 // What reading the Python frames of a launch costs (budget: 100 ns for 50 frames), at 20
 // and 50 frames:
 //   Chase/N: following N plain "previous" pointers, the floor any frame walk stands on
-//     (one dependent load per frame);
+//     (one dependent load per frame), consecutive walks overlapped by the CPU;
+//   ChaseSerial/N: the same, each walk waiting for the previous one (no overlap);
 //   Synthetic/<version>/N: WalkPyFramesOf over N frames laid out as each CPython version
 //     lays them out (tests/python/fake_python.h), entry frames every 5;
 //   SyntheticWithIntern/<version>/N: the same plus the code ids of the N (known) code
@@ -68,6 +69,35 @@ void Chase(benchmark::State& state) {
   }
 }
 BENCHMARK(Chase)->Arg(20)->Arg(50);
+
+// Chase, each walk starting from a pointer that depends on the previous walk's end (through
+// a zero the compiler cannot see): a walk cannot begin before the last one ended. Chase's
+// walks are independent, and the CPU overlaps consecutive ones (on the CI VM a link of Chase
+// costs about 2 cycles, one of ChaseSerial about 5, the first-level cache's latency): this is
+// the cost of N dependent loads one after the other, the floor of a walk that the CPU cannot
+// overlap with the work around it.
+void ChaseSerial(benchmark::State& state) {
+  struct Node {
+    Node* previous;
+    uint64_t payload[8];
+  };
+  std::vector<std::unique_ptr<Node>> nodes;
+  Node* top = nullptr;
+  for (int i = 0; i < state.range(0); ++i) {
+    nodes.push_back(std::make_unique<Node>());
+    nodes.back()->previous = top;
+    top = nodes.back().get();
+  }
+  uintptr_t last = 0;  // the previous walk's last node
+  for (auto _ : state) {
+    const uintptr_t zero = last >> 63;  // 0 for a user-space address, which only we know
+    Node* node = reinterpret_cast<Node*>(reinterpret_cast<uintptr_t>(top) + zero);
+    for (Node* next = node->previous; next != nullptr; next = next->previous) node = next;
+    last = reinterpret_cast<uintptr_t>(node);
+  }
+  benchmark::DoNotOptimize(last);
+}
+BENCHMARK(ChaseSerial)->Arg(20)->Arg(50);
 
 void WalkSynthetic(benchmark::State& state, FakeVersion version, bool intern) {
   auto fake = FramesOf(version, int(state.range(0)));
@@ -142,6 +172,8 @@ class MedianReporter : public benchmark::ConsoleReporter {
         with_intern = "Real/WalkAndIntern/" + frames;
       } else if (family == "Chase") {
         layout = "chase floor";
+      } else if (family == "ChaseSerial") {
+        layout = "chase serial";
       } else {
         continue;
       }
