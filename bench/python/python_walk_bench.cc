@@ -50,21 +50,27 @@ std::unique_ptr<FakePython> FramesOf(FakeVersion version, int depth) {
   return fake;
 }
 
-void Chase(benchmark::State& state) {
-  struct Node {
-    Node* previous;
-    uint64_t payload[8];
-  };
-  std::vector<std::unique_ptr<Node>> nodes;
-  Node* top = nullptr;
-  for (int i = 0; i < state.range(0); ++i) {
-    nodes.push_back(std::make_unique<Node>());
+// A chain of `length` nodes, each a cache line apart from the next; returns its top.
+struct ChaseNode {
+  ChaseNode* previous;
+  uint64_t payload[8];
+};
+ChaseNode* ChainOf(int64_t length, std::vector<std::unique_ptr<ChaseNode>>& nodes) {
+  ChaseNode* top = nullptr;
+  for (int64_t i = 0; i < length; ++i) {
+    nodes.push_back(std::make_unique<ChaseNode>());
     nodes.back()->previous = top;
     top = nodes.back().get();
   }
+  return top;
+}
+
+void Chase(benchmark::State& state) {
+  std::vector<std::unique_ptr<ChaseNode>> nodes;
+  ChaseNode* top = ChainOf(state.range(0), nodes);
   for (auto _ : state) {
     int n = 0;
-    for (Node* node = top; node != nullptr; node = node->previous) ++n;
+    for (ChaseNode* node = top; node != nullptr; node = node->previous) ++n;
     benchmark::DoNotOptimize(n);
   }
 }
@@ -77,22 +83,13 @@ BENCHMARK(Chase)->Arg(20)->Arg(50);
 // the cost of N dependent loads one after the other, the floor of a walk that the CPU cannot
 // overlap with the work around it.
 void ChaseSerial(benchmark::State& state) {
-  struct Node {
-    Node* previous;
-    uint64_t payload[8];
-  };
-  std::vector<std::unique_ptr<Node>> nodes;
-  Node* top = nullptr;
-  for (int i = 0; i < state.range(0); ++i) {
-    nodes.push_back(std::make_unique<Node>());
-    nodes.back()->previous = top;
-    top = nodes.back().get();
-  }
+  std::vector<std::unique_ptr<ChaseNode>> nodes;
+  ChaseNode* top = ChainOf(state.range(0), nodes);
   uintptr_t last = 0;  // the previous walk's last node
   for (auto _ : state) {
     const uintptr_t zero = last >> 63;  // 0 for a user-space address, which only we know
-    Node* node = reinterpret_cast<Node*>(reinterpret_cast<uintptr_t>(top) + zero);
-    for (Node* next = node->previous; next != nullptr; next = next->previous) node = next;
+    ChaseNode* node = reinterpret_cast<ChaseNode*>(reinterpret_cast<uintptr_t>(top) + zero);
+    for (ChaseNode* next = node->previous; next != nullptr; next = next->previous) node = next;
     last = reinterpret_cast<uintptr_t>(node);
   }
   benchmark::DoNotOptimize(last);

@@ -165,7 +165,7 @@ struct ReadRecorder {
 
 StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks) {
   ThreadMemo* memo = t_memo;
-  if (memo == nullptr || key.python_depth > kMaxMemoPython) return 0;
+  if (memo == nullptr) return 0;
   const uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
   if (++memo->window_lookups == kWindowLookups) {
     memo->fills_paused = memo->window_fills > memo->window_hits;
@@ -202,7 +202,6 @@ StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks) {
 
 int RecordMemoWalk(const StackMemoKey& key, uint64_t* pcs, int max_depth,
                    const CodeRange* stop_after) {
-  if (key.python_depth > kMaxMemoPython) return -1;
   const UnwindSnapshot* snapshot = ProcessUnwindTables().snapshot();
   uintptr_t low = 0, high = 0;
   if (snapshot == nullptr || !ThreadStackBounds(&low, &high)) return -1;

@@ -9,24 +9,23 @@
 // each return address, each CFA slot, and a saved RBP only when a later frame computes
 // something from it (code without frame pointers uses RBP as a plain register, whose saved
 // values change from call to call without changing the stack). A later launch is a hit when
-// it starts from the same registers (RBP only if the walk used it) with the same rules
-// (no module has left since: UnwindSnapshot::layout), every recorded word still holds its
-// value, and its Python
-// frame words are the same: then the walk would read the same words and take the same
-// steps, so its stack is the memoized one. The check is exact; no hash decides a hit.
+// it starts from the same registers (RBP only if the walk used it) with the same rules (no
+// module has left since: UnwindSnapshot::layout), every recorded word still holds its value,
+// and its Python frame words are those the memoized stack ends with: then the walk would read
+// the same words and take the same steps, so its stack is the memoized one. The check is
+// exact; no hash decides a hit.
 //
 // In PyTorch the launches of one decode step repeat at the same stack depth step after
-// step, so after the first steps most launches are hits: one load and compare per recorded
-// word (~40, in L1: the launch just wrote them) instead of a frame-pointer walk, a table
-// walk through ~30 frames of libraries whose rules the process's own work evicts from the
-// caches, and interning (docs/performance.md).
+// step, so after the first steps nearly every launch is a hit: one load and compare per
+// recorded word (~40) and per Python frame, instead of a frame-pointer walk, a table walk
+// through ~30 frames of libraries and interning (docs/performance.md).
 //
 // Per thread, made on its first memoized walk (~310 KiB: 1,024 entries in 512 sets of 2
 // ways, whose recorded words share a 256 KiB ring: ~500 PyTorch launch stacks); nothing is
-// shared between threads, nothing locks. A stack with more recorded words or Python frames
-// than kMaxMemoReads / kMaxMemoPython is not memoized, and a thread whose last 4,096
-// lookups saw more new entries than hits makes none for the next 4,096 (its stacks do not
-// repeat, or over more places than the memo holds: a second walk each would buy nothing).
+// shared between threads, nothing locks. A stack with more than kMaxMemoReads recorded words
+// is not memoized, and a thread whose last 4,096 lookups made more entries than they found
+// makes none for the next 4,096 (its stacks do not repeat, or over more places than the
+// memo holds: a second walk each would buy nothing).
 #pragma once
 
 #include <cstdint>
@@ -38,7 +37,6 @@
 namespace gpuperf::inject {
 
 constexpr int kMaxMemoReads = 96;
-constexpr int kMaxMemoPython = 64;
 
 // What must be equal for a hit, besides the stack words.
 struct StackMemoKey {

@@ -150,12 +150,17 @@ TEST(StackMemo, FillsPauseWhileLookupsFindLessThanTheyFill) {
   EXPECT_GT(probes[8192].walked, 0) << "the next window filled nothing: fills resume";
 }
 
-TEST(StackMemo, TooManyPythonFramesAreNotMemoized) {
+// The Python words are compared where the stack table keeps them, whatever their number (up
+// to the walker's 128 frames).
+TEST(StackMemo, DeepPythonStacksAreMemoizedToo) {
   ASSERT_TRUE(InitTableUnwinder());
-  const std::vector<uint64_t> deep(kMaxMemoPython + 1, 0x8000000000000404ull);
-  const std::vector<Probe> runs = RunProbes({{deep, 10}, {deep}});
-  EXPECT_EQ(runs[0].walked, -1);
-  EXPECT_EQ(runs[1].found, 0u);
+  std::vector<uint64_t> deep(128, 0x8000000000000404ull);
+  std::vector<uint64_t> other = deep;
+  other[127] ^= 8;  // the outermost frame differs
+  const std::vector<Probe> runs = RunProbes({{deep, 10}, {deep}, {other}});
+  ASSERT_NE(runs[0].committed, 0u);
+  EXPECT_EQ(runs[1].found, runs[0].committed);
+  EXPECT_EQ(runs[2].found, 0u);
 }
 
 }  // namespace
