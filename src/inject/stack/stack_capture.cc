@@ -435,7 +435,10 @@ __attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* 
   const StackId id = Intern(pcs, depth + python_depth);
   if (memoized != 0) {  // verify mode: the memo's answer against the unwinders'
     CountStat(StatId::stack_memo_checked);
-    if (memoized != id) CountStat(StatId::stack_memo_disagreements);
+    if (memoized != id) {
+      CountStat(StatId::stack_memo_disagreements);
+      LogOnce("unwind check: the stack memo gave stack %u where unwinding gives %u", memoized, id);
+    }
   } else if (memo && how == StackSource::kTable && id != 0) {
     Memoize(key, pcs, depth, id);
   }
