@@ -10,6 +10,7 @@
 
 #include "inject/stack/table_walk.h"
 #include "inject/stack/unwinder.h"
+#include "inject/stack/walk_dependencies.h"
 
 namespace gpuperf::inject {
 namespace {
@@ -130,36 +131,7 @@ bool SameWords(const uint64_t* values, int reads, uint64_t rsp) {
   return true;
 }
 
-// What a recording walk read (table_walk.h's observer), and which of it the result needs:
-// every return address and CFA slot, a saved RBP only once a frame uses it.
-struct ReadRecorder {
-  struct Read {
-    uint64_t address, value;
-    bool needed;
-  };
-  Read reads[kMaxRawReads];
-  int count = 0;
-  int rbp_from = -1;  // the read that gave the current RBP; -1: the starting registers'
-  bool start_rbp_used = false;
-  bool overflow = false;
-
-  void Loaded(uint64_t address, uint64_t value, bool rbp) {
-    if (count == kMaxRawReads) {
-      overflow = true;
-      return;
-    }
-    reads[count] = {address, value, !rbp};
-    if (rbp) rbp_from = count;
-    ++count;
-  }
-  void UsedRbp() {
-    if (rbp_from < 0) {
-      start_rbp_used = true;
-    } else {
-      reads[rbp_from].needed = true;
-    }
-  }
-};
+using ReadRecorder = WalkDependencies<kMaxRawReads>;
 
 }  // namespace
 

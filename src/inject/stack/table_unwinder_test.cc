@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "inject/stack/eh_frame_test_util.h"
 #include "inject/stack/table_walk.h"
 #include "inject/stack/unwinder.h"
+#include "inject/stack/walk_dependencies.h"
 
 namespace gpuperf {
 namespace {
@@ -124,6 +127,67 @@ TEST(WalkWithTables, TellsAnObserverWhatItReadAndWhenItUsedRbp) {
   EXPECT_EQ(observer2.events,
             (std::vector<std::string>{"used rbp", "word@5=" + std::to_string(at20), "used rbp",
                                       "rbp@6=" + std::to_string(0x678), "word@19=592"}));
+}
+
+// The memo's premise (walk_dependencies.h), on random stacks over the synthetic module:
+// whatever the words the walk did not need hold (unread words, saved RBPs no later frame
+// used, the starting RBP unless used), the walk gives the same PCs and stops the same way.
+TEST(WalkWithTables, OnlyTheWordsItSaysItNeededDecideTheWalk) {
+  SyntheticStack s;
+  std::mt19937_64 random(20261127);
+  // Return addresses into A (before and after its RBP save), B, C, the PLT at both of its
+  // rules, F, a gap without FDE, E, and past the module.
+  const uint64_t returns[] = {0x05,  0x20,  0x90,  0x150, 0x1f0, 0x250,
+                              0x305, 0x30d, 0x520, 0x350, 0x450, 0x2000};
+  auto word = [&] {
+    switch (random() % 8) {
+      case 0:
+      case 1:
+      case 2:
+      case 3:
+        return kModule + returns[random() % std::size(returns)];
+      case 4:
+      case 5:
+      case 6:
+        return s.At(static_cast<int>(random() % 64));
+      default:
+        return static_cast<uint64_t>(random());
+    }
+  };
+  int frames = 0, deep = 0, unneeded_rbps = 0;
+  for (int round = 0; round < 20000; ++round) {
+    for (int i = 0; i < 64; ++i) s.words[i] = word();
+    const FrameRegisters start{kModule + returns[random() % 9],
+                               s.At(static_cast<int>(random() % 8)), word()};
+    WalkDependencies<64> needs;
+    uint64_t pcs[16], again[16];
+    const TableWalkResult first = WalkStackWithTables<false>(
+        RuntimeRules{s.snapshot}, start, s.Range(), InPlaceStack(), pcs, 16, nullptr, {}, &needs);
+    ASSERT_FALSE(needs.overflow);
+    bool needed[64] = {};
+    for (int i = 0; i < needs.count; ++i) {
+      if (needs.reads[i].needed) needed[(needs.reads[i].address - s.At(0)) / 8] = true;
+      unneeded_rbps += needs.reads[i].needed ? 0 : 1;
+    }
+    for (int i = 0; i < 64; ++i) {
+      if (!needed[i]) s.words[i] = word();
+    }
+    FrameRegisters changed = start;
+    if (!needs.start_rbp_used) changed.rbp = word();
+    const TableWalkResult second = s.Walk(changed, again);
+    ASSERT_EQ(second.depth, first.depth) << "round " << round;
+    ASSERT_EQ(second.stop, first.stop) << "round " << round;
+    for (int i = 0; i < first.depth; ++i) ASSERT_EQ(again[i], pcs[i]) << "round " << round;
+    frames += first.depth;
+    deep += first.depth >= 4 ? 1 : 0;
+  }
+  // The random stacks went somewhere: many frames, walks of 4 frames and more, and saved
+  // RBPs that did not matter.
+  EXPECT_GT(frames, 30000);
+  EXPECT_GT(deep, 500);
+  EXPECT_GT(unneeded_rbps, 1000);
+  std::printf("%d frames, %d walks of 4 or more, %d saved RBPs not needed\n", frames, deep,
+              unneeded_rbps);
 }
 
 TEST(WalkWithTables, StopsAfterTheFirstFrameInTheRangeAskedFor) {
