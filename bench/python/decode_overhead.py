@@ -286,9 +286,12 @@ def worker_command(args, mode, round_index, result, trace_dir):
     worker = [sys.executable, os.path.abspath(__file__), "worker", "--mode", mode,
               "--round", str(round_index), "--result", result] + model_args(args)
     if mode in GPUPERF_FLAGS:
-        return ([args.gpuperf, "record", "-o", trace_dir, "--force", "--quiet"] +
-                GPUPERF_FLAGS[mode] + ["--"] + worker)
-    return worker
+        worker = ([args.gpuperf, "record", "-o", trace_dir, "--force", "--quiet"] +
+                  GPUPERF_FLAGS[mode] + ["--"] + worker)
+    # --pin-cpu: every mode's process, threads and children on the same CPUs, so that a
+    # process cannot land on a core another tenant keeps busy (separate processes on the GPU
+    # machine ran 1x or 2x as fast as a whole, profiled or not: docs/performance.md).
+    return (["taskset", "-c", args.pin_cpu] + worker) if args.pin_cpu else worker
 
 
 def run_driver(args):
@@ -490,6 +493,8 @@ def main(argv=None):
     run.add_argument("--keep-trace", help="keep gpuperf's last trace here")
     run.add_argument("--timeout", type=float, default=300.0, help="per process (s)")
     run.add_argument("--dry-run", action="store_true", help="print the processes in order")
+    run.add_argument("--pin-cpu", metavar="LIST",
+                     help="run every process on these CPUs (taskset -c LIST, e.g. 4-7)")
     run.add_argument("--modes", default=",".join(MODES),
                      help="comma-separated modes, of " + ", ".join(MODES + EXTRA_MODES) +
                      " (default: the first four; base is always run)")

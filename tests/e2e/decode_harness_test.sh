@@ -76,6 +76,9 @@ grep -q ' /bin/gp record -o .* --no-stacks -- .*--mode gpuperf_nostacks ' <<<"$p
   fail "--modes gpuperf_nostacks: $plan"
 [[ $(wc -l <<<"$plan") -eq 2 ]] || fail "--modes runs base and the named mode only: $plan"
 expect_exit 2 python3 "$script" run --dry-run --modes nosuchmode
+plan=$(python3 "$script" run --dry-run --rounds 1 --modes gpuperf --pin-cpu 4-7 --gpuperf /bin/gp --out "$dir/o")
+[[ $(grep -c ' taskset -c 4-7 ' <<<"$plan") -eq 2 ]] || fail "--pin-cpu: $plan"
+grep -q ' taskset -c 4-7 /bin/gp record ' <<<"$plan" || fail "--pin-cpu pins gpuperf's process too: $plan"
 
 # The in-process A/B row: its levels against its own "none" steps, one line per process.
 cat > "$dir/ab.jsonl" <<'EOF'
