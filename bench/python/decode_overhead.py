@@ -243,10 +243,11 @@ class ABSchedule:
                 by_level[label[1]].append(ms)
                 by_block.setdefault(label[0], (label[1], []))[1].append(ms)
         medians = {name: statistics.median(v) for name, v in by_level.items() if v}
+        blocks = sorted(by_block)
+        block_medians = [[by_block[b][0], statistics.median(by_block[b][1])] for b in blocks]
         result = {"steps_ms": by_level, "block": AB_BLOCK,
                   "median_ms": medians, "steps": {k: len(v) for k, v in by_level.items()},
-                  "block_medians": [[by_block[b][0], statistics.median(by_block[b][1])]
-                                    for b in sorted(by_block)]}
+                  "block_medians": block_medians}
         if medians.get("none"):
             for name in medians:
                 if name != "none":
@@ -256,9 +257,8 @@ class ABSchedule:
         # median of those ratios. A slow spell of the machine then weighs on one cycle's
         # ratios, not on one level's median.
         cycles = {}
-        for b in sorted(by_block):
-            level, values = by_block[b]
-            cycles.setdefault(b // len(AB_LEVELS), {})[level] = statistics.median(values)
+        for b, (level, median) in zip(blocks, block_medians):
+            cycles.setdefault(b // len(AB_LEVELS), {})[level] = median
         for name in medians:
             ratios = [c[name] / c["none"] for c in cycles.values() if name in c and "none" in c]
             if name != "none" and ratios:

@@ -123,10 +123,11 @@ StackId StackTable::Intern(const uint64_t* pcs, int depth, bool* inserted) {
 }
 
 int StackTable::Copy(StackId id, uint64_t* out, int max) const {
-  if (id == 0 || id > count_.load(std::memory_order_acquire) || max <= 0) return 0;
-  const Entry& entry = entries_[id];
-  const int depth = entry.depth < static_cast<uint32_t>(max) ? static_cast<int>(entry.depth) : max;
-  std::memcpy(out, arena_ + entry.offset, sizeof(uint64_t) * static_cast<size_t>(depth));
+  int depth = 0;
+  const uint64_t* words = Words(id, &depth);
+  if (words == nullptr || max <= 0) return 0;
+  if (depth > max) depth = max;
+  std::memcpy(out, words, sizeof(uint64_t) * static_cast<size_t>(depth));
   return depth;
 }
 
