@@ -66,11 +66,30 @@ GPUPERF_FLAGS = {
 # processes and over time that swamp the separate-process comparison cancel.
 AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks", 3),
              ("fullnative", 4), ("nomemo", 5)]
+# Only where GPUPERF_AB_LEVELS names them: CUPTI detached altogether (cuptiFinalize, the
+# process as if not profiled), and torch.profiler without and with stacks, each block its own
+# profiling session while gpuperf is detached. With these, one process alternates every
+# configuration the budget compares (no profiler, gpuperf, torch.profiler, with_stack).
+# nocallbacks, subscriber and activityapi tell where an idle CUPTI's cost lies: attached with no
+# callback enabled at all; detached but for a subscriber with none enabled; detached but for
+# the activity API's buffer callbacks (src/inject/bench_toggle.cc).
+# synckind: the recording with CUPTI's SYNCHRONIZATION kind on as well, as before session 11
+# (its cost stays after it is switched off: follow it with detached).
+AB_OPTIONAL_LEVELS = [("detached", -2), ("torch", "torch"), ("torch_stack", "torch_stack"),
+                      ("nocallbacks", -4), ("subscriber", -5), ("activityapi", -6),
+                      ("synckind", 6)]
 # GPUPERF_AB_LEVELS=full,native,none: only these levels, in this order: more steps for each,
 # to resolve a small difference between two of them.
+# A name may repeat with a suffix (none.2): the same level, its own blocks, e.g. to see
+# whether a level's blocks depend on the level before them.
 if os.environ.get("GPUPERF_AB_LEVELS"):
-    _wanted = os.environ["GPUPERF_AB_LEVELS"].split(",")
-    AB_LEVELS = [level for name in _wanted for level in AB_LEVELS if level[0] == name]
+    _known = dict(AB_LEVELS + AB_OPTIONAL_LEVELS)
+    # kinds: gpuperf's activity kinds without its callbacks; kindK: CUPTI activity kind K alone.
+    _known["kinds"] = -100
+    _known.update({f"kind{k}": -100 - k for k in range(1, 64)})
+    AB_LEVELS = [(name, _known[name.split(".")[0]])
+                 for name in os.environ["GPUPERF_AB_LEVELS"].split(",")
+                 if name.split(".")[0] in _known]
 AB_BLOCK = 8
 BUDGET_RATIO = 1.10
 BUDGET_PCT_OF_STACK = 25.0
@@ -149,7 +168,7 @@ def run_worker(args):
     prompt = torch.randint(0, args.vocab, (args.batch, args.prompt), generator=generator).cuda()
 
     cpu_steps = []
-    ab = ABSchedule() if args.mode == "gpuperf_ab" else None
+    ab = ABSchedule(torch) if args.mode == "gpuperf_ab" else None
     if ab is not None and not ab.ready():
         print("decode_overhead: gpuperf_ab needs gpuperf record's injection library "
               "(gpuperf_bench_toggle)", file=sys.stderr)
@@ -177,7 +196,7 @@ def run_worker(args):
         events = None
     ab_result = None
     if ab is not None:
-        ab.toggle(1)
+        ab.finish()
         ab_result = ab.summary(steps)
         steps = ab_result["steps_ms"]["full"]
     row = {
@@ -206,26 +225,49 @@ def run_worker(args):
 class ABSchedule:
     """Switches the recording level before steps and labels each step with its level."""
 
-    def __init__(self):
+    def __init__(self, torch=None):
         import ctypes
 
         self.fn = None
+        self.torch = torch
         path = os.environ.get("CUDA_INJECTION64_PATH")
         if path:
             try:  # the injection library is already loaded (by libcuda, at cuInit)
                 lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
                 self.fn = lib.gpuperf_bench_toggle
                 self.fn.argtypes = [ctypes.c_int]
+                self.fn.restype = ctypes.c_int
             except (OSError, AttributeError):
                 self.fn = None
         self.step = 0
         self.labels = []  # per timed step: the level, or None for the step after a switch
+        self.profiler = None  # the torch.profiler session of a torch level's block
 
     def ready(self):
         return self.fn is not None
 
     def toggle(self, value):
-        self.fn(value)
+        if self.profiler is not None:  # its session ends with its block
+            self.profiler.stop()
+            self.profiler = None
+            # torch.profiler keeps its CUPTI subscriber after the session, and CUPTI has one
+            # slot: -3 finalizes CUPTI with it, so that gpuperf can attach again.
+            self.check(self.fn(-3), -3)
+        if isinstance(value, str):  # torch.profiler, with gpuperf out of CUPTI's way
+            self.check(self.fn(-2), value)
+            activities = [self.torch.profiler.ProfilerActivity.CPU,
+                          self.torch.profiler.ProfilerActivity.CUDA]
+            self.profiler = self.torch.profiler.profile(activities=activities,
+                                                        with_stack=value == "torch_stack")
+            self.profiler.start()
+        else:
+            self.check(self.fn(value), value)
+
+    @staticmethod
+    def check(status, value):
+        if status != 0:
+            raise RuntimeError(f"gpuperf_bench_toggle({value!r}) failed ({status}): gpuperf "
+                               "could not attach CUPTI again (another client kept it?)")
 
     def before_step(self):
         block, offset = divmod(self.step, AB_BLOCK)
@@ -248,22 +290,37 @@ class ABSchedule:
         result = {"steps_ms": by_level, "block": AB_BLOCK,
                   "median_ms": medians, "steps": {k: len(v) for k, v in by_level.items()},
                   "block_medians": block_medians}
-        if medians.get("none"):
-            for name in medians:
-                if name != "none":
-                    result[f"{name}_over_none"] = medians[name] / medians["none"]
         # Paired: each cycle of blocks (one of every level, seconds apart at most) gives the
-        # ratio of a level's block median to the "none" block's of the same cycle; the
-        # median of those ratios. A slow spell of the machine then weighs on one cycle's
-        # ratios, not on one level's median.
+        # ratio of a level's block median to the base block's of the same cycle; the median
+        # of those ratios. A slow spell of the machine then weighs on one cycle's ratios, not
+        # on one level's median.
         cycles = {}
         for b, (level, median) in zip(blocks, block_medians):
             cycles.setdefault(b // len(AB_LEVELS), {})[level] = median
-        for name in medians:
-            ratios = [c[name] / c["none"] for c in cycles.values() if name in c and "none" in c]
-            if name != "none" and ratios:
-                result[f"{name}_paired"] = statistics.median(ratios)
+        # Against "none" (CUPTI attached, idle) as before, and against "detached" (no CUPTI
+        # at all) where it ran: its keys end in _detached.
+        for base, suffix in (("none", ""), ("detached", "_detached")):
+            if not medians.get(base):
+                continue
+            for name in medians:
+                if name == base:
+                    continue
+                result[f"{name}_over_{base}"] = medians[name] / medians[base]
+                ratios = [c[name] / c[base] for c in cycles.values() if name in c and base in c]
+                if ratios:
+                    result[f"{name}_paired{suffix}"] = statistics.median(ratios)
+        # gpuperf's added time as a share of with_stack's, paired per cycle (the budget's
+        # second number), against the process with no CUPTI.
+        shares = [100.0 * (c["full"] - c["detached"]) / (c["torch_stack"] - c["detached"])
+                  for c in cycles.values()
+                  if all(k in c for k in ("full", "detached", "torch_stack"))
+                  and c["torch_stack"] > c["detached"]]
+        if shares:
+            result["full_pct_of_torch_stack"] = statistics.median(shares)
         return result
+
+    def finish(self):
+        self.toggle(1)
 
 
 def quantile(values, q):
@@ -450,6 +507,18 @@ def table(result, rows):
                               for name in m if name != "none")
             lines.append(f"  in-process A/B, round {row['round']}: none {m['none']:.3f} ms; "
                          + parts)
+        if ab and ab.get("full_over_detached"):
+            m = ab["median_ms"]
+            parts = ", ".join(f"{name} {ab[name + '_over_detached']:.3f}x"
+                              + (f" (paired {ab[name + '_paired_detached']:.3f}x)"
+                                 if name + "_paired_detached" in ab else "")
+                              for name in m if name != "detached")
+            line = (f"  in-process A/B, round {row['round']}, x CUPTI detached "
+                    f"({m['detached']:.3f} ms): {parts}")
+            if "full_pct_of_torch_stack" in ab:
+                line += (f"; gpuperf's added time {ab['full_pct_of_torch_stack']:.1f}% of "
+                         "with_stack's (paired)")
+            lines.append(line)
     if result.get("cpu_ratio"):
         lines.append("  launching thread's CPU time per step, x no profiler: " + "; ".join(
             f"{LABELS[m]} {fmt_spread(r, '{:.2f}')}" for m, r in result["cpu_ratio"].items()))

@@ -338,25 +338,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   return 1;
 }
 
-// Benchmark hook (launch_bound --ab gpuperf_bench_toggle, bench/python/decode_overhead.py's
-// in-process mode). 1 is the configured recording; 2 the same without Python frames; 3 the
-// same without stacks (launches linked, API records kept); 4 the same with whole native
-// stacks (GPUPERF_NATIVE_STACKS=full) where Python frames are taken; 5 the same with every
-// stack unwound (GPUPERF_STACK_MEMO=off); 0 only what the CUPTI floor tracer does (kernel
-// records); a negative value switches every activity kind and callback off (CUPTI stays
-// attached, doing nothing). One process can then time batches of work each way in
-// alternation, free of the differences between processes (docs/performance.md).
-extern "C" __attribute__((visibility("default"))) void gpuperf_bench_toggle(int on) {
-  gpuperf::inject::Recorder* recorder = gpuperf::inject::GetRecorder();
-  if (recorder == nullptr || !recorder->capturing.load()) return;
-  gpuperf::inject::EnableActivities(*recorder, on > 0, /*kernels=*/on != 0);
-  gpuperf::inject::SetApiCallbacks(on > 0);
-  gpuperf::inject::PauseStacksForBench(on == 3);
-  gpuperf::inject::PausePythonFramesForBench(on == 2);
-  gpuperf::inject::PauseNativeCutForBench(on == 4);
-  gpuperf::inject::PauseStackMemoForBench(on == 5);
-}
-
 // NVTX ranges reach CUPTI when NVTX_INJECTION64_PATH names a library exporting this;
 // `record` points it at us, and we hand NVTX to the libcupti we are linked against.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_table) {

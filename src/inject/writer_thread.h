@@ -78,6 +78,8 @@ class WriterThread {
   // Stops the writer's own CUPTI flushes and waits (at most `timeout_ms`) for one in
   // progress, so that the exit path's forced flush is the last delivery.
   void StopCuptiFlushes(uint32_t timeout_ms);
+  // Periodic flushes again (the benchmark toggle's re-attach, after StopCuptiFlushes).
+  void ResumeCuptiFlushes() { cupti_flushes_stopped_.store(false); }
 
   // Final drain and close, waiting at most `timeout_ms`. Returns false on timeout.
   bool Finish(uint32_t timeout_ms);

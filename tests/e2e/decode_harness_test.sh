@@ -108,6 +108,36 @@ EOF
 )
 [[ $paired == "1.100 1.150 8" ]] || fail "paired A/B: '$paired', want '1.100 1.150 8'"
 
+# The optional levels: CUPTI detached and torch.profiler with stacks, in the same process.
+# Ratios against the detached blocks get their own keys; gpuperf's added time over
+# with_stack's is paired per cycle ((1.1-1)/(2-1) = 10% in each cycle, whatever the cycle's
+# speed), and the table says both.
+detached=$(cd "$(dirname "$script")" && GPUPERF_AB_LEVELS=full,none,detached,torch_stack python3 - <<'EOF'
+import decode_overhead as d
+assert [name for name, _ in d.AB_LEVELS] == ["full", "none", "detached", "torch_stack"], d.AB_LEVELS
+ab = d.ABSchedule()
+steps = []
+for scale in (1.0, 1.0, 3.0):
+    for name, ms in (("full", 1.1), ("none", 1.05), ("detached", 1.0), ("torch_stack", 2.0)):
+        for i in range(d.AB_BLOCK):
+            ab.labels.append(None if i == 0 else (len(ab.labels) // d.AB_BLOCK, name))
+            steps.append(ms * scale if i else 99.0)
+r = ab.summary(steps)
+print(f"{r['full_paired_detached']:.3f} {r['none_paired_detached']:.3f} "
+      f"{r['torch_stack_paired_detached']:.3f} {r['full_pct_of_torch_stack']:.1f} "
+      f"{r['full_paired']:.3f}")
+EOF
+)
+[[ $detached == "1.100 1.050 2.000 10.0 1.048" ]] ||
+  fail "A/B against detached: '$detached', want '1.100 1.050 2.000 10.0 1.048'"
+cat > "$dir/detached.jsonl" <<'EOF'
+{"mode": "base", "round": 1, "status": "ok", "step_ms_median": 2.0}
+{"mode": "gpuperf_ab", "round": 1, "status": "ok", "step_ms_median": 2.2, "ab": {"median_ms": {"full": 2.2, "detached": 2.0, "torch_stack": 4.0}, "full_over_detached": 1.1, "torch_stack_over_detached": 2.0, "full_paired_detached": 1.09, "full_pct_of_torch_stack": 10.0}}
+EOF
+python3 "$script" aggregate --rows "$dir/detached.jsonl" --table "$dir/detached.txt" > /dev/null
+grep -q '^  in-process A/B, round 1, x CUPTI detached (2.000 ms): full 1.100x (paired 1.090x), torch_stack 2.000x; gpuperf.s added time 10.0% of with_stack.s (paired)$' "$dir/detached.txt" ||
+  fail "A/B line against detached: $(grep 'A/B' "$dir/detached.txt")"
+
 # Over budget: gpuperf at 1.3x.
 sed -i 's/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.1/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.6/; s/2.42/2.86/; s/"step_ms_median": 2.3}/"step_ms_median": 2.6}/' "$dir/rows.jsonl"
 python3 "$script" aggregate --rows "$dir/rows.jsonl" --json "$dir/d.json" > /dev/null

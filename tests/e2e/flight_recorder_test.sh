@@ -8,11 +8,8 @@
 #   - past --flight-memory the oldest records go first and the loss is counted;
 #   - --sample-launches keeps every kernel and takes the right number of stacks.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app
-[[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app in this build"; exit 77; }
-dir=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+use_fake_app
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
 
 # wait_for FILE PATTERN: until a line of FILE matches (30 s at most).
 wait_for() {

@@ -5,11 +5,7 @@
 # another profiler, an unsupported GPU) are one line each with the fix, and the run goes on;
 # `diff` gates on hardware metrics.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app
-[[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app in this build"; exit 77; }
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+use_fake_app
 
 # metrics NAME [OPTIONS] -- SCENARIO ARGS: runs `gpuperf metrics`, keeps stdout/stderr.
 metrics() {

@@ -3,11 +3,7 @@
 # (tests/fakes): every scenario's kernels are recorded or counted as lost, stacks are
 # joined, exit/signal/fork/_exit paths flush, a second subscriber degrades gracefully.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app
-[[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app in this build"; exit 77; }
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+use_fake_app
 
 # run NAME EXPECTED_EXIT SCENARIO ARGS...: records; leaves the app's line in $said.
 run() {

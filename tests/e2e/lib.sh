@@ -45,3 +45,15 @@ require_cpu_python() {
   py=$(python3 -c 'import sys; print(sys.executable if (3, 10) <= sys.version_info[:2] <= (3, 14) else "")' 2>/dev/null)
   [[ -n $py ]] || { echo "SKIP: no CPython 3.10 to 3.14 as python3"; exit 77; }
 }
+
+# For the tests that record the fake CUDA app (tests/fakes): sets bin, lib (the injection
+# library), app (the fake app; `use_fake_app nofp` for its build without frame pointers) and
+# dir (a new directory, removed at exit), or skips the test where this build has neither.
+use_fake_app() {
+  bin=$GPUPERF_BINARY_DIR
+  lib=$bin/src/inject/libgpuperf_inject.so
+  app=$bin/tests/fakes/fake_cuda_app${1:+_$1}
+  [[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app in this build"; exit 77; }
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+}

@@ -7,11 +7,7 @@
 # communicator, sequence number and size; the report joins them to their kernels, matches
 # them across ranks by sequence number and computes nccl-tests' bandwidths.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app
-[[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app in this build"; exit 77; }
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+use_fake_app
 stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | sed 's/.*value=\([0-9]*\).*/\1/' | sort -n | tail -1; }
 
 job() {  # NAME EXTRA-ENV...: two ranks under `gpuperf record` (extra: record options first)

@@ -5,11 +5,7 @@
 # agrees, frames the tables cannot follow fall back (counted), and the flame graphs of
 # GPUPERF_UNWIND=table, auto and libunwind are identical.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app_nofp
-[[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app in this build"; exit 77; }
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+use_fake_app nofp
 
 # run NAME ARGS...: records the chain scenario; leaves the app's line in $said.
 run() {

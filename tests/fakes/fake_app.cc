@@ -194,10 +194,36 @@ void DeviceSynchronize() {
                       CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
   uint64_t start = fake_cupti_now();
   uint64_t busy = g_gpu_busy_until.load();
+  const uint64_t end = busy > start ? busy : start + 100;
+  // As the real call does, it returns once the GPU is done: the host call spans the wait (a
+  // recorder that times the call itself sees the wait CUPTI's record says).
+  for (uint64_t now = start; now < end; now = fake_cupti_now()) {
+    if (end - now > 200000)
+      std::this_thread::sleep_for(std::chrono::nanoseconds(end - now - 100000));
+  }
   fake_cupti_sync_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, g_context, nullptr);
   fake_cupti_api_exit(&runtime, cudaSuccess);
-  const uint64_t end = busy > start ? busy : start + 100;
   fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, g_context,
+                       kStreamId, start, end);
+  g_counts.syncs++;
+  g_counts.sync_ns += end - start;
+}
+
+// cudaStreamSynchronize on the app's stream, or (per_thread) cudaStreamSynchronize_ptsz on
+// the thread's default stream: as DeviceSynchronize, the call returns once the GPU is done.
+void StreamSynchronize() {
+  FakeCuptiApiFrame runtime;
+  cudaStreamSynchronize_v3020_params params{};
+  params.stream = reinterpret_cast<cudaStream_t>(g_stream);
+  uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, nullptr, &params);
+  const uint64_t start = fake_cupti_now();
+  const uint64_t busy = g_gpu_busy_until.load();
+  const uint64_t end = busy > start ? busy : start + 100;
+  while (fake_cupti_now() < end) {
+  }
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, g_context,
                        kStreamId, start, end);
   g_counts.syncs++;
   g_counts.sync_ns += end - start;
@@ -776,6 +802,63 @@ int KinetoRefused(int argc, char** argv) {
   return 0;
 }
 
+// Host waits: M rounds of two launches, a stream synchronize, a launch and a device synchronize.
+int Syncs(int argc, char** argv) {
+  const int rounds = ArgOr(argc, argv, 2, 20);
+  for (int i = 0; i < rounds; ++i) {
+    LaunchKernel("_Z6vecAddPKfS0_Pfi");
+    LaunchKernel("_Z5scalePfi");
+    StreamSynchronize();
+    LaunchKernel("_Z5scalePfi");
+    DeviceSynchronize();
+  }
+  ReportCounts();
+  return 0;
+}
+
+// The benchmark hook's detached level (gpuperf_bench_toggle(-2), decode_overhead.py's in-process
+// torch.profiler levels): M launches recorded; CUPTI detached, a Kineto-like client subscribes
+// and M launches go by; attaching again while that client holds the slot fails; level -3
+// finalizes CUPTI with the client's subscriber (torch.profiler keeps its own after a session),
+// gpuperf attaches again and records M more.
+int BenchDetach(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 100);
+  const char* path = getenv("CUDA_INJECTION64_PATH");  // loaded by main's CudaInit
+  void* library = path != nullptr ? dlopen(path, RTLD_NOLOAD | RTLD_LAZY) : nullptr;
+  using Toggle = int (*)(int);
+  auto toggle = library != nullptr
+                    ? reinterpret_cast<Toggle>(dlsym(library, "gpuperf_bench_toggle"))
+                    : nullptr;
+  if (toggle == nullptr) {
+    fprintf(stderr, "fake-app: no gpuperf_bench_toggle in CUDA_INJECTION64_PATH\n");
+    return 1;
+  }
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z8attachedv");
+  printf("fake-app: detach=%d\n", toggle(-2));
+  CUpti_SubscriberHandle other = nullptr;
+  const CUptiResult subscribed = cuptiSubscribe(&other, LateCallback, nullptr);
+  const char* text = "?";
+  cuptiGetResultString(subscribed, &text);
+  printf("fake-app: other_client=%s\n", text);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z8detachedv");
+  printf("fake-app: attach_while_held=%d\n", toggle(1));
+  printf("fake-app: finalize=%d\n", toggle(-3));
+  printf("fake-app: attach=%d\n", toggle(1));
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z10reattachedv");
+  // The diagnostic levels: no callback at all (-4), then a bare subscriber (-5), which holds
+  // the slot, then the recording again.
+  printf("fake-app: no_callbacks=%d\n", toggle(-4));
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z6nocallv");
+  printf("fake-app: subscriber_only=%d\n", toggle(-5));
+  CUpti_SubscriberHandle refused = nullptr;
+  cuptiGetResultString(cuptiSubscribe(&refused, LateCallback, nullptr), &text);
+  printf("fake-app: other_beside_subscriber=%s\n", text);
+  printf("fake-app: attach_after_subscriber=%d\n", toggle(1));
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z4lastv");
+  ReportCounts();
+  return 0;
+}
+
 // For the flight recorder's test (tests/e2e/flight_recorder_test.sh): phases of launches
 // of known counts, each phase's kernels named _Z6phaseKv. After phase K the app says so and
 // waits for FAKE_APP_GO_DIR/go-K, so that the test can ask for a dump and let time pass.
@@ -1012,6 +1095,9 @@ const Scenario kScenarios[] = {
     {"kineto", KinetoRefused,
      "[M=400] [SESSIONS=2] [HOLD=0]: M/2 launches, then profiling sessions that subscribe and "
      "give up when refused (HOLD=1: the program's own client holds CUPTI)"},
+    {"syncs", Syncs, "[M=20]: M x (2 launches, stream sync, launch, device sync)"},
+    {"bench_detach", BenchDetach,
+     "[M=100]: M launches; gpuperf_bench_toggle(-2), another client, M; -3, 1, M; -4, M; -5, 1, M"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };

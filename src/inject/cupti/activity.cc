@@ -202,7 +202,8 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
     if (a & kActRuntime) set(CUPTI_ACTIVITY_KIND_RUNTIME);
     if (a & kActDriver) set(CUPTI_ACTIVITY_KIND_DRIVER);
   }
-  if (a & kActSync) set(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  // Host waits come from our callbacks where API records do (host_waits.h says why).
+  if ((a & kActSync) && !recorder.ApiFromCallbacks()) set(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (a & kActMemory) set(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (a & kActNvtx) set(CUPTI_ACTIVITY_KIND_MARKER);
   if (a & kActOverhead) set(CUPTI_ACTIVITY_KIND_OVERHEAD);

@@ -11,6 +11,7 @@
 #include "gpuperf/stack_marker.h"
 #include "inject/cupti/activity.h"
 #include "inject/cupti/cupti_call.h"
+#include "inject/cupti/host_waits.h"
 #include "inject/cupti/translate.h"
 #include "inject/launch_sampler.h"
 #include "inject/power/power_sampler.h"
@@ -24,9 +25,12 @@ namespace {
 // What we do at one callback id. Filled once at init, read lock-free by app threads.
 struct CallbackIdPlan {
   StringId name = 0;
-  bool linked = false;  // a launch, copy, set or allocation: stack + launch link
-  bool traced = false;  // an API record when it is the thread's outermost call
-  bool waits = false;   // a host synchronization: linked, and never left to the sampler
+  bool linked = false;             // a launch, copy, set or allocation: stack + launch link
+  bool traced = false;             // an API record when it is the thread's outermost call
+  bool waits = false;              // a host synchronization: linked, and never left to the sampler
+  bool wait_record = false;        // ...and a sync record when outermost (host_waits.h)
+  bool per_thread_stream = false;  // a _ptsz call
+  SyncKind wait_kind = SyncKind::kUnknown;
 };
 
 std::atomic<CallbackObserver> g_observer{nullptr};
@@ -48,6 +52,7 @@ struct ThreadState {
   StringId outer_api = 0;   // ...and name, shared by the calls nested in it
   uint64_t outer_start = 0;
   bool outer_traced = false;
+  HostWait outer_wait;           // kind kUnknown: no sync record
   uint32_t linked_id = 0;        // the correlation id that has its launch link already
   uint32_t sample = 0;           // for sampled self-timing
   LaunchSampler::Bucket stacks;  // --sample-launches
@@ -59,17 +64,6 @@ bool StartsWithAny(std::string_view name, std::span<const std::string_view> pref
     if (name.starts_with(prefix)) return true;
   }
   return false;
-}
-
-// Host synchronizations: the report's sync rows and the stall insights name the stack of
-// the call that waited. A few calls a step against hundreds of launches, so they always get
-// their stack, whatever --sample-launches leaves to the launches.
-bool IsHostWait(std::string_view name, bool runtime) {
-  static constexpr std::string_view kRuntime[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize",
-                                                  "cudaEventSynchronize"};
-  static constexpr std::string_view kDriver[] = {"cuCtxSynchronize", "cuStreamSynchronize",
-                                                 "cuEventSynchronize"};
-  return runtime ? StartsWithAny(name, kRuntime) : StartsWithAny(name, kDriver);
 }
 
 bool IsLinked(std::string_view name, bool runtime) {
@@ -161,11 +155,17 @@ void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
   }
   if (--state.depth != 0) return;
   const int32_t code = ReturnCode(data);
-  if (state.outer_traced && recorder.capturing.load(std::memory_order_relaxed)) {
+  const bool waited = state.outer_wait.kind != SyncKind::kUnknown;
+  if ((state.outer_traced || waited) && recorder.capturing.load(std::memory_order_relaxed)) {
     ThreadBuffers& buffers = CurrentThreadBuffers();
-    AppendApiCall(buffers, ApiRecord{recorder.pid, buffers.tid, domain, cbid, state.outer_api,
-                                     state.outer_start, MonotonicNs(), data->correlationId, code});
-    CountThreadStat(buffers, kApiCalls);
+    const uint64_t end = MonotonicNs();
+    if (state.outer_traced) {
+      AppendApiCall(buffers, ApiRecord{recorder.pid, buffers.tid, domain, cbid, state.outer_api,
+                                       state.outer_start, end, data->correlationId, code});
+      CountThreadStat(buffers, kApiCalls);
+    }
+    if (waited)
+      RecordHostWait(recorder, state.outer_wait, buffers.tid, state.outer_start, end, data);
   }
   // After the call's record: a flight-recorder dump it asks for holds the failing call.
   if (code != 0) recorder.writer.NoteCudaError(state.outer_api, code);
@@ -184,6 +184,9 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
     state.outer_api = plan.name;
     state.outer_stack = 0;
     state.outer_traced = plan.traced;
+    state.outer_wait = plan.wait_record
+                           ? HostWaitAtEntry(plan.wait_kind, plan.per_thread_stream, data)
+                           : HostWait{};
     state.outer_start = MonotonicNs();
     state.linked_id = 0;
   }
@@ -220,7 +223,7 @@ void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDoma
            CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
   if (cbid >= plans.size()) return;
   const CallbackIdPlan& plan = plans[cbid];
-  if (!plan.linked && !plan.traced) return;
+  if (!plan.linked && !plan.traced && !plan.wait_record) return;
   if (data->callbackSite == CUPTI_API_EXIT) {
     OnExit(recorder, domain, cbid, data);
   } else {
@@ -264,6 +267,10 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
 void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, bool trace_all,
                 std::vector<CallbackIdPlan>& plans) {
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  // Sync records come from these callbacks, not CUPTI's kind, wherever API records do
+  // (host_waits.h; EnableActivities leaves the kind off then).
+  const bool syncs_from_callbacks =
+      recorder.config.api_from_callbacks && (recorder.config.activities & kActSync) != 0;
   plans.assign(size, CallbackIdPlan{});
   auto lock = recorder.names.Lock();
   for (uint32_t cbid = 1; cbid < size; ++cbid) {
@@ -271,7 +278,10 @@ void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, 
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
     const std::string clean = CleanApiName(name);
     CallbackIdPlan& plan = plans[cbid];
-    plan.waits = IsHostWait(clean, runtime);
+    plan.wait_kind = HostWaitKind(BaseName(clean), runtime);
+    plan.waits = plan.wait_kind != SyncKind::kUnknown;
+    plan.wait_record = plan.waits && syncs_from_callbacks;
+    plan.per_thread_stream = clean.ends_with("_ptsz");
     plan.linked = recorder.config.stacks && (IsLinked(clean, runtime) || plan.waits);
     plan.traced = trace_all && !IsChatter(clean);
     if (plan.linked || plan.traced) plan.name = ActivityTranslator().ApiName(domain, cbid);
@@ -282,7 +292,7 @@ void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, 
 void EnablePlanned(uint32_t enable, CUpti_CallbackDomain domain,
                    const std::vector<CallbackIdPlan>& plans) {
   for (uint32_t cbid = 1; cbid < plans.size(); ++cbid) {
-    if (plans[cbid].linked || plans[cbid].traced) {
+    if (plans[cbid].linked || plans[cbid].traced || plans[cbid].wait_record) {
       cuptiEnableCallback(enable, g_subscriber, domain, cbid);
     }
   }
@@ -327,11 +337,16 @@ bool EnableCallbacks(Recorder& recorder) {
   PlanDomain(recorder, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
              api && (activities & kActDriver), g_driver_plan);
   SetApiCallbacks(recorder.config.delay_ms == 0);
+  EnableResourceCallbacks();
+  return true;
+}
+
+void EnableResourceCallbacks() {
+  if (g_subscriber == nullptr) return;
   GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
-  return true;
 }
 
 void SetCallbackObserver(CallbackObserver observer) {
@@ -346,6 +361,21 @@ bool EnableExtraCallback(int domain, uint32_t cbid) {
 
 void PauseStacksForBench(bool paused) {
   g_bench_stacks_paused.store(paused, std::memory_order_relaxed);
+}
+
+void UnsubscribeForBench() {
+  if (g_subscriber == nullptr) return;
+  GP_CUPTI_CALL(cuptiUnsubscribe(g_subscriber));
+  g_subscriber = nullptr;
+}
+
+bool SubscribeIdleForBench(Recorder& recorder) {
+  UnsubscribeForBench();
+  return GP_CUPTI_CALL(cuptiSubscribe(&g_subscriber, OnCallback, &recorder)) == CUPTI_SUCCESS;
+}
+
+void DisableAllCallbacksForBench() {
+  if (g_subscriber != nullptr) GP_CUPTI_CALL(cuptiEnableAllDomains(0, g_subscriber));
 }
 
 void SetApiCallbacks(bool enable) {

@@ -21,6 +21,16 @@ bool EnableCallbacks(Recorder& recorder);
 void SetApiCallbacks(bool enable);
 // The benchmark toggle's switch: launches are linked without a stack while paused.
 void PauseStacksForBench(bool paused);
+// The callbacks that keep the recording right whatever else is on: a context's creation and
+// destruction (EnableCallbacks turns them on).
+void EnableResourceCallbacks();
+
+// For the benchmark hook (bench_toggle.cc) only. UnsubscribeForBench gives up the subscriber
+// (EnableCallbacks takes it again); SubscribeIdleForBench takes it with no callback enabled;
+// DisableAllCallbacksForBench switches every callback of it off, the resource ones too.
+void UnsubscribeForBench();
+bool SubscribeIdleForBench(Recorder& recorder);
+void DisableAllCallbacksForBench();
 
 // The hardware profilers (hardware.h) see every callback of gpuperf's subscriber before the
 // tracer does: `domain` and `cbid` are CUPTI's, `data` its callback data.
