@@ -85,8 +85,12 @@ AB_OPTIONAL_LEVELS = [("detached", -2), ("torch", "torch"), ("torch_stack", "tor
 if os.environ.get("GPUPERF_AB_LEVELS"):
     _known = dict(AB_LEVELS + AB_OPTIONAL_LEVELS)
     # kinds: gpuperf's activity kinds without its callbacks; kindK: CUPTI activity kind K alone.
+    # without_G: the recording without activity group G (base/activities.h), attached afresh.
     _known["kinds"] = -100
     _known.update({f"kind{k}": -100 - k for k in range(1, 64)})
+    _known.update({f"without_{g}": -200 - bit for bit, g in enumerate(
+        ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "memory", "nvtx", "overhead",
+         "graph"])})
     AB_LEVELS = [(name, _known[name.split(".")[0]])
                  for name in os.environ["GPUPERF_AB_LEVELS"].split(",")
                  if name.split(".")[0] in _known]

@@ -33,11 +33,15 @@ count() { grep '^kernel ' "$dir/dump.txt" | grep -c "$1"; }
   || fail "level -5 did not hold the subscriber: '$(said other_beside_subscriber)'"
 [[ $(count _Z6nocallv) -eq 0 ]] || fail "kernels under level -4 were recorded: $(count _Z6nocallv)"
 [[ $(count _Z4lastv) -eq 50 ]] || fail "kernels after level -5: $(count _Z4lastv), want 50"
+# -201: the recording without copy records, attached afresh, still records kernels; 1 after it.
+[[ $(said without_copies) == 0 && $(said back) == 0 ]] ||
+  fail "levels -201, 1 returned $(said without_copies) $(said back)"
+[[ $(count _Z7withoutv) -eq 50 ]] || fail "kernels under level -201: $(count _Z7withoutv), want 50"
 
 # Every recorded kernel still joins its launch stack, before and after, and nothing is lost.
-grep -q "launch stacks 150 of 150" "$dir/run.log" \
+grep -q "launch stacks 200 of 200" "$dir/run.log" \
   || fail "not every kernel joined its stack: $(grep -E 'stacks|lost' "$dir/run.log")"
 grep -q "lost      nothing" "$dir/run.log" || fail "the recording lost something: $(grep lost "$dir/run.log")"
 joined=$(grep '^launch_link ' "$dir/dump.txt" | grep -vc 'stack_id=0 ')
-[[ $joined -eq 150 ]] || fail "$joined launch links with a stack, want 150"
+[[ $joined -eq 200 ]] || fail "$joined launch links with a stack, want 200"
 finish

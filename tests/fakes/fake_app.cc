@@ -855,6 +855,10 @@ int BenchDetach(int argc, char** argv) {
   printf("fake-app: other_beside_subscriber=%s\n", text);
   printf("fake-app: attach_after_subscriber=%d\n", toggle(1));
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z4lastv");
+  // The recording without copy records (-200 - 1), attached afresh: kernels still recorded.
+  printf("fake-app: without_copies=%d\n", toggle(-201));
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z7withoutv");
+  printf("fake-app: back=%d\n", toggle(1));
   ReportCounts();
   return 0;
 }
@@ -1097,7 +1101,8 @@ const Scenario kScenarios[] = {
      "give up when refused (HOLD=1: the program's own client holds CUPTI)"},
     {"syncs", Syncs, "[M=20]: M x (2 launches, stream sync, launch, device sync)"},
     {"bench_detach", BenchDetach,
-     "[M=100]: M launches; gpuperf_bench_toggle(-2), another client, M; -3, 1, M; -4, M; -5, 1, M"},
+     "[M=100]: M launches; gpuperf_bench_toggle -2, another client, M; -3, 1, M; -4, M; -5, 1, M; "
+     "-201, M"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };

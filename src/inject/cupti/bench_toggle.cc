@@ -27,6 +27,8 @@
 //   -6  detached, then only the activity API's buffer callbacks (no kind, no subscriber)
 // -100  as -6, with the configured activity kinds on (the recording's kinds, no callbacks)
 // -100 - K  as -6, with the one activity kind K (a CUpti_ActivityKind) on
+// -200 - B  the configured recording without activity group B (bit B of base/activities.h's
+//       kAct* mask), attached afresh: a kind once enabled leaves its cost behind (level 6)
 // Any level from 5 down to -1, and -4, attaches CUPTI again after the others.
 // -4, -5, -6 and -100 - K tell where the cost of CUPTI without callbacks lies
 // (docs/performance.md).
@@ -63,9 +65,8 @@ void Detach(Recorder& r) {
   g_sync_kind_on = false;
 }
 
-// From a partial attachment (-5, -6) back to none.
+// Once more while detached (-3): whatever another client left subscribed goes too.
 void Finalize() {
-  UnsubscribeForBench();
   GP_CUPTI_CALL(cuptiFinalize());
   g_attachment = Attachment::kDetached;
   g_sync_kind_on = false;
@@ -74,7 +75,7 @@ void Finalize() {
 // CUPTI attaches again at the first call; then what Initialize set up, as it did. False
 // when the subscriber slot went to another client meanwhile.
 bool Reattach(Recorder& r) {
-  if (g_attachment == Attachment::kPartial) Finalize();
+  if (g_attachment == Attachment::kPartial) Detach(r);  // what it recorded delivered first
   if (!RegisterActivityCallbacks(r)) return false;
   if (r.subscribed && !EnableCallbacks(r)) return false;
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
@@ -84,9 +85,9 @@ bool Reattach(Recorder& r) {
 }
 
 int DetachedLevel(Recorder& r, int level) {
-  if (g_attachment == Attachment::kAttached) {
+  if (g_attachment != Attachment::kDetached) {
     Detach(r);
-  } else if (g_attachment == Attachment::kPartial || level == -3) {
+  } else if (level == -3) {
     Finalize();
   }
   if (level == -5) {
@@ -106,6 +107,25 @@ int DetachedLevel(Recorder& r, int level) {
   return 0;
 }
 
+// Level -200 - B: a fresh attachment recording all but group B; the next level finalizes it.
+int WithoutActivityGroup(Recorder& r, int group) {
+  if (g_attachment != Attachment::kDetached) Detach(r);
+  const uint32_t configured = r.config.activities;
+  r.config.activities &= ~(1u << group);
+  const bool attached = Reattach(r);
+  if (attached) {
+    EnableActivities(r, true, /*kernels=*/true);
+    SetApiCallbacks(true);
+  }
+  r.config.activities = configured;
+  g_attachment = Attachment::kPartial;
+  PauseStacksForBench(false);
+  PausePythonFramesForBench(false);
+  PauseNativeCutForBench(false);
+  PauseStackMemoForBench(false);
+  return attached ? 0 : -1;
+}
+
 }  // namespace
 }  // namespace gpuperf::inject
 
@@ -113,6 +133,7 @@ extern "C" __attribute__((visibility("default"))) int gpuperf_bench_toggle(int l
   using namespace gpuperf::inject;
   Recorder* recorder = GetRecorder();
   if (recorder == nullptr || !recorder->capturing.load()) return -1;
+  if (level <= -200) return WithoutActivityGroup(*recorder, -200 - level);
   if (level <= -2 && level != -4) return DetachedLevel(*recorder, level);
   if (g_attachment != Attachment::kAttached && !Reattach(*recorder)) return -1;
   EnableActivities(*recorder, level > 0, /*kernels=*/level != 0);
