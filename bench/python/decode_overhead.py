@@ -321,6 +321,10 @@ class ABSchedule:
                   and c["torch_stack"] > c["detached"]]
         if shares:
             result["full_pct_of_torch_stack"] = statistics.median(shares)
+        # Against CUPTI's kernel records alone (kind10, the least a CUPTI tracer pays).
+        floors = [c["full"] / c["kind10"] for c in cycles.values() if "full" in c and "kind10" in c]
+        if floors:
+            result["full_over_kernel_records_paired"] = statistics.median(floors)
         return result
 
     def finish(self):
@@ -522,6 +526,9 @@ def table(result, rows):
             if "full_pct_of_torch_stack" in ab:
                 line += (f"; gpuperf's added time {ab['full_pct_of_torch_stack']:.1f}% of "
                          "with_stack's (paired)")
+            if "full_over_kernel_records_paired" in ab:
+                line += (f"; gpuperf {ab['full_over_kernel_records_paired']:.3f}x of CUPTI's "
+                         "kernel records alone (paired)")
             lines.append(line)
     if result.get("cpu_ratio"):
         lines.append("  launching thread's CPU time per step, x no profiler: " + "; ".join(

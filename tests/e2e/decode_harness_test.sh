@@ -112,24 +112,26 @@ EOF
 # Ratios against the detached blocks get their own keys; gpuperf's added time over
 # with_stack's is paired per cycle ((1.1-1)/(2-1) = 10% in each cycle, whatever the cycle's
 # speed), and the table says both.
-detached=$(cd "$(dirname "$script")" && GPUPERF_AB_LEVELS=full,none,detached,torch_stack python3 - <<'EOF'
+detached=$(cd "$(dirname "$script")" && GPUPERF_AB_LEVELS=full,none,detached,torch_stack,kind10 python3 - <<'EOF'
 import decode_overhead as d
-assert [name for name, _ in d.AB_LEVELS] == ["full", "none", "detached", "torch_stack"], d.AB_LEVELS
+assert [name for name, _ in d.AB_LEVELS] == ["full", "none", "detached", "torch_stack", "kind10"], d.AB_LEVELS
+assert dict(d.AB_LEVELS)["kind10"] == -110
 ab = d.ABSchedule()
 steps = []
 for scale in (1.0, 1.0, 3.0):
-    for name, ms in (("full", 1.1), ("none", 1.05), ("detached", 1.0), ("torch_stack", 2.0)):
+    for name, ms in (("full", 1.1), ("none", 1.05), ("detached", 1.0), ("torch_stack", 2.0),
+                     ("kind10", 1.0 + 0.1 / 1.1)):
         for i in range(d.AB_BLOCK):
             ab.labels.append(None if i == 0 else (len(ab.labels) // d.AB_BLOCK, name))
             steps.append(ms * scale if i else 99.0)
 r = ab.summary(steps)
 print(f"{r['full_paired_detached']:.3f} {r['none_paired_detached']:.3f} "
       f"{r['torch_stack_paired_detached']:.3f} {r['full_pct_of_torch_stack']:.1f} "
-      f"{r['full_paired']:.3f}")
+      f"{r['full_paired']:.3f} {r['full_over_kernel_records_paired']:.3f}")
 EOF
 )
-[[ $detached == "1.100 1.050 2.000 10.0 1.048" ]] ||
-  fail "A/B against detached: '$detached', want '1.100 1.050 2.000 10.0 1.048'"
+[[ $detached == "1.100 1.050 2.000 10.0 1.048 1.008" ]] ||
+  fail "A/B against detached: '$detached', want '1.100 1.050 2.000 10.0 1.048 1.008'"
 cat > "$dir/detached.jsonl" <<'EOF'
 {"mode": "base", "round": 1, "status": "ok", "step_ms_median": 2.0}
 {"mode": "gpuperf_ab", "round": 1, "status": "ok", "step_ms_median": 2.2, "ab": {"median_ms": {"full": 2.2, "detached": 2.0, "torch_stack": 4.0}, "full_over_detached": 1.1, "torch_stack_over_detached": 2.0, "full_paired_detached": 1.09, "full_pct_of_torch_stack": 10.0}}
