@@ -25,6 +25,14 @@ Budget (issue 12): gpuperf <= 1.10x the no-profiler step time, and its added tim
 torch_stack's. Ratios are paired within a round (each mode against that round's base),
 then summarized over rounds: median [min..max].
 
+The measurement to trust is the in-process one (mode gpuperf_ab): on the GPU machine separate
+processes differ by up to 2x as a whole, profiled or not. One recorded process switches
+levels every 8 steps (see AB_LEVELS below); with
+  GPUPERF_AB_LEVELS=detached,kind10,full,torch,torch_stack decode_overhead.py run --modes gpuperf_ab
+it alternates no CUPTI at all, CUPTI's kernel records alone, gpuperf, torch.profiler and
+torch.profiler(with_stack=True), and prints each against the detached steps, paired per cycle
+of blocks, with gpuperf's share of with_stack's added time (tests/gpu/checks/decode.sh).
+
 Only the standard library at the top level: `aggregate` and `run --dry-run` run anywhere.
 """
 

@@ -148,4 +148,9 @@ checked=$(stat_value "$dir/memo1" stack_memo_checked)
 grep -q '\.py:' "$dir/off.folded" && fail "--no-python-stacks: Python frames recorded"
 grep -q '(anonymous namespace)::Launch;' "$dir/off.folded" || fail "--no-python-stacks: native stacks missing"
 "$GPUPERF" dump "$dir/off" | grep -q '^python_code ' && fail "--no-python-stacks: code records written"
+# --- bench/python/launch_cost.py runs here (its numbers are for people, not for this test) ---
+"$GPUPERF" record -o "$dir/cost" --quiet --inject-lib "$lib" -- "$python" "$SRC/bench/python/launch_cost.py" \
+  "$ext" --depth 12 --rounds 2 --batch 300 > "$dir/cost.out" 2>&1 || fail "launch_cost.py: $(tail -3 "$dir/cost.out")"
+[[ $(grep -cE '^  (full|nomemo|native|nostacks|none) +[0-9]+ ' "$dir/cost.out") -eq 5 ]] ||
+  fail "launch_cost.py did not print its five levels: $(cat "$dir/cost.out")"
 finish
