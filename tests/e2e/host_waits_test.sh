@@ -27,15 +27,17 @@ kind_on cupti || fail "GPUPERF_API_SOURCE=cupti did not enable the SYNCHRONIZATI
 # The same waits: kind, and the stream of each stream wait.
 keys() {
   sed -n 's/^sync .* kind=\([a-z_]*\) .* stream_id=\([0-9]*\) .*/\1 \2/p' "$dir/$1.dump" |
-    awk '{print ($1 == "stream_synchronize") ? $1 " " $2 : $1}' | sort | uniq -c | awk '{$1 = $1; print}' |
+    awk '{print ($1 == "stream_synchronize" || $1 == "stream_wait_event") ? $1 " " $2 : $1}' |
+    sort | uniq -c | awk '{$1 = $1; print}' |
     paste -sd ';'
 }
 [[ $(keys callbacks) == "$(keys cupti)" ]] ||
   fail "the waits differ: callbacks [$(keys callbacks)] CUPTI [$(keys cupti)]"
-[[ $(keys callbacks) == "20 context_synchronize;20 stream_synchronize 13" ]] ||
-  fail "want 20 device and 20 stream waits on stream 13: $(keys callbacks)"
+[[ $(keys callbacks) == "20 context_synchronize;20 stream_synchronize 13;20 stream_wait_event 13" ]] ||
+  fail "want 20 device waits, 20 stream waits and 20 waits of stream 13: $(keys callbacks)"
 
-# Ours: the thread that waited, and the times of its API record.
+# Ours: the thread that waited, and the times of its API record; a stream's wait on an event
+# (no CPU wait) has no stack, the CPU's waits have theirs.
 python3 - "$dir/callbacks.dump" "$pid" <<'PY' || fail "sync records do not match their API calls"
 import re, sys
 fields = lambda line: dict(re.findall(r'(\w+)=("[^"]*"|\S+)', line))
@@ -51,8 +53,25 @@ bad = [s for s in syncs if s["tid"] != sys.argv[2] or s["correlation_id"] not in
                                           apis[s["correlation_id"]]["end_ns"])]
 for s in bad[:3]:
     print("  ", s, apis.get(s["correlation_id"]), file=sys.stderr)
-sys.exit(1 if bad or len(syncs) != 40 else 0)
+sys.exit(1 if bad or len(syncs) != 60 else 0)
 PY
+
+unlinked=$(python3 - "$dir/callbacks.dump" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+linked = {m.group(1) for line in lines if line.startswith("launch_link ")
+          for m in [re.search(r" correlation_id=(\d+) stack_id=(\d+)", line)] if m and m.group(2) != "0"}
+kinds = {}
+for line in lines:
+    if line.startswith("sync "):
+        kind = re.search(r" kind=(\w+)", line).group(1)
+        has = re.search(r" correlation_id=(\d+)", line).group(1) in linked
+        kinds.setdefault(kind, set()).add(has)
+print(" ".join(f"{k}={sorted(v)}" for k, v in sorted(kinds.items())))
+PY
+)
+[[ $unlinked == "context_synchronize=[True] stream_synchronize=[True] stream_wait_event=[False]" ]] ||
+  fail "stacks of the waits (kind=[has a stack]): $unlinked"
 
 # The report's sync rows name the line that waited.
 "$GPUPERF" report "$dir/callbacks" --sections sync > "$dir/sync.txt" 2>&1 || fail "report failed"

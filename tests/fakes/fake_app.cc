@@ -188,29 +188,34 @@ void Memset(uint64_t bytes) {
   g_counts.set_ns += set.end - set.start;
 }
 
-void DeviceSynchronize() {
-  FakeCuptiApiFrame runtime;
-  uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
-                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
-  uint64_t start = fake_cupti_now();
-  uint64_t busy = g_gpu_busy_until.load();
+// The end of a host wait that began at `start`: once the GPU's queued work is done (at least
+// 100 ns later). As the real calls do, the fake ones return only then: the host call spans the
+// wait, so a recorder that times the call sees the wait CUPTI's record says.
+uint64_t WaitForGpu(uint64_t start) {
+  const uint64_t busy = g_gpu_busy_until.load();
   const uint64_t end = busy > start ? busy : start + 100;
-  // As the real call does, it returns once the GPU is done: the host call spans the wait (a
-  // recorder that times the call itself sees the wait CUPTI's record says).
   for (uint64_t now = start; now < end; now = fake_cupti_now()) {
     if (end - now > 200000)
       std::this_thread::sleep_for(std::chrono::nanoseconds(end - now - 100000));
   }
+  g_counts.syncs++;
+  g_counts.sync_ns += end - start;
+  return end;
+}
+
+void DeviceSynchronize() {
+  FakeCuptiApiFrame runtime;
+  uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
+  const uint64_t start = fake_cupti_now();
+  const uint64_t end = WaitForGpu(start);
   fake_cupti_sync_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, g_context, nullptr);
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, g_context,
                        kStreamId, start, end);
-  g_counts.syncs++;
-  g_counts.sync_ns += end - start;
 }
 
-// cudaStreamSynchronize on the app's stream, or (per_thread) cudaStreamSynchronize_ptsz on
-// the thread's default stream: as DeviceSynchronize, the call returns once the GPU is done.
+// cudaStreamSynchronize on the app's stream.
 void StreamSynchronize() {
   FakeCuptiApiFrame runtime;
   cudaStreamSynchronize_v3020_params params{};
@@ -218,15 +223,23 @@ void StreamSynchronize() {
   uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
                       CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, nullptr, &params);
   const uint64_t start = fake_cupti_now();
-  const uint64_t busy = g_gpu_busy_until.load();
-  const uint64_t end = busy > start ? busy : start + 100;
-  while (fake_cupti_now() < end) {
-  }
+  const uint64_t end = WaitForGpu(start);
   fake_cupti_api_exit(&runtime, cudaSuccess);
   fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, g_context,
                        kStreamId, start, end);
-  g_counts.syncs++;
-  g_counts.sync_ns += end - start;
+}
+
+// cudaStreamWaitEvent: the app's stream waits for an event; the CPU does not.
+void StreamWaitEvent() {
+  FakeCuptiApiFrame runtime;
+  cudaStreamWaitEvent_v3020_params params{};
+  params.stream = reinterpret_cast<cudaStream_t>(g_stream);
+  uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, nullptr, &params);
+  const uint64_t start = fake_cupti_now();
+  fake_cupti_api_exit(&runtime, cudaSuccess);
+  fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, g_context,
+                       kStreamId, start, fake_cupti_now());
 }
 
 uint64_t Malloc(uint64_t bytes) {
@@ -802,13 +815,15 @@ int KinetoRefused(int argc, char** argv) {
   return 0;
 }
 
-// Host waits: M rounds of two launches, a stream synchronize, a launch and a device synchronize.
+// Waits: M rounds of two launches, a stream synchronize, a stream's wait on an event, a launch
+// and a device synchronize.
 int Syncs(int argc, char** argv) {
   const int rounds = ArgOr(argc, argv, 2, 20);
   for (int i = 0; i < rounds; ++i) {
     LaunchKernel("_Z6vecAddPKfS0_Pfi");
     LaunchKernel("_Z5scalePfi");
     StreamSynchronize();
+    StreamWaitEvent();
     LaunchKernel("_Z5scalePfi");
     DeviceSynchronize();
   }
@@ -1099,7 +1114,8 @@ const Scenario kScenarios[] = {
     {"kineto", KinetoRefused,
      "[M=400] [SESSIONS=2] [HOLD=0]: M/2 launches, then profiling sessions that subscribe and "
      "give up when refused (HOLD=1: the program's own client holds CUPTI)"},
-    {"syncs", Syncs, "[M=20]: M x (2 launches, stream sync, launch, device sync)"},
+    {"syncs", Syncs,
+     "[M=20]: M x (2 launches, stream sync, stream wait event, launch, device sync)"},
     {"bench_detach", BenchDetach,
      "[M=100]: M launches; gpuperf_bench_toggle -2, another client, M; -3, 1, M; -4, M; -5, 1, M; "
      "-201, M"},

@@ -28,7 +28,7 @@ struct CallbackIdPlan {
   bool linked = false;             // a launch, copy, set or allocation: stack + launch link
   bool traced = false;             // an API record when it is the thread's outermost call
   bool waits = false;              // a host synchronization: linked, and never left to the sampler
-  bool wait_record = false;        // ...and a sync record when outermost (host_waits.h)
+  bool wait_record = false;        // a sync record when outermost (host_waits.h), a wait or not
   bool per_thread_stream = false;  // a _ptsz call
   SyncKind wait_kind = SyncKind::kUnknown;
 };
@@ -278,9 +278,9 @@ void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, 
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
     const std::string clean = CleanApiName(name);
     CallbackIdPlan& plan = plans[cbid];
-    plan.wait_kind = HostWaitKind(BaseName(clean), runtime);
-    plan.waits = plan.wait_kind != SyncKind::kUnknown;
-    plan.wait_record = plan.waits && syncs_from_callbacks;
+    plan.wait_kind = SyncKindOfCall(BaseName(clean), runtime);
+    plan.waits = IsHostWait(plan.wait_kind);
+    plan.wait_record = plan.wait_kind != SyncKind::kUnknown && syncs_from_callbacks;
     plan.per_thread_stream = clean.ends_with("_ptsz");
     plan.linked = recorder.config.stacks && (IsLinked(clean, runtime) || plan.waits);
     plan.traced = trace_all && !IsChatter(clean);

@@ -9,7 +9,7 @@
 
 namespace gpuperf::inject {
 
-SyncKind HostWaitKind(std::string_view name, bool runtime) {
+SyncKind SyncKindOfCall(std::string_view name, bool runtime) {
   struct Wait {
     std::string_view runtime, driver;
     SyncKind kind;
@@ -18,6 +18,7 @@ SyncKind HostWaitKind(std::string_view name, bool runtime) {
       {"cudaDeviceSynchronize", "cuCtxSynchronize", SyncKind::kContextSynchronize},
       {"cudaStreamSynchronize", "cuStreamSynchronize", SyncKind::kStreamSynchronize},
       {"cudaEventSynchronize", "cuEventSynchronize", SyncKind::kEventSynchronize},
+      {"cudaStreamWaitEvent", "cuStreamWaitEvent", SyncKind::kStreamWaitEvent},
   };
   for (const Wait& wait : kWaits) {
     if (name == (runtime ? wait.runtime : wait.driver)) return wait.kind;
@@ -26,9 +27,11 @@ SyncKind HostWaitKind(std::string_view name, bool runtime) {
 }
 
 HostWait HostWaitAtEntry(SyncKind kind, bool per_thread_stream, const CUpti_CallbackData* data) {
-  HostWait wait{kind, per_thread_stream, nullptr};
-  if (kind == SyncKind::kStreamSynchronize && data->functionParams != nullptr) {
+  HostWait wait{.kind = kind, .per_thread_stream = per_thread_stream};
+  const bool on_stream = kind == SyncKind::kStreamSynchronize || kind == SyncKind::kStreamWaitEvent;
+  if (on_stream && data->functionParams != nullptr) {
     wait.stream = *static_cast<const CUstream*>(data->functionParams);
+    wait.stream_known = true;
   }
   return wait;
 }
@@ -41,7 +44,7 @@ void RecordHostWait(Recorder& recorder, const HostWait& wait, uint32_t tid, uint
   r.kind = wait.kind;
   r.context_id = data->contextUid;
   r.stream_id = UINT32_MAX;  // CUPTI's value for a wait on no one stream
-  if (wait.kind == SyncKind::kStreamSynchronize && data->context != nullptr) {
+  if (wait.stream_known && data->context != nullptr) {
     uint32_t stream_id = 0;
     if (cuptiGetStreamIdEx(data->context, wait.stream, wait.per_thread_stream ? 1 : 0,
                            &stream_id) == CUPTI_SUCCESS) {

@@ -7,7 +7,7 @@ syncs_check() {
   # kind=... and, for a stream wait, its stream: one line per record, sorted.
   sync_keys() {
     sed -n 's/^sync .* kind=\([a-z_]*\) .* stream_id=\([0-9]*\) .*/\1 \2/p' "$1" |
-      awk '{print ($1 == "stream_synchronize") ? $1 " " $2 : $1}' | sort
+      awk '{print ($1 == "stream_synchronize" || $1 == "stream_wait_event") ? $1 " " $2 : $1}' | sort
   }
   for name in multi_stream driver_launch mock_transformer; do
     [[ -x $ex/$name ]] || { problems+=("$name: not built"); continue; }
@@ -26,7 +26,7 @@ syncs_check() {
     diff <(sync_keys "$ours.syncs") <(sync_keys "$theirs.syncs") > "$work/syncs_$name.diff" ||
       problems+=("$name: kinds or streams differ ($(head -c 200 "$work/syncs_$name.diff" | tr '\n' ' '))")
     grep -q ' tid=0 ' "$ours.syncs" && problems+=("$name: a callback sync record without its thread")
-    # Every wait's correlation id has a launch link with a stack.
+    # Every CPU wait's correlation id has a launch link with a stack (a stream's wait has none).
     local unlinked
     unlinked=$(awk 'NR == FNR {
                       if ($1 != "launch_link") next
@@ -34,7 +34,9 @@ syncs_check() {
                       if (s != "stack_id=0") linked[c] = 1
                       next
                     }
-                    $1 == "sync" { for (i = 1; i <= NF; ++i) if ($i ~ /^correlation_id=/ && !($i in linked)) ++n }
+                    $1 == "sync" && !/ kind=stream_wait_event / {
+                      for (i = 1; i <= NF; ++i) if ($i ~ /^correlation_id=/ && !($i in linked)) ++n
+                    }
                     END { print n + 0 }' "$ours.dump" "$ours.dump")
     [[ $unlinked -eq 0 ]] || problems+=("$name: $unlinked waits without a stack")
     checked=$((checked + n_ours))
