@@ -26,8 +26,10 @@ struct Recorder;
 // The kind of synchronization a CUDA call (its name without version or per-thread suffix, as
 // CUPTI spells it) is, or kUnknown for any other call.
 SyncKind SyncKindOfCall(std::string_view name, bool runtime);
-// Whether the CPU waits in it (everything but a stream's wait on an event): such calls are
-// linked to their stack.
+// Whether the CPU waits in it (everything but a stream's wait on an event). Such calls are
+// linked to their stack: the report's sync rows and the stall insights name the place that
+// waited. A few calls a step against hundreds of launches, so they always get their stack,
+// whatever --sample-launches leaves to the launches.
 constexpr bool IsHostWait(SyncKind kind) {
   return kind != SyncKind::kUnknown && kind != SyncKind::kStreamWaitEvent;
 }
