@@ -11,6 +11,7 @@ use_fake_app
 "$GPUPERF" record -o "$dir/run" --force --inject-lib "$lib" -- "$app" bench_detach 50 \
   > "$dir/run.log" 2>&1 || fail "record exited $? ($(tail -3 "$dir/run.log"))"
 said() { sed -n "s/^fake-app: $1=\(.*\)/\1/p" "$dir/run.log"; }
+[[ $(said unknown_level) == -1 ]] || fail "an unknown level returned '$(said unknown_level)', want -1"
 [[ $(said detach) == 0 ]] || fail "detach returned '$(said detach)'"
 [[ $(said other_client) == CUPTI_SUCCESS ]] \
   || fail "the other client did not get CUPTI while gpuperf was detached: '$(said other_client)'"

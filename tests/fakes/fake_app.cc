@@ -849,6 +849,7 @@ int BenchDetach(int argc, char** argv) {
     return 1;
   }
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z8attachedv");
+  printf("fake-app: unknown_level=%d\n", toggle(-50));
   printf("fake-app: detach=%d\n", toggle(-2));
   CUpti_SubscriberHandle other = nullptr;
   const CUptiResult subscribed = cuptiSubscribe(&other, LateCallback, nullptr);

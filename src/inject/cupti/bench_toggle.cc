@@ -33,8 +33,9 @@
 // -4, -5, -6 and -100 - K tell where the cost of CUPTI without callbacks lies
 // (docs/performance.md).
 //
-// Returns 0, or -1 when there is no recording or CUPTI could not be attached again (another
-// client holds the subscriber: -3 first).
+// Returns 0, or -1 (changing nothing) for a level not listed above or when there is no
+// recording, or -1 when CUPTI could not be attached again (another client holds the
+// subscriber: -3 first).
 #include <cupti.h>
 
 #include "inject/cupti/activity.h"
@@ -126,13 +127,18 @@ int WithoutActivityGroup(Recorder& r, int group) {
   return attached ? 0 : -1;
 }
 
+bool KnownLevel(int level) {
+  return (level >= -6 && level <= 6) || (level <= -100 && level > -100 - 64) ||
+         (level <= -200 && level > -200 - 32);
+}
+
 }  // namespace
 }  // namespace gpuperf::inject
 
 extern "C" __attribute__((visibility("default"))) int gpuperf_bench_toggle(int level) {
   using namespace gpuperf::inject;
   Recorder* recorder = GetRecorder();
-  if (recorder == nullptr || !recorder->capturing.load()) return -1;
+  if (recorder == nullptr || !recorder->capturing.load() || !KnownLevel(level)) return -1;
   if (level <= -200) return WithoutActivityGroup(*recorder, -200 - level);
   if (level <= -2 && level != -4) return DetachedLevel(*recorder, level);
   if (g_attachment != Attachment::kAttached && !Reattach(*recorder)) return -1;
