@@ -9,14 +9,6 @@
 namespace gpuperf {
 namespace {
 
-// One rank's part of one instance: its call and the kernel that ran it.
-struct Part {
-  uint32_t pid = 0;
-  const CommKernel* kernel = nullptr;  // nullptr: not joined
-  double share = 1;                    // of the kernel's time (a group shares one kernel)
-  bool primary = false;                // the first call its kernel ran
-};
-
 std::string AlgorithmMix(const std::map<std::string, uint64_t>& counts) {
   std::vector<std::pair<uint64_t, std::string>> sorted;
   for (const auto& [name, n] : counts) sorted.emplace_back(n, name);
@@ -65,115 +57,123 @@ void NcclAnalysis::AddCollectives(std::span<const NcclCollectiveRecord> records)
   }
 }
 
+void NcclAnalysis::JoinCalls(uint32_t pid, const std::vector<Call>& calls,
+                             const std::vector<CommKernel>& kernels, Rows& rows,
+                             Outcome& out) const {
+  std::vector<NcclLaunch> launches;
+  std::vector<size_t> kernel_of_launch;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    auto it = launches_.find({pid, kernels[k].correlation_id});
+    if (it == launches_.end()) continue;
+    launches.push_back({it->second.first, it->second.second});
+    kernel_of_launch.push_back(k);
+  }
+  std::vector<NcclCall> joinable;
+  for (const Call& c : calls) joinable.push_back({c.tid, c.start_ns});
+  const std::vector<size_t> joined = JoinNcclCalls(joinable, launches);
+  // Bytes per kernel, for a group's shares; the first call (in start order) of each.
+  std::map<size_t, uint64_t> kernel_bytes;
+  std::map<size_t, size_t> kernel_calls, kernel_first;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (joined[i] == kNotJoined) continue;
+    const size_t k = kernel_of_launch[joined[i]];
+    kernel_bytes[k] += calls[i].bytes;
+    ++kernel_calls[k];
+    auto [it, fresh] = kernel_first.try_emplace(k, i);
+    if (!fresh && calls[i].start_ns < calls[it->second].start_ns) it->second = i;
+  }
+  out.kernels_unjoined += kernels.size() - kernel_bytes.size();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Part part;
+    part.pid = pid;
+    if (joined[i] != kNotJoined) {
+      const size_t k = kernel_of_launch[joined[i]];
+      part.kernel = &kernels[k];
+      part.share = kernel_bytes[k] > 0
+                       ? static_cast<double>(calls[i].bytes) / static_cast<double>(kernel_bytes[k])
+                       : 1.0 / static_cast<double>(kernel_calls[k]);
+      part.primary = kernel_first[k] == i;
+    } else {
+      ++out.unjoined;
+    }
+    rows[{calls[i].comm_hash, calls[i].func}][calls[i].seq].emplace_back(&calls[i], part);
+  }
+}
+
+NcclCollectiveRow NcclAnalysis::FoldRow(uint64_t comm_hash, const std::string& func,
+                                        const Instances& instances, Outcome& out) const {
+  NcclCollectiveRow row;
+  row.comm_hash = comm_hash;
+  row.func = func;
+  if (auto it = scan_.nccl_comms.find(comm_hash); it != scan_.nccl_comms.end()) {
+    row.comm_name = it->second.name;
+  }
+  std::set<uint32_t> pids;
+  std::map<std::string, uint64_t> algorithms;
+  for (const auto& [seq, parts] : instances) {
+    std::set<uint32_t> instance_pids;
+    uint64_t last_start = 0, last_end = 0;
+    bool all_joined = true;
+    for (const auto& [call, part] : parts) {
+      ++row.calls;
+      ++algorithms[call->algorithm];
+      row.nranks = std::max(row.nranks, call->nranks);
+      pids.insert(part.pid);
+      instance_pids.insert(part.pid);
+      if (part.kernel == nullptr) {
+        all_joined = false;
+        ++row.unjoined;
+        continue;
+      }
+      last_start = std::max(last_start, part.kernel->start_ns);
+      last_end = std::max(last_end, part.kernel->end_ns);
+    }
+    const uint64_t bytes = parts.front().first->bytes;
+    row.min_bytes = row.instances == 0 ? bytes : std::min(row.min_bytes, bytes);
+    row.max_bytes = std::max(row.max_bytes, bytes);
+    ++row.instances;
+    row.bytes += bytes;
+    if (row.nranks > 0 && instance_pids.size() >= static_cast<size_t>(row.nranks)) ++row.complete;
+    if (all_joined && last_end > last_start) {
+      ++row.timed;
+      row.timed_bytes += bytes;
+      row.time_ns += static_cast<uint64_t>(static_cast<double>(last_end - last_start) *
+                                           parts.front().second.share);
+    }
+    // The instance for the straggler analysis: one per kernel (a group's first call).
+    CollectiveInstance instance;
+    instance.ordinal = static_cast<uint32_t>(seq);
+    for (const auto& [call, part] : parts) {
+      if (part.kernel == nullptr || !part.primary) continue;
+      instance.name = part.kernel->name;
+      instance.arrivals.push_back({part.pid, part.kernel->start_ns, part.kernel->end_ns});
+    }
+    if (!instance.arrivals.empty()) {
+      std::sort(instance.arrivals.begin(), instance.arrivals.end(),
+                [](const auto& a, const auto& b) { return a.pid < b.pid; });
+      out.instances.push_back(std::move(instance));
+    }
+  }
+  row.ranks = static_cast<uint32_t>(pids.size());
+  row.algorithms = AlgorithmMix(algorithms);
+  if (row.time_ns > 0) {
+    row.algbw_gbps = static_cast<double>(row.timed_bytes) / static_cast<double>(row.time_ns);
+    row.busbw_gbps = row.algbw_gbps * NcclBusFactor(row.func, row.nranks);
+  }
+  return row;
+}
+
 NcclAnalysis::Outcome NcclAnalysis::Finish(
     const std::map<uint32_t, std::vector<CommKernel>>& comm) const {
   Outcome out;
-  // (communicator, operation) -> sequence -> the ranks' parts.
-  using RowKey = std::pair<uint64_t, std::string>;
-  std::map<RowKey, std::map<uint64_t, std::vector<std::pair<const Call*, Part>>>> rows;
+  Rows rows;
   for (const auto& [pid, calls] : calls_) {
     static const std::vector<CommKernel> kNone;
     auto found = comm.find(pid);
-    const std::vector<CommKernel>& kernels = found == comm.end() ? kNone : found->second;
-    std::vector<NcclLaunch> launches;
-    std::vector<size_t> kernel_of_launch;
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      auto it = launches_.find({pid, kernels[k].correlation_id});
-      if (it == launches_.end()) continue;
-      launches.push_back({it->second.first, it->second.second});
-      kernel_of_launch.push_back(k);
-    }
-    std::vector<NcclCall> joinable;
-    for (const Call& c : calls) joinable.push_back({c.tid, c.start_ns});
-    const std::vector<size_t> joined = JoinNcclCalls(joinable, launches);
-    // Bytes per kernel, for a group's shares; the first call (in start order) of each.
-    std::map<size_t, uint64_t> kernel_bytes;
-    std::map<size_t, size_t> kernel_calls, kernel_first;
-    for (size_t i = 0; i < calls.size(); ++i) {
-      if (joined[i] == kNotJoined) continue;
-      const size_t k = kernel_of_launch[joined[i]];
-      kernel_bytes[k] += calls[i].bytes;
-      ++kernel_calls[k];
-      auto [it, fresh] = kernel_first.try_emplace(k, i);
-      if (!fresh && calls[i].start_ns < calls[it->second].start_ns) it->second = i;
-    }
-    out.kernels_unjoined += kernels.size() - kernel_bytes.size();
-    for (size_t i = 0; i < calls.size(); ++i) {
-      Part part;
-      part.pid = pid;
-      if (joined[i] != kNotJoined) {
-        const size_t k = kernel_of_launch[joined[i]];
-        part.kernel = &kernels[k];
-        part.share = kernel_bytes[k] > 0 ? static_cast<double>(calls[i].bytes) /
-                                               static_cast<double>(kernel_bytes[k])
-                                         : 1.0 / static_cast<double>(kernel_calls[k]);
-        part.primary = kernel_first[k] == i;
-      } else {
-        ++out.unjoined;
-      }
-      rows[{calls[i].comm_hash, calls[i].func}][calls[i].seq].emplace_back(&calls[i], part);
-    }
+    JoinCalls(pid, calls, found == comm.end() ? kNone : found->second, rows, out);
   }
   for (const auto& [key, instances] : rows) {
-    NcclCollectiveRow row;
-    row.comm_hash = key.first;
-    row.func = key.second;
-    if (auto it = scan_.nccl_comms.find(key.first); it != scan_.nccl_comms.end()) {
-      row.comm_name = it->second.name;
-    }
-    std::set<uint32_t> pids;
-    std::map<std::string, uint64_t> algorithms;
-    for (const auto& [seq, parts] : instances) {
-      std::set<uint32_t> instance_pids;
-      uint64_t last_start = 0, last_end = 0;
-      bool all_joined = true;
-      for (const auto& [call, part] : parts) {
-        ++row.calls;
-        ++algorithms[call->algorithm];
-        row.nranks = std::max(row.nranks, call->nranks);
-        pids.insert(part.pid);
-        instance_pids.insert(part.pid);
-        if (part.kernel == nullptr) {
-          all_joined = false;
-          ++row.unjoined;
-          continue;
-        }
-        last_start = std::max(last_start, part.kernel->start_ns);
-        last_end = std::max(last_end, part.kernel->end_ns);
-      }
-      const uint64_t bytes = parts.front().first->bytes;
-      row.min_bytes = row.instances == 0 ? bytes : std::min(row.min_bytes, bytes);
-      row.max_bytes = std::max(row.max_bytes, bytes);
-      ++row.instances;
-      row.bytes += bytes;
-      if (row.nranks > 0 && instance_pids.size() >= static_cast<size_t>(row.nranks)) ++row.complete;
-      if (all_joined && last_end > last_start) {
-        ++row.timed;
-        row.timed_bytes += bytes;
-        row.time_ns += static_cast<uint64_t>(static_cast<double>(last_end - last_start) *
-                                             parts.front().second.share);
-      }
-      // The instance for the straggler analysis: one per kernel (a group's first call).
-      CollectiveInstance instance;
-      instance.ordinal = static_cast<uint32_t>(seq);
-      for (const auto& [call, part] : parts) {
-        if (part.kernel == nullptr || !part.primary) continue;
-        instance.name = part.kernel->name;
-        instance.arrivals.push_back({part.pid, part.kernel->start_ns, part.kernel->end_ns});
-      }
-      if (!instance.arrivals.empty()) {
-        std::sort(instance.arrivals.begin(), instance.arrivals.end(),
-                  [](const auto& a, const auto& b) { return a.pid < b.pid; });
-        out.instances.push_back(std::move(instance));
-      }
-    }
-    row.ranks = static_cast<uint32_t>(pids.size());
-    row.algorithms = AlgorithmMix(algorithms);
-    if (row.time_ns > 0) {
-      row.algbw_gbps = static_cast<double>(row.timed_bytes) / static_cast<double>(row.time_ns);
-      row.busbw_gbps = row.algbw_gbps * NcclBusFactor(row.func, row.nranks);
-    }
-    out.rows.push_back(std::move(row));
+    out.rows.push_back(FoldRow(key.first, key.second, instances, out));
   }
   std::sort(out.rows.begin(), out.rows.end(), [](const auto& a, const auto& b) {
     return std::tie(b.time_ns, a.comm_hash, a.func) < std::tie(a.time_ns, b.comm_hash, b.func);

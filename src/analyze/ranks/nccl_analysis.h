@@ -51,6 +51,24 @@ class NcclAnalysis {
     std::string func, algorithm;
     uint64_t bytes = 0;
   };
+  // One rank's part of one instance: its call and the kernel that ran it.
+  struct Part {
+    uint32_t pid = 0;
+    const CommKernel* kernel = nullptr;  // nullptr: not joined
+    double share = 1;                    // of the kernel's time (a group shares one kernel)
+    bool primary = false;                // the first call its kernel ran
+  };
+  using Parts = std::vector<std::pair<const Call*, Part>>;  // one instance's, every rank's
+  using Instances = std::map<uint64_t, Parts>;              // by sequence number
+  // (communicator, operation) -> its instances.
+  using Rows = std::map<std::pair<uint64_t, std::string>, Instances>;
+
+  // Joins one process's calls to its NCCL kernels and files each call's part in `rows`.
+  void JoinCalls(uint32_t pid, const std::vector<Call>& calls,
+                 const std::vector<CommKernel>& kernels, Rows& rows, Outcome& out) const;
+  // One (communicator, operation)'s row; its instances go to out.instances.
+  NcclCollectiveRow FoldRow(uint64_t comm_hash, const std::string& func, const Instances& instances,
+                            Outcome& out) const;
 
   const RankScan& scan_;
   NameOf name_of_;
