@@ -108,6 +108,14 @@ int DetachedLevel(Recorder& r, int level) {
   return 0;
 }
 
+// The stack capture's switches for a recording level (1 to 6): what it leaves out.
+void SetStackSwitches(int level) {
+  PauseStacksForBench(level == 3);
+  PausePythonFramesForBench(level == 2);
+  PauseNativeCutForBench(level == 4);
+  PauseStackMemoForBench(level == 5);
+}
+
 // Level -200 - B: a fresh attachment recording all but group B; the next level finalizes it.
 int WithoutActivityGroup(Recorder& r, int group) {
   if (g_attachment != Attachment::kDetached) Detach(r);
@@ -120,10 +128,7 @@ int WithoutActivityGroup(Recorder& r, int group) {
   }
   r.config.activities = configured;
   g_attachment = Attachment::kPartial;
-  PauseStacksForBench(false);
-  PausePythonFramesForBench(false);
-  PauseNativeCutForBench(false);
-  PauseStackMemoForBench(false);
+  SetStackSwitches(1);  // the configured recording's stacks
   return attached ? 0 : -1;
 }
 
@@ -149,10 +154,7 @@ extern "C" __attribute__((visibility("default"))) int gpuperf_bench_toggle(int l
   } else {
     EnableResourceCallbacks();
   }
-  PauseStacksForBench(level == 3);
-  PausePythonFramesForBench(level == 2);
-  PauseNativeCutForBench(level == 4);
-  PauseStackMemoForBench(level == 5);
+  SetStackSwitches(level);
   if ((level == 6) != g_sync_kind_on) {
     g_sync_kind_on = level == 6;
     GP_CUPTI_CALL(g_sync_kind_on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)

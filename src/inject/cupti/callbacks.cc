@@ -27,9 +27,10 @@ struct CallbackIdPlan {
   StringId name = 0;
   bool linked = false;             // a launch, copy, set or allocation: stack + launch link
   bool traced = false;             // an API record when it is the thread's outermost call
-  bool waits = false;              // a host synchronization: linked, and never left to the sampler
   bool wait_record = false;        // a sync record when outermost (host_waits.h), a wait or not
   bool per_thread_stream = false;  // a _ptsz call
+  // A synchronization call's kind; IsHostWait(wait_kind): the CPU waits in it, so it is
+  // linked and never left to the sampler.
   SyncKind wait_kind = SyncKind::kUnknown;
 };
 
@@ -200,7 +201,8 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
   ThreadBuffers& buffers = CurrentThreadBuffers();
   if (state.outer_stack == 0 && recorder.config.stacks &&
       !g_bench_stacks_paused.load(std::memory_order_relaxed)) {
-    if (g_sampler.enabled() && !plan.waits && !g_sampler.Take(state.stacks, state.outer_start)) {
+    if (g_sampler.enabled() && !IsHostWait(plan.wait_kind) &&
+        !g_sampler.Take(state.stacks, state.outer_start)) {
       state.outer_stack = g_not_sampled_stack;
       CountThreadStat(buffers, kLaunchesUnsampled);
     } else {
@@ -279,10 +281,10 @@ void PlanDomain(Recorder& recorder, CUpti_CallbackDomain domain, uint32_t size, 
     const std::string clean = CleanApiName(name);
     CallbackIdPlan& plan = plans[cbid];
     plan.wait_kind = SyncKindOfCall(BaseName(clean), runtime);
-    plan.waits = IsHostWait(plan.wait_kind);
     plan.wait_record = plan.wait_kind != SyncKind::kUnknown && syncs_from_callbacks;
     plan.per_thread_stream = clean.ends_with("_ptsz");
-    plan.linked = recorder.config.stacks && (IsLinked(clean, runtime) || plan.waits);
+    plan.linked =
+        recorder.config.stacks && (IsLinked(clean, runtime) || IsHostWait(plan.wait_kind));
     plan.traced = trace_all && !IsChatter(clean);
     if (plan.linked || plan.traced) plan.name = ActivityTranslator().ApiName(domain, cbid);
   }
