@@ -86,22 +86,30 @@ AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks"
 AB_OPTIONAL_LEVELS = [("detached", -2), ("torch", "torch"), ("torch_stack", "torch_stack"),
                       ("nocallbacks", -4), ("subscriber", -5), ("activityapi", -6),
                       ("synckind", 6)]
+# Every level by name (the benchmark hook's values): the ones above; kinds, gpuperf's activity
+# kinds without its callbacks; kindK, CUPTI activity kind K alone; without_G, the recording
+# without activity group G (base/activities.h), attached afresh. launch_cost.py names its
+# levels from it too.
+LEVEL_VALUES = dict(AB_LEVELS + AB_OPTIONAL_LEVELS)
+LEVEL_VALUES["kinds"] = -100
+LEVEL_VALUES.update({f"kind{k}": -100 - k for k in range(1, 64)})
+LEVEL_VALUES.update({f"without_{g}": -200 - bit for bit, g in enumerate(
+    ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "memory", "nvtx", "overhead",
+     "graph"])})
+
+
+def level_value(name):
+    """The hook's value for a level name, or None. A name may repeat with a suffix (none.2):
+    the same level, its own blocks, e.g. to see whether a level's blocks depend on the level
+    before them."""
+    return LEVEL_VALUES.get(name.split(".")[0])
+
+
 # GPUPERF_AB_LEVELS=full,native,none: only these levels, in this order: more steps for each,
 # to resolve a small difference between two of them.
-# A name may repeat with a suffix (none.2): the same level, its own blocks, e.g. to see
-# whether a level's blocks depend on the level before them.
 if os.environ.get("GPUPERF_AB_LEVELS"):
-    _known = dict(AB_LEVELS + AB_OPTIONAL_LEVELS)
-    # kinds: gpuperf's activity kinds without its callbacks; kindK: CUPTI activity kind K alone.
-    # without_G: the recording without activity group G (base/activities.h), attached afresh.
-    _known["kinds"] = -100
-    _known.update({f"kind{k}": -100 - k for k in range(1, 64)})
-    _known.update({f"without_{g}": -200 - bit for bit, g in enumerate(
-        ["kernel", "memcpy", "memset", "runtime", "driver", "sync", "memory", "nvtx", "overhead",
-         "graph"])})
-    AB_LEVELS = [(name, _known[name.split(".")[0]])
-                 for name in os.environ["GPUPERF_AB_LEVELS"].split(",")
-                 if name.split(".")[0] in _known]
+    AB_LEVELS = [(name, level_value(name)) for name in os.environ["GPUPERF_AB_LEVELS"].split(",")
+                 if level_value(name) is not None]
 AB_BLOCK = 8
 BUDGET_RATIO = 1.10
 BUDGET_PCT_OF_STACK = 25.0

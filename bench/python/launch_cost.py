@@ -22,8 +22,7 @@ import statistics
 import sys
 import time
 
-LEVELS = {"full": 1, "native": 2, "nostacks": 3, "fullnative": 4, "nomemo": 5, "none": -1,
-          "floor": 0}
+from decode_overhead import level_value  # the benchmark hook's levels by name
 
 
 def nested(depth, work):
@@ -41,12 +40,14 @@ def main(argv=None):
     parser.add_argument("--depth", type=int, default=40)
     parser.add_argument("--batch", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--levels", default="full,nomemo,native,nostacks,none")
+    parser.add_argument("--levels", default="full,nomemo,native,nostacks,none",
+                        help="levels by decode_overhead.py's names (none is needed)")
     args = parser.parse_args(argv)
     levels = [name for name in args.levels.split(",") if name]
-    unknown = [name for name in levels if name not in LEVELS]
+    # (torch.profiler's levels need torch: not here)
+    unknown = [name for name in levels if not isinstance(level_value(name), int)]
     if unknown or "none" not in levels:
-        parser.error(f"--levels: of {', '.join(LEVELS)}, with none (unknown: {unknown})")
+        parser.error(f"--levels: decode_overhead.py's level names, with none (unknown: {unknown})")
     sys.path.insert(0, args.extension_dir)
     import _gpuperf_fakecuda as cuda
 
@@ -69,8 +70,8 @@ def main(argv=None):
     def measure():
         for _ in range(args.rounds):
             for name in levels:
-                if toggle(LEVELS[name]) != 0:
-                    raise RuntimeError(f"gpuperf_bench_toggle({LEVELS[name]}) failed")
+                if toggle(level_value(name)) != 0:
+                    raise RuntimeError(f"gpuperf_bench_toggle({level_value(name)}) failed")
                 batch(200)  # the level's first launches (memo fills) are not timed
                 start = time.perf_counter_ns()
                 batch(args.batch)
