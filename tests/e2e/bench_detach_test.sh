@@ -39,10 +39,17 @@ count() { grep '^kernel ' "$dir/dump.txt" | grep -c "$1"; }
   fail "levels -201, 1 returned $(said without_copies) $(said back)"
 [[ $(count _Z7withoutv) -eq 50 ]] || fail "kernels under level -201: $(count _Z7withoutv), want 50"
 
-# Every recorded kernel still joins its launch stack, before and after, and nothing is lost.
-grep -q "launch stacks 200 of 200" "$dir/run.log" \
-  || fail "not every kernel joined its stack: $(grep -E 'stacks|lost' "$dir/run.log")"
+# 7: callbacks that return at once: kernels recorded, none linked. 8: no driver-API callbacks:
+# runtime launches are linked still.
+[[ $(said idle_callbacks) == 0 && $(said no_driver) == 0 ]] ||
+  fail "levels 7, 8 returned $(said idle_callbacks) $(said no_driver)"
+[[ $(count _Z4idlev) -eq 50 && $(count _Z8nodriverv) -eq 50 ]] ||
+  fail "kernels under levels 7, 8: $(count _Z4idlev) $(count _Z8nodriverv), want 50 each"
+
+# Every other recorded kernel still joins its launch stack, before and after, and nothing is lost.
+grep -q "launch stacks 250 of 250" "$dir/run.log" \
+  || fail "not every launch seen (all but level 7s) joined its stack: $(grep -E 'stacks|lost' "$dir/run.log")"
 grep -q "lost      nothing" "$dir/run.log" || fail "the recording lost something: $(grep lost "$dir/run.log")"
 joined=$(grep '^launch_link ' "$dir/dump.txt" | grep -vc 'stack_id=0 ')
-[[ $joined -eq 200 ]] || fail "$joined launch links with a stack, want 200"
+[[ $joined -eq 250 ]] || fail "$joined launch links with a stack, want 250"
 finish

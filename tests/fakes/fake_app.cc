@@ -874,6 +874,12 @@ int BenchDetach(int argc, char** argv) {
   // The recording without copy records (-200 - 1), attached afresh: kernels still recorded.
   printf("fake-app: without_copies=%d\n", toggle(-201));
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z7withoutv");
+  // Level 7: the callbacks are called and return at once (kernels recorded, no links);
+  // level 8: no driver-API callbacks (runtime launches keep their links).
+  printf("fake-app: idle_callbacks=%d\n", toggle(7));
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z4idlev", /*nested=*/true);
+  printf("fake-app: no_driver=%d\n", toggle(8));
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z8nodriverv", /*nested=*/true);
   printf("fake-app: back=%d\n", toggle(1));
   ReportCounts();
   return 0;
@@ -1119,6 +1125,7 @@ const Scenario kScenarios[] = {
      "[M=20]: M x (2 launches, stream sync, stream wait event, launch, device sync)"},
     {"bench_detach", BenchDetach,
      "[M=100]: M launches; gpuperf_bench_toggle -2, another client, M; -3, 1, M; -4, M; -5, 1, M; "
+     "7, M; 8, M; "
      "-201, M"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},

@@ -14,6 +14,11 @@
 //    6  the same with CUPTI's SYNCHRONIZATION kind on as well (the recording before session
 //       11 took host waits from it). Switching it off again leaves its cost in place: put a
 //       detached level (-2) after it.
+//    7  the configured kinds and callbacks, each callback returning at once: what CUPTI's
+//       calling them costs, nothing recorded but the activity records
+//    8  the recording without its driver-API callbacks (the runtime's launches keep their
+//       stacks; the driver calls that runtime calls make, and the driver's own launches, go
+//       unseen): what the driver callbacks cost
 //    0  only what the CUPTI floor tracer does (kernel records)
 //   -1  every activity kind and API callback off: CUPTI attached, idle (the context and
 //       cudaDeviceReset callbacks stay on, as in every level above)
@@ -108,8 +113,11 @@ int DetachedLevel(Recorder& r, int level) {
   return 0;
 }
 
-// The stack capture's switches for a recording level (1 to 6): what it leaves out.
+// The stack capture's and callbacks' switches for a recording level (1 to 8): what it
+// leaves out.
 void SetStackSwitches(int level) {
+  IdleCallbacksForBench(level == 7);
+  if (level == 8) DriverCallbacksForBench(false);  // SetApiCallbacks enables them again
   PauseStacksForBench(level == 3);
   PausePythonFramesForBench(level == 2);
   PauseNativeCutForBench(level == 4);
@@ -133,7 +141,7 @@ int WithoutActivityGroup(Recorder& r, int group) {
 }
 
 bool KnownLevel(int level) {
-  return (level >= -6 && level <= 6) || (level <= -100 && level > -100 - 64) ||
+  return (level >= -6 && level <= 8) || (level <= -100 && level > -100 - 64) ||
          (level <= -200 && level > -200 - 32);
 }
 

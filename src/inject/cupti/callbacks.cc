@@ -44,7 +44,8 @@ CUpti_SubscriberHandle g_subscriber = nullptr;
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
 std::atomic<uint32_t> g_epoch{0};
-std::atomic<bool> g_bench_stacks_paused{false};  // PauseStacksForBench
+std::atomic<bool> g_bench_stacks_paused{false};   // PauseStacksForBench
+std::atomic<bool> g_bench_callbacks_idle{false};  // IdleCallbacksForBench
 
 struct ThreadState {
   uint32_t epoch = 0;
@@ -236,7 +237,10 @@ void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDoma
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* cbdata) {
   auto* recorder = static_cast<Recorder*>(userdata);
-  if (recorder == nullptr || recorder->disabled.load(std::memory_order_relaxed)) return;
+  if (recorder == nullptr || recorder->disabled.load(std::memory_order_relaxed) ||
+      g_bench_callbacks_idle.load(std::memory_order_relaxed)) {
+    return;
+  }
   try {
     if (CallbackObserver observer = g_observer.load(std::memory_order_acquire)) {
       observer(domain, cbid, cbdata);
@@ -363,6 +367,16 @@ bool EnableExtraCallback(int domain, uint32_t cbid) {
 
 void PauseStacksForBench(bool paused) {
   g_bench_stacks_paused.store(paused, std::memory_order_relaxed);
+}
+
+void IdleCallbacksForBench(bool idle) {
+  g_bench_callbacks_idle.store(idle, std::memory_order_relaxed);
+}
+
+void DriverCallbacksForBench(bool enable) {
+  if (g_subscriber == nullptr) return;
+  g_epoch.fetch_add(1, std::memory_order_relaxed);
+  EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_DRIVER_API, g_driver_plan);
 }
 
 void UnsubscribeForBench() {

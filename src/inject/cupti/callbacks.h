@@ -31,6 +31,11 @@ void EnableResourceCallbacks();
 void UnsubscribeForBench();
 bool SubscribeIdleForBench(Recorder& recorder);
 void DisableAllCallbacksForBench();
+// IdleCallbacksForBench(true): every callback returns at once (CUPTI's own cost of calling
+// them, nothing recorded). DriverCallbacksForBench(false): the planned driver-API callbacks
+// off (the cost of the driver calls nested in runtime calls).
+void IdleCallbacksForBench(bool idle);
+void DriverCallbacksForBench(bool enable);
 
 // The hardware profilers (hardware.h) see every callback of gpuperf's subscriber before the
 // tracer does: `domain` and `cbid` are CUPTI's, `data` its callback data.
