@@ -1125,8 +1125,7 @@ const Scenario kScenarios[] = {
      "[M=20]: M x (2 launches, stream sync, stream wait event, launch, device sync)"},
     {"bench_detach", BenchDetach,
      "[M=100]: M launches; gpuperf_bench_toggle -2, another client, M; -3, 1, M; -4, M; -5, 1, M; "
-     "7, M; 8, M; "
-     "-201, M"},
+     "-201, M; 7, M; 8, M"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };
