@@ -19,4 +19,10 @@ constexpr bool IsStackMarkerWord(uint64_t word) {
 inline constexpr uint64_t kLaunchNotSampledWord = (1ull << 60) | 1;
 inline constexpr std::string_view kLaunchNotSampledLabel = "[launch not sampled]";
 
+// Inside a stack (not a stack of its own): the Python frames after this word are not the
+// launching thread's but those of the forward op whose autograd backward made the launch
+// (inject/torch/autograd_link.h). The analysis shows them outermost, then
+// kAutogradBackwardLabel, then the launch's own frames.
+inline constexpr uint64_t kAutogradForwardWord = (1ull << 60) | 2;
+
 }  // namespace gpuperf

@@ -200,7 +200,13 @@ enum class StatSeverity : uint8_t {
   X(stack_memo_checked, 113, kInfo,                                                                \
     "stack memo hits unwound again and compared (GPUPERF_UNWIND_VERIFY=1)")                        \
   X(stack_memo_disagreements, 114, kWarning,                                                       \
-    "stack memo hits whose stack differed from a fresh unwind (GPUPERF_UNWIND_VERIFY=1)")
+    "stack memo hits whose stack differed from a fresh unwind (GPUPERF_UNWIND_VERIFY=1)")          \
+  X(autograd_backward_linked, 115, kInfo,                                                          \
+    "backward launches given their forward op's Python frames (PyTorch autograd)")                 \
+  X(autograd_backward_unlinked, 116, kInfo,                                                        \
+    "backward launches whose forward op launched nothing, or was forgotten (PyTorch autograd)")    \
+  X(autograd_nodes_unreadable, 117, kWarning,                                                      \
+    "backward launches whose autograd node's fields made no sense (not linked)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

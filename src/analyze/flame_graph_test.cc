@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "export/folded.h"
+#include "gpuperf/stack_marker.h"
 #include "support/model_trace.h"
 #include "support/temp_dir.h"
 #include "support/test_trace.h"
@@ -314,6 +315,31 @@ TEST(FlameGraph, AutogradThreadsGetTheirRootLabel) {
   auto graph = BuildFlameGraph(t.trace(), {});
   ASSERT_TRUE(graph.ok());
   EXPECT_EQ(graph->frames[graph->stacks[0].frames[0]].kind, FlameFrameKind::kContext);
+}
+
+// A backward launch that inherited its forward op's Python frames (the injection library
+// appends the marker and them, inject/torch/autograd_link.h): they go outermost, then the
+// label, then the engine thread's own frames, whichever thread launched it.
+TEST(FlameGraph, BackwardLaunchesShowTheirForwardOpsPythonFramesAboveTheLabel) {
+  TestTrace t;
+  const StackId s =
+      t.Stack(1, {"start_thread", "torch::autograd::Engine::thread_main", "launch_op"});
+  t.trace().stacks[s].pcs.push_back(kAutogradForwardWord);
+  t.PythonCode(1, 1, "Block.forward", "/src/model.py", 80);
+  t.PythonCode(1, 2, "main", "/src/train.py", 4);
+  t.AddPythonFrame(s, 1, 13, false);  // line 87
+  t.AddPythonFrame(s, 2, 1, true);    // line 5
+  t.Thread(1, 2, "pt_autograd_0");
+  t.Link(1, 2, 1, s, "cudaLaunchKernel");
+  t.Kernel(1, "grad", 1, 0, 100);
+  EXPECT_EQ(Folded(t.trace()),
+            "main (train.py:5);Block.forward (model.py:87);[autograd backward];start_thread;"
+            "torch::autograd::Engine::thread_main;launch_op;cudaLaunchKernel;[GPU0] grad 100\n");
+  auto graph = BuildFlameGraph(t.trace(), {});
+  ASSERT_TRUE(graph.ok());
+  const std::vector<uint32_t>& frames = graph->stacks[0].frames;
+  EXPECT_EQ(graph->frames[frames[0]].kind, FlameFrameKind::kPython);
+  EXPECT_EQ(graph->frames[frames[2]].kind, FlameFrameKind::kContext);
 }
 
 }  // namespace

@@ -12,6 +12,16 @@
 #include "gpuperf/stack_marker.h"
 
 namespace gpuperf {
+namespace {
+
+Frame LabelFrame(std::string_view text) {
+  Frame label;
+  label.function = text;
+  label.kind = FrameKind::kLabel;
+  return label;
+}
+
+}  // namespace
 
 std::string FrameWithLocation(const Frame& frame) {
   std::string text(frame.function);
@@ -162,21 +172,22 @@ bool SymbolTable::IsIncompletePythonFrame(uint32_t pid, uint64_t word) const {
                                  PythonFrameInstruction(word), PythonFrameIsGenerator(word));
 }
 
-void SymbolTable::ResolveMixedStack(const StackRecord& stack, std::vector<Frame>& out) {
+void SymbolTable::ResolveMixedStack(uint32_t pid, std::span<const uint64_t> pcs,
+                                    std::vector<Frame>& out) {
   std::vector<Frame> native_frames;
   std::vector<std::pair<size_t, size_t>> pc_ranges;  // per native PC, innermost first
   std::vector<PythonStackFrame> python;
-  for (uint64_t word : stack.pcs) {
+  for (uint64_t word : pcs) {
     if (IsPythonFrameWord(word)) {
-      if (IsIncompletePythonFrame(stack.pid, word)) {
+      if (IsIncompletePythonFrame(pid, word)) {
         // Left out; the native eval call it began (if it did) ends at the frame inside it.
         if (PythonFrameIsEntry(word) && !python.empty()) python.back().entry = true;
         continue;
       }
-      python.push_back({PythonFrame(stack.pid, word), PythonFrameIsEntry(word)});
+      python.push_back({PythonFrame(pid, word), PythonFrameIsEntry(word)});
     } else {
       const size_t begin = native_frames.size();
-      Resolve(stack.pid, word, native_frames);
+      Resolve(pid, word, native_frames);
       pc_ranges.emplace_back(begin, native_frames.size());
     }
   }
@@ -187,34 +198,47 @@ void SymbolTable::ResolveMixedStack(const StackRecord& stack, std::vector<Frame>
   MergePythonFrames(native, python, options_.python_internals, out);
 }
 
+void SymbolTable::ResolveOwnFrames(uint32_t pid, std::span<const uint64_t> pcs,
+                                   std::vector<Frame>& out) {
+  // A stack whose Python frames are all incomplete reads as if it had none.
+  auto shown_python = [&](uint64_t word) {
+    return IsPythonFrameWord(word) && !IsIncompletePythonFrame(pid, word);
+  };
+  if (std::any_of(pcs.begin(), pcs.end(), shown_python)) {
+    ResolveMixedStack(pid, pcs, out);
+    return;
+  }
+  for (size_t i = pcs.size(); i-- > 0;) {
+    if (!IsPythonFrameWord(pcs[i])) Resolve(pid, pcs[i], out);
+  }
+}
+
 void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid) {
   if (stack.pcs.size() == 1 && stack.pcs[0] == kLaunchNotSampledWord) {
-    Frame label;
-    label.function = kLaunchNotSampledLabel;
-    label.kind = FrameKind::kLabel;
-    out.push_back(label);
+    out.push_back(LabelFrame(kLaunchNotSampledLabel));
+    return;
+  }
+  const std::span<const uint64_t> pcs(stack.pcs);
+  // A PyTorch backward launch that inherited its forward op's Python frames: those first
+  // (outermost first), then the label, then the launch's own frames.
+  const auto marker = std::find(pcs.begin(), pcs.end(), kAutogradForwardWord);
+  if (marker != pcs.end()) {
+    for (auto it = pcs.end(); it-- > marker + 1;) {
+      if (IsPythonFrameWord(*it) && !IsIncompletePythonFrame(stack.pid, *it)) {
+        out.push_back(PythonFrame(stack.pid, *it));
+      }
+    }
+    out.push_back(LabelFrame(kAutogradBackwardLabel));
+    ResolveOwnFrames(stack.pid, pcs.first(static_cast<size_t>(marker - pcs.begin())), out);
     return;
   }
   if (tid != 0) {
     auto thread = autograd_threads_.find(uint64_t{stack.pid} << 32 | tid);
     if (thread != autograd_threads_.end() && thread->second) {
-      Frame label;
-      label.function = kAutogradBackwardLabel;
-      label.kind = FrameKind::kLabel;
-      out.push_back(label);
+      out.push_back(LabelFrame(kAutogradBackwardLabel));
     }
   }
-  // A stack whose Python frames are all incomplete reads as if it had none.
-  auto shown_python = [&](uint64_t word) {
-    return IsPythonFrameWord(word) && !IsIncompletePythonFrame(stack.pid, word);
-  };
-  if (std::any_of(stack.pcs.begin(), stack.pcs.end(), shown_python)) {
-    ResolveMixedStack(stack, out);
-    return;
-  }
-  for (size_t i = stack.pcs.size(); i-- > 0;) {
-    if (!IsPythonFrameWord(stack.pcs[i])) Resolve(stack.pid, stack.pcs[i], out);
-  }
+  ResolveOwnFrames(stack.pid, pcs, out);
 }
 
 }  // namespace gpuperf

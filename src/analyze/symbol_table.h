@@ -69,7 +69,8 @@ class SymbolTable {
   // first: the order of folded stacks and flame graphs. The one place where a stack
   // becomes display frames: Python frames are merged into the native ones, and stacks of
   // thread `tid` (0: unknown) get a root label where the thread says what they are
-  // (analyze/python_stacks.h).
+  // (analyze/python_stacks.h). A backward launch that inherited its forward op's Python
+  // frames (gpuperf/stack_marker.h kAutogradForwardWord) shows those, then the label.
   void ResolveStack(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid = 0);
 
   size_t symbol_count() const { return symbols_.size(); }
@@ -107,7 +108,9 @@ class SymbolTable {
   Frame PythonFrame(uint32_t pid, uint64_t word) const;
   // A frame CPython would not show (python_lines.h PythonFrameIsIncomplete).
   bool IsIncompletePythonFrame(uint32_t pid, uint64_t word) const;
-  void ResolveMixedStack(const StackRecord& stack, std::vector<Frame>& out);
+  // A stack's own frames (no label), Python frames merged where it has them.
+  void ResolveOwnFrames(uint32_t pid, std::span<const uint64_t> pcs, std::vector<Frame>& out);
+  void ResolveMixedStack(uint32_t pid, std::span<const uint64_t> pcs, std::vector<Frame>& out);
 
   const std::vector<std::string>& strings_;
   StackDisplayOptions options_;

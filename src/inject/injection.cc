@@ -30,6 +30,7 @@
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
+#include "inject/torch/autograd_link.h"
 
 namespace gpuperf::inject {
 
@@ -159,6 +160,18 @@ void InstallSignalHandlers() {
 }
 
 // Capture range: switches recording on after the delay and off after the duration.
+// PyTorch loaded after CUDA started (rare: torch normally comes first) is found once new
+// modules appear in launch stacks; never from an app thread (the probe takes the loader's
+// lock).
+void ProbeAutogradLinkAfterLoads(const Recorder& recorder) {
+  static uint64_t refreshes_probed = 0;
+  if (!recorder.config.stacks || !recorder.config.python_stacks || AutogradLinkReady()) return;
+  const uint64_t refreshes = GetStat(StatId::module_refreshes);
+  if (refreshes == refreshes_probed) return;
+  refreshes_probed = refreshes;
+  ProbeAutogradLink();
+}
+
 void OnPeriod(Recorder& recorder, uint64_t now_ns) {
   const uint64_t begin = recorder.start_ns + recorder.config.delay_ms * 1000000ull;
   const uint64_t end =
@@ -172,6 +185,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
   }
   CollectHardwareData();
   DrainNcclEvents(recorder, false);
+  ProbeAutogradLinkAfterLoads(recorder);
   // Every linked call yields a record only when these kinds are all on (the default).
   constexpr uint32_t kLinkedKinds = kActKernel | kActMemcpy | kActMemset | kActMemory;
   if (inside && recorder.subscribed &&
@@ -253,6 +267,7 @@ void Initialize() {
     stacks.cut_at_python = r.config.cut_native_at_python;
     stacks.memo = r.config.stack_memo;
     InitStackCapture(stacks);
+    if (r.config.python_stacks) ProbeAutogradLink();
   }
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gpuperf/python_frame_word.h"
+#include "gpuperf/stack_marker.h"
 #include "inject/stats.h"
 
 namespace gpuperf::inject {
@@ -20,8 +21,11 @@ void ModuleTracker::Refresh(uint32_t pid, NameTable& names, std::vector<ModuleRe
 
 bool ModuleTracker::NeedsRefresh(const std::vector<StackRecord>& stacks) const {
   for (const StackRecord& stack : stacks) {
-    // Only the native PCs: the Python frames after them are code ids, in no module.
-    const auto native_end = std::find_if(stack.pcs.begin(), stack.pcs.end(), IsPythonFrameWord);
+    // Only the native PCs: the Python frames after them are code ids, in no module, and a
+    // backward launch's forward frames follow a marker word.
+    const auto native_end = std::find_if(stack.pcs.begin(), stack.pcs.end(), [](uint64_t word) {
+      return IsPythonFrameWord(word) || IsStackMarkerWord(word);
+    });
     if (!table_.ContainsAll(stack.pcs.data(), static_cast<int>(native_end - stack.pcs.begin()))) {
       return true;
     }

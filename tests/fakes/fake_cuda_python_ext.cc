@@ -10,6 +10,14 @@
 //                                 the same from a thread the interpreter never saw
 //   malloc(bytes)                 cudaMalloc, never freed (a leak with its stack)
 //   synchronize()                 cudaDeviceSynchronize
+//   load_torch(path)              loads the fake libtorch_cpu.so (fake_torch.cc); before init()
+//   op(forward, backward)         an autograd op: a node, then the kernel `forward` launched
+//   view_op(backward)             an autograd op that creates its node and launches nothing
+//   backward()                    the engine, on a native thread named pt_autograd_0: a node
+//                                 of its own (AccumulateGrad-like) launches, then every op's
+//                                 node since the last call, newest first, launches its
+//                                 `backward` kernel; returns the most references any node
+//                                 had once its backward ended (1: gpuperf kept none)
 //
 // Built against the limited API of 3.10 (one build for every supported interpreter).
 #define PY_SSIZE_T_CLEAN
@@ -23,6 +31,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fake_cupti/fake_cupti.h"
 
@@ -127,6 +136,91 @@ PyObject* Synchronize(PyObject*, PyObject*) {
   Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
+// The fake libtorch's test hooks (fake_torch.cc), once load_torch found them.
+struct FakeTorch {
+  size_t (*new_node)() = nullptr;
+  void (*enter_node)(size_t) = nullptr;
+  void (*enter_engine_node)() = nullptr;
+  void (*leave_node)() = nullptr;
+  long (*node_references)(size_t) = nullptr;
+} g_torch;
+struct PendingBackward {
+  size_t node;
+  std::string kernel;
+};
+std::vector<PendingBackward> g_pending_backward;
+
+PyObject* LoadTorch(PyObject*, PyObject* args) {
+  const char* path = nullptr;
+  if (!PyArg_ParseTuple(args, "s", &path)) return nullptr;
+  void* torch = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (torch == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "cannot load %s: %s", path, dlerror());
+    return nullptr;
+  }
+  g_torch.new_node = reinterpret_cast<size_t (*)()>(dlsym(torch, "fake_torch_new_node"));
+  g_torch.enter_node = reinterpret_cast<void (*)(size_t)>(dlsym(torch, "fake_torch_enter_node"));
+  g_torch.enter_engine_node =
+      reinterpret_cast<void (*)()>(dlsym(torch, "fake_torch_enter_engine_node"));
+  g_torch.leave_node = reinterpret_cast<void (*)()>(dlsym(torch, "fake_torch_leave_node"));
+  g_torch.node_references =
+      reinterpret_cast<long (*)(size_t)>(dlsym(torch, "fake_torch_node_references"));
+  if (g_torch.new_node == nullptr || g_torch.enter_node == nullptr ||
+      g_torch.enter_engine_node == nullptr || g_torch.leave_node == nullptr ||
+      g_torch.node_references == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "%s is not the fake libtorch", path);
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+// An autograd op: its node first (as PyTorch's autograd kernels do), then its kernel, if any.
+PyObject* AutogradOp(const char* forward, const char* backward) {
+  if (g_torch.new_node == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "load_torch first");
+    return nullptr;
+  }
+  std::string forward_kernel(forward != nullptr ? forward : ""), backward_kernel(backward);
+  Py_BEGIN_ALLOW_THREADS g_pending_backward.push_back({g_torch.new_node(), backward_kernel});
+  if (!forward_kernel.empty()) FakeCudaLaunchKernel(forward_kernel.c_str());
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+PyObject* Op(PyObject*, PyObject* args) {
+  const char *forward = nullptr, *backward = nullptr;
+  if (!PyArg_ParseTuple(args, "ss", &forward, &backward)) return nullptr;
+  return AutogradOp(forward, backward);
+}
+
+PyObject* ViewOp(PyObject*, PyObject* args) {
+  const char* backward = nullptr;
+  if (!PyArg_ParseTuple(args, "s", &backward)) return nullptr;
+  return AutogradOp(nullptr, backward);
+}
+
+PyObject* Backward(PyObject*, PyObject*) {
+  if (g_torch.new_node == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "load_torch first");
+    return nullptr;
+  }
+  long most_references = 0;
+  std::vector<PendingBackward> pending;
+  pending.swap(g_pending_backward);
+  Py_BEGIN_ALLOW_THREADS std::thread([&] {
+    pthread_setname_np(pthread_self(), "pt_autograd_0");
+    g_torch.enter_engine_node();
+    FakeCudaLaunchKernel("_Z10accumulatev");
+    g_torch.leave_node();
+    for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+      g_torch.enter_node(it->node);
+      FakeCudaLaunchKernel(it->kernel.c_str());
+      g_torch.leave_node();
+      most_references = std::max(most_references, g_torch.node_references(it->node));
+    }
+  }).join();
+  Py_END_ALLOW_THREADS return PyLong_FromLong(most_references);
+}
+
 PyMethodDef kMethods[] = {
     {"init", Init, METH_NOARGS, "load the injection library and create a context"},
     {"launch", Launch, METH_VARARGS, "launch(kernel_name): a cudaLaunchKernel, GIL released"},
@@ -135,6 +229,10 @@ PyMethodDef kMethods[] = {
      "Python"},
     {"malloc", Malloc, METH_VARARGS, "malloc(bytes): a cudaMalloc that is never freed"},
     {"synchronize", Synchronize, METH_NOARGS, "cudaDeviceSynchronize"},
+    {"load_torch", LoadTorch, METH_VARARGS, "load_torch(path): the fake libtorch_cpu.so"},
+    {"op", Op, METH_VARARGS, "op(forward_kernel, backward_kernel): an autograd op"},
+    {"view_op", ViewOp, METH_VARARGS, "view_op(backward_kernel): an op that launches nothing"},
+    {"backward", Backward, METH_NOARGS, "run the pending ops' backward on pt_autograd_0"},
     {nullptr, nullptr, 0, nullptr},
 };
 

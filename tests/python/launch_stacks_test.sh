@@ -99,23 +99,8 @@ grep -q "Python frames: 5 code objects copied; 2 launches from threads without P
 
 # --- the timeline: the launch's stack on its API slice ---
 "$GPUPERF" export -o "$dir/timeline.json" "$dir/rec" > /dev/null || fail "export"
-"$python" - "$dir/timeline.json" "$(py helper helper)" "$(py main main)" <<'EOF' || fail "timeline stack"
-import json, sys
-trace = json.load(open(sys.argv[1]))
-frames = trace["stackFrames"]
-def chain(node):
-    names = []
-    while node:
-        names.append(frames[node]["name"])
-        node = frames[node].get("parent")
-    return names
-stacks = [chain(str(e["sf"])) for e in trace["traceEvents"]
-          if e.get("name") == "cudaLaunchKernel" and "sf" in e]
-ok = any(sys.argv[2] in s and sys.argv[3] in s and s.index(sys.argv[2]) < s.index(sys.argv[3])
-         for s in stacks)
-print("timeline stacks:", stacks[:1])
-sys.exit(0 if ok else 1)
-EOF
+"$python" "$SRC/tests/python/timeline_order.py" "$dir/timeline.json" "$(py helper helper)" "$(py main main)" \
+  > /dev/null || fail "timeline stack: no launch with $(py helper helper) inside $(py main main)"
 
 # --- the stack memo: two lines, the same native frames; each kernel keeps its own line ---
 memo_script=$SRC/tests/python/launch_memo.py

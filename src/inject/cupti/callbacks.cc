@@ -18,6 +18,7 @@
 #include "inject/recorder.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/thread_buffers.h"
+#include "inject/torch/autograd_link.h"
 
 namespace gpuperf::inject {
 namespace {
@@ -209,7 +210,17 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
     } else {
       StackSource source = StackSource::kNone;
       bool memo_hit = false;
-      state.outer_stack = CaptureLaunchStack(&source, &memo_hit);
+      const AutogradLaunch autograd = CurrentAutogradLaunch();
+      StackId forward = 0;
+      if (autograd.role == AutogradLaunch::Role::kBackward) {
+        forward = ForwardStackOf(autograd.node);
+        CountStat(forward != 0 ? StatId::autograd_backward_linked
+                               : StatId::autograd_backward_unlinked);
+      }
+      state.outer_stack = CaptureLaunchStack(&source, &memo_hit, forward);
+      if (autograd.role == AutogradLaunch::Role::kForward) {
+        NoteForwardStack(autograd.node, state.outer_stack);
+      }
       CountThreadStat(buffers, kStacksUnwound);
       if (source == StackSource::kTable) CountThreadStat(buffers, kTableStacks);
       if (memo_hit) CountThreadStat(buffers, kMemoStacks);

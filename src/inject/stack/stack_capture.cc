@@ -54,6 +54,7 @@
 
 #include "analyze/python_code_record.h"
 #include "gpuperf/python_frame_word.h"
+#include "gpuperf/stack_marker.h"
 #include "inject/log.h"
 #include "inject/python/python_frames.h"
 #include "inject/stack/module_table.h"
@@ -69,6 +70,9 @@ namespace gpuperf::inject {
 namespace {
 
 constexpr int kMaxRawDepth = 256 + 32;  // room for the frames the filter trims
+// After the native PCs: the thread's Python frames, and for a backward launch a marker and
+// its forward op's Python frames (InheritedPythonWords).
+constexpr int kMaxTailWords = 2 * kMaxPythonFrames + 1;
 uint32_t g_max_depth = 64;
 FrameFilter g_filter;
 StackTable* g_table = nullptr;
@@ -290,6 +294,24 @@ int PythonFrameWords(uint64_t* words) {
   return n;
 }
 
+// What a backward launch inherits from its forward op's stack `from` (0: nothing):
+// kAutogradForwardWord, then that stack's Python frames (the thread's own ones: a forward
+// stack never inherits), into words[0..n); returns n. Nothing when the stack has no Python
+// frames: its native frames would say less than the backward launch's own.
+int InheritedPythonWords(StackId from, uint64_t* words) {
+  if (from == 0 || g_table == nullptr) return 0;
+  uint64_t forward[kMaxRawDepth + kMaxPythonFrames];
+  const int depth = g_table->Copy(from, forward, kMaxRawDepth + kMaxPythonFrames);
+  int n = 0;
+  for (int i = 0; i < depth && n < kMaxPythonFrames; ++i) {
+    if (forward[i] == kAutogradForwardWord) break;
+    if (IsPythonFrameWord(forward[i])) words[1 + n++] = forward[i];
+  }
+  if (n == 0) return 0;
+  words[0] = kAutogradForwardWord;
+  return n + 1;
+}
+
 void PythonNotice(const char* line) {
   LogOnce("%s", line);
 }
@@ -393,14 +415,17 @@ void PauseStackMemoForBench(bool paused) {
 
 // Not inlined: the memo's key is the registers at one fixed call in this function, and a
 // walk from there must pass through the same frames each time.
-__attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* memo_hit) {
+__attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* memo_hit,
+                                                     StackId inherit_from) {
   StackMemoKey key;
   const bool memo = g_memo && !g_memo_paused.load(std::memory_order_relaxed);
   if (memo) gpuperf_caller_registers(&key.at);
-  uint64_t pcs[kMaxRawDepth + kMaxPythonFrames];
+  uint64_t pcs[kMaxRawDepth + kMaxTailWords];
   StackSource how = StackSource::kNone;
   StackId fp_id = 0;
-  uint64_t python[kMaxPythonFrames];
+  // The words after the native PCs: the thread's Python frames, then, for a backward
+  // launch, the marker and its forward op's Python frames.
+  uint64_t python[kMaxTailWords];
   int python_depth = 0;
   if (g_python && !g_python_paused.load(std::memory_order_relaxed)) {
     python_depth = PythonFrameWords(python);
@@ -409,8 +434,9 @@ __attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* 
   // thread without a thread state, a refused or broken walk) keeps the whole native stack.
   const bool cut =
       python_depth > 0 && !g_eval_loop.empty() && !g_cut_paused.load(std::memory_order_relaxed);
+  const int tail_depth = python_depth + InheritedPythonWords(inherit_from, python + python_depth);
   key.python = python;
-  key.python_depth = python_depth;
+  key.python_depth = tail_depth;
   key.cut = cut;
   StackId memoized = memo ? FindMemoizedStack(key, *g_table) : 0;
   if (memoized != 0 && !g_verify) {
@@ -418,21 +444,21 @@ __attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* 
     if (memo_hit != nullptr) *memo_hit = true;
     return memoized;
   }
-  int depth = UnwindNative(pcs, python_depth > 0, cut ? &g_eval_loop : nullptr, &how, &fp_id);
+  int depth = UnwindNative(pcs, tail_depth > 0, cut ? &g_eval_loop : nullptr, &how, &fp_id);
   if (fp_id != 0) {
     if (source != nullptr) *source = how;
     // The native stack is known (interned alone when it was checked: a stack the trace
     // then holds even if only its Python variants are linked); its Python frames are not.
     // None to add: the same id.
-    if (python_depth == 0) return fp_id;
+    if (tail_depth == 0) return fp_id;
   } else if (depth <= 0) {
     CountStat(StatId::unwind_failed);
     depth = 0;
     how = StackSource::kNone;
   }
   if (source != nullptr) *source = how;
-  std::memcpy(pcs + depth, python, sizeof(uint64_t) * static_cast<size_t>(python_depth));
-  const StackId id = Intern(pcs, depth + python_depth);
+  std::memcpy(pcs + depth, python, sizeof(uint64_t) * static_cast<size_t>(tail_depth));
+  const StackId id = Intern(pcs, depth + tail_depth);
   if (memoized != 0) {  // verify mode: the memo's answer against the unwinders'
     CountStat(StatId::stack_memo_checked);
     if (memoized != id) {

@@ -46,8 +46,11 @@ enum class StackSource : uint8_t {
 // Unwinds the calling thread and returns its interned stack (native PCs, then Python
 // frames as tagged words), or 0 (counted) on failure. `*source`, when given, says which
 // unwinder it came from; `*memo_hit`, when given, is set when the thread's stack memo gave
-// it (no unwinding; its source is the tables, which gave it first).
-StackId CaptureLaunchStack(StackSource* source = nullptr, bool* memo_hit = nullptr);
+// it (no unwinding; its source is the tables, which gave it first). With `inherit_from`
+// (a PyTorch backward launch: its forward op's stack, torch/autograd_link.h), the stack
+// ends with kAutogradForwardWord and that stack's Python frames.
+StackId CaptureLaunchStack(StackSource* source = nullptr, bool* memo_hit = nullptr,
+                           StackId inherit_from = 0);
 
 // The benchmark hook's switch (gpuperf_bench_toggle): launches take native frames only while
 // paused.
