@@ -84,10 +84,12 @@ AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks"
 # synckind: the recording with CUPTI's SYNCHRONIZATION kind on as well, as before session 11
 # (its cost stays after it is switched off: follow it with detached).
 # idlecallbacks: the recording's kinds and callbacks, every callback returning at once (CUPTI's
-# cost of calling them); nodriver: the recording without its driver-API callbacks.
+# cost of calling them); nodriver: the recording without its driver-API callbacks;
+# noautograd: the recording without PyTorch's autograd link (train_overhead.py).
 AB_OPTIONAL_LEVELS = [("detached", -2), ("torch", "torch"), ("torch_stack", "torch_stack"),
                       ("nocallbacks", -4), ("subscriber", -5), ("activityapi", -6),
-                      ("synckind", 6), ("idlecallbacks", 7), ("nodriver", 8)]
+                      ("synckind", 6), ("idlecallbacks", 7), ("nodriver", 8),
+                      ("noautograd", 9)]
 # Every level by name (the benchmark hook's values): the ones above; kinds, gpuperf's activity
 # kinds without its callbacks; kindK, CUPTI activity kind K alone; without_G, the recording
 # without activity group G (base/activities.h), attached afresh. launch_cost.py names its

@@ -45,11 +45,14 @@ count() { grep '^kernel ' "$dir/dump.txt" | grep -c "$1"; }
   fail "levels 7, 8 returned $(said idle_callbacks) $(said no_driver)"
 [[ $(count _Z4idlev) -eq 50 && $(count _Z8nodriverv) -eq 50 ]] ||
   fail "kernels under levels 7, 8: $(count _Z4idlev) $(count _Z8nodriverv), want 50 each"
+# 9: without the autograd link (no libtorch here): recorded and linked as before.
+[[ $(said no_autograd) == 0 && $(count _Z10noautogradv) -eq 50 ]] ||
+  fail "level 9 returned $(said no_autograd), $(count _Z10noautogradv) kernels, want 0 and 50"
 
 # Every other recorded kernel still joins its launch stack, before and after, and nothing is lost.
-grep -q "launch stacks 250 of 250" "$dir/run.log" \
+grep -q "launch stacks 300 of 300" "$dir/run.log" \
   || fail "not every launch seen (all but level 7s) joined its stack: $(grep -E 'stacks|lost' "$dir/run.log")"
 grep -q "lost      nothing" "$dir/run.log" || fail "the recording lost something: $(grep lost "$dir/run.log")"
 joined=$(grep '^launch_link ' "$dir/dump.txt" | grep -vc 'stack_id=0 ')
-[[ $joined -eq 250 ]] || fail "$joined launch links with a stack, want 250"
+[[ $joined -eq 300 ]] || fail "$joined launch links with a stack, want 300"
 finish

@@ -880,6 +880,8 @@ int BenchDetach(int argc, char** argv) {
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z4idlev", /*nested=*/true);
   printf("fake-app: no_driver=%d\n", toggle(8));
   for (int i = 0; i < launches; ++i) LaunchKernel("_Z8nodriverv", /*nested=*/true);
+  printf("fake-app: no_autograd=%d\n", toggle(9));  // no libtorch here: the recording as is
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z10noautogradv");
   printf("fake-app: back=%d\n", toggle(1));
   ReportCounts();
   return 0;
@@ -1125,7 +1127,7 @@ const Scenario kScenarios[] = {
      "[M=20]: M x (2 launches, stream sync, stream wait event, launch, device sync)"},
     {"bench_detach", BenchDetach,
      "[M=100]: M launches; gpuperf_bench_toggle -2, another client, M; -3, 1, M; -4, M; -5, 1, M; "
-     "-201, M; 7, M; 8, M"},
+     "-201, M; 7, M; 8, M; 9, M"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };

@@ -44,6 +44,24 @@ want() { [[ $checks == all || ",$checks," == *",$1,"* ]]; }
 summary=()  # "check|PASS or FAIL|detail" rows for the table printed last
 note() { summary+=("$1|$2|$3"); [[ $2 == FAIL ]] && failed=$((failed + 1)); }
 
+# save_fixture NAME RECORDING TARBALL EXAMPLE_OUT CMD...: a recording of CMD kept as a CI
+# fixture (tests/data/h100/NAME/): its trace files and a PROVENANCE, tarred, when under 400 KB.
+# Prints "fixture N KB", or why not (and returns 1).
+save_fixture() {
+  local name=$1 recording=$2 tarball=$3 said=$4; shift 4
+  local size; size=$(du -sk "$recording" | cut -f1)
+  [[ $size -lt 400 ]] || { echo "the trace is $size KB, over the 400 KB of a fixture"; return 1; }
+  local fixture=$work/fixtures/$name
+  rm -rf "$fixture"; mkdir -p "$fixture"
+  cp "$recording"/*.gpt "$fixture/"
+  printf 'GPU: %s\nCUDA: %s\nkernel: %s\ntorch: %s\ncommand: gpuperf record -- %s\nexample said: %s\n' \
+    "$gpu" "$(sed -n 2p "$out/machine.txt")" "$(uname -r)" \
+    "$(python3 -c 'import torch, sys; print(torch.__version__, "Python", sys.version.split()[0])')" \
+    "${*/#$src\//}" "$(grep -h 'gpuperf-example:' "$said" | head -1)" > "$fixture/PROVENANCE"
+  tar -C "$(dirname "$fixture")" -czf "$tarball" "$name"
+  echo "fixture $size KB"
+}
+
 # record NAME EXPECTED_FUNCTIONS -- CMD...: record, check against the example's own line.
 record() {
   local name=$1 functions=$2; shift 3

@@ -19,6 +19,8 @@
 //    8  the recording without its driver-API callbacks (the runtime's launches keep their
 //       stacks; the driver calls that runtime calls make, and the driver's own launches, go
 //       unseen): what the driver callbacks cost
+//    9  the recording without PyTorch's autograd link (torch/autograd_link.h): what linking
+//       backward kernels to their forward ops costs
 //    0  only what the CUPTI floor tracer does (kernel records)
 //   -1  every activity kind and API callback off: CUPTI attached, idle (the context and
 //       cudaDeviceReset callbacks stay on, as in every level above)
@@ -48,6 +50,7 @@
 #include "inject/cupti/cupti_call.h"
 #include "inject/recorder.h"
 #include "inject/stack/stack_capture.h"
+#include "inject/torch/autograd_link.h"
 
 namespace gpuperf::inject {
 namespace {
@@ -113,12 +116,13 @@ int DetachedLevel(Recorder& r, int level) {
   return 0;
 }
 
-// The stack capture's and callbacks' switches for a recording level (1 to 8): what it
+// The stack capture's and callbacks' switches for a recording level (1 to 9): what it
 // leaves out.
 void SetStackSwitches(int level) {
   IdleCallbacksForBench(level == 7);
   if (level == 8) DriverCallbacksForBench(false);  // SetApiCallbacks enables them again
   PauseStacksForBench(level == 3);
+  PauseAutogradLinkForBench(level == 9);
   PausePythonFramesForBench(level == 2);
   PauseNativeCutForBench(level == 4);
   PauseStackMemoForBench(level == 5);
@@ -141,7 +145,7 @@ int WithoutActivityGroup(Recorder& r, int group) {
 }
 
 bool KnownLevel(int level) {
-  return (level >= -6 && level <= 8) || (level <= -100 && level > -100 - 64) ||
+  return (level >= -6 && level <= 9) || (level <= -100 && level > -100 - 64) ||
          (level <= -200 && level > -200 - 32);
 }
 

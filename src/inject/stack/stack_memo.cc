@@ -113,7 +113,10 @@ ThreadMemo* MemoOfThisThread() {
 
 MemoEntry* SetFor(ThreadMemo& memo, const StackMemoKey& key) {
   uint64_t h = key.at.rsp ^ (uint64_t(key.python_depth) << 48);
+  // The innermost two Python words: a backward launch's first is always the autograd marker
+  // (autograd_link.h), and its forward op's innermost frame tells its launches apart.
   if (key.python_depth > 0) h ^= key.python[0] * 0xff51afd7ed558ccdull;
+  if (key.python_depth > 1) h ^= key.python[1] * 0xc4ceb9fe1a85ec53ull;
   h *= 0x9e3779b97f4a7c15ull;
   return &memo.entries[kWays * (h >> (64 - kSetBits))];
 }

@@ -48,6 +48,7 @@ std::atomic<CurrentNodeFn> g_current_node{nullptr};
 std::atomic<bool> g_ready{false};
 std::atomic<bool> g_off{false};  // GPUPERF_AUTOGRAD_LINK=off, or the layout refused
 std::atomic<uint64_t> g_readable_nodes{0};
+std::atomic<bool> g_bench_paused{false};
 
 // Forward stacks by node: one 64-bit word per entry, so that a reader on another thread
 // never sees half of one: [thread:8][sequence:32][stack id:24]. An entry is found by its
@@ -120,9 +121,13 @@ bool AutogradLinkReady() {
   return g_ready.load(std::memory_order_acquire) && !g_off.load(std::memory_order_relaxed);
 }
 
+void PauseAutogradLinkForBench(bool paused) {
+  g_bench_paused.store(paused, std::memory_order_relaxed);
+}
+
 AutogradLaunch CurrentAutogradLaunch() {
   AutogradLaunch launch;
-  if (!AutogradLinkReady()) return launch;
+  if (!AutogradLinkReady() || g_bench_paused.load(std::memory_order_relaxed)) return launch;
   const std::shared_ptr<const unsigned char> node =
       g_current_node.load(std::memory_order_relaxed)();
   if (node != nullptr) {

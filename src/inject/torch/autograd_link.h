@@ -39,6 +39,9 @@ namespace gpuperf::inject {
 bool ProbeAutogradLink();
 bool AutogradLinkReady();
 
+// The benchmark hook's level 9 (bench_toggle.cc): launches are left unlinked while paused.
+void PauseAutogradLinkForBench(bool paused);
+
 // What autograd says about a launch on the calling thread.
 struct AutogradLaunch {
   enum class Role : uint8_t { kNone, kForward, kBackward } role = Role::kNone;

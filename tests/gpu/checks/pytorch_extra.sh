@@ -49,19 +49,11 @@ pytorch_extra_check() {
   if px_record tiny "${tiny[@]}"; then
     local own; own=$(grep -o '[A-Za-z_.]*forward (pytorch_transformer\.py:[0-9]*)' "$dir/tiny.folded" | sort -u)
     [[ $(grep -c . <<<"$own") -ge 3 ]] || problems+=("tiny: fewer than 3 forward frames with file:line")
-    local size; size=$(du -sk "$rec/tiny" | cut -f1)
-    if [[ $size -lt 400 ]]; then
-      local fixture=$work/pytorch_extra_fixture/pytorch_tiny
-      rm -rf "$fixture"; mkdir -p "$fixture"
-      cp "$rec/tiny"/*.gpt "$fixture/"
-      printf 'GPU: %s\nCUDA: %s\nkernel: %s\ntorch: %s\ncommand: gpuperf record -- %s\nexample said: %s\n' \
-        "$gpu" "$(sed -n 2p "$out/machine.txt")" "$(uname -r)" \
-        "$(python3 -c 'import torch, sys; print(torch.__version__, "Python", sys.version.split()[0])')" \
-        "${tiny[*]/#$src\//}" "$(grep -h 'gpuperf-example:' "$dir/tiny.out" | head -1)" > "$fixture/PROVENANCE"
-      tar -C "$(dirname "$fixture")" -czf "$dir/pytorch_tiny_fixture.tar.gz" pytorch_tiny
-      infos+=("fixture ${size} KB")
+    local saved
+    if saved=$(save_fixture pytorch_tiny "$rec/tiny" "$dir/pytorch_tiny_fixture.tar.gz" "$dir/tiny.out" "${tiny[@]}"); then
+      infos+=("$saved")
     else
-      problems+=("tiny: the trace is ${size} KB, over the 400 KB of a fixture")
+      problems+=("tiny: $saved")
     fi
   fi
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A PyTorch training trace recorded on the H100 (tests/data/h100/pytorch_train/, made by
+# tests/gpu/checks/autograd.sh; see its PROVENANCE): backward kernels under their forward
+# op's Python frames (src/inject/torch/autograd_link.h). Every kernel joined; most of the
+# backward kernels' GPU time under a forward op's Python frames, then [autograd backward],
+# then the engine thread's frames; the model's own forward() with file:line among them; the
+# engine's part without Python frames. Rendered like the inference fixture too
+# (pytorch_fixture_test.sh with GPUPERF_PYTORCH_FIXTURE). Skips (77) while it is absent.
+source "$(dirname "$0")/lib.sh"
+fixture=$SRC/tests/data/h100/pytorch_train
+compgen -G "$fixture/*.gpt" > /dev/null || { echo "skip: no training fixture at $fixture"; exit 77; }
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+
+"$GPUPERF" flamegraph --folded -o "$dir/graph.folded" "$fixture" 2> "$dir/flame.err" ||
+  fail "flamegraph: $(cat "$dir/flame.err")"
+joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$dir/flame.err" | tr -d ,)
+[[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") ]] ||
+  fail "not every kernel joined: ${joined:-$(cat "$dir/flame.err")}"
+# Backward kernels' GPU time, and the part under a forward op's Python frames.
+read -r total linked < <(awk '/\[autograd backward\]/ {
+    total += $NF; split($0, parts, "\\[autograd backward\\]")
+    if (parts[1] ~ /\.py:[0-9]+\)/) linked += $NF }
+  END { printf "%d %d\n", total, linked }' "$dir/graph.folded")
+echo "backward kernels: $total ns, $linked ns under their forward op's Python frames"
+[[ $total -gt 0 && $((linked * 10)) -ge $((total * 9)) ]] ||
+  fail "under 90% of the backward kernels' time has forward frames ($linked of $total ns)"
+grep '\[autograd backward\]' "$dir/graph.folded" |
+  grep -q 'Block\.forward (pytorch_transformer\.py:[0-9]*);.*\[autograd backward\];.*torch::autograd::Engine::evaluate_function' ||
+  fail "no backward kernel under Block.forward with its line, then the engine's frames"
+grep '\[autograd backward\]' "$dir/graph.folded" | sed 's/.*\[autograd backward\]//' | grep -q '\.py:[0-9]*)' &&
+  fail "Python frames after the label: $(grep '\[autograd backward\]' "$dir/graph.folded" | grep -m1 -o '\[autograd backward\].*\.py:[0-9]*)')"
+# The stats the recording kept.
+"$GPUPERF" dump "$fixture" 2>/dev/null | grep -q '# autograd_backward_linked$' || fail "no autograd_backward_linked stat"
+
+GPUPERF_PYTORCH_FIXTURE=$fixture bash "$SRC/tests/e2e/pytorch_fixture_test.sh" > "$dir/render.out" 2>&1 ||
+  fail "rendering as a PyTorch fixture: $(tail -5 "$dir/render.out")"
+finish
