@@ -1,7 +1,8 @@
 // Several host threads, each driving several streams: per batch, every stream copies its
 // chunk in (pinned, async), runs two kernels on it and copies it back; the thread then waits
-// for its streams and checks every element. Exercises per-thread stacks, concurrent kernels
-// and stream ids.
+// for its streams and checks every element; before that, its first stream waits for an event
+// on its last (cudaStreamWaitEvent: a dependency between streams, which the CPU does not wait
+// for). Exercises per-thread stacks, concurrent kernels, stream ids and stream waits.
 //
 // NVTX ranges: one "worker" range per thread around its loop, one "batch" range per batch.
 //
@@ -41,6 +42,7 @@ struct Counts {
 // Per-stream buffers: pinned host memory (so the copies are truly async) and device memory.
 struct Lane {
   cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;  // recorded after the lane's chunk
   float* host = nullptr;
   float* device = nullptr;
 };
@@ -70,6 +72,8 @@ __attribute__((noinline)) void process_batch(std::vector<Lane>& lanes, int threa
     }
   }
   for (Lane& lane : lanes) enqueue_chunk(lane, n, counts);
+  CUDA_CHECK(cudaEventRecord(lanes.back().done, lanes.back().stream));
+  CUDA_CHECK(cudaStreamWaitEvent(lanes.front().stream, lanes.back().done, 0));
   for (Lane& lane : lanes) CUDA_CHECK(cudaStreamSynchronize(lane.stream));
   for (size_t s = 0; s < lanes.size(); ++s) {
     for (int i = 0; i < n; ++i) {
@@ -90,6 +94,7 @@ __attribute__((noinline)) void worker_thread(const Options& opts, int thread, Co
   const size_t bytes = static_cast<size_t>(opts.elements) * sizeof(float);
   for (Lane& lane : lanes) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&lane.done, cudaEventDisableTiming));
     CUDA_CHECK(cudaMallocHost(&lane.host, bytes));
     CUDA_CHECK(cudaMalloc(&lane.device, bytes));
   }
@@ -101,6 +106,7 @@ __attribute__((noinline)) void worker_thread(const Options& opts, int thread, Co
   }
   for (Lane& lane : lanes) {
     CUDA_CHECK(cudaStreamDestroy(lane.stream));
+    CUDA_CHECK(cudaEventDestroy(lane.done));
     CUDA_CHECK(cudaFreeHost(lane.host));
     CUDA_CHECK(cudaFree(lane.device));
   }

@@ -26,6 +26,9 @@ syncs_check() {
     diff <(sync_keys "$ours.syncs") <(sync_keys "$theirs.syncs") > "$work/syncs_$name.diff" ||
       problems+=("$name: kinds or streams differ ($(head -c 200 "$work/syncs_$name.diff" | tr '\n' ' '))")
     grep -q ' tid=0 ' "$ours.syncs" && problems+=("$name: a callback sync record without its thread")
+    # multi_stream makes a stream wait for another's event once a batch.
+    [[ $name != multi_stream ]] || grep -q 'kind=stream_wait_event' "$ours.syncs" ||
+      problems+=("$name: no stream wait for an event from the callbacks")
     # Every CPU wait's correlation id has a launch link with a stack (a stream's wait has none).
     local unlinked
     unlinked=$(awk 'NR == FNR {
