@@ -206,7 +206,13 @@ enum class StatSeverity : uint8_t {
   X(autograd_backward_unlinked, 116, kInfo,                                                        \
     "backward launches whose forward op launched nothing, or was forgotten (PyTorch autograd)")    \
   X(autograd_nodes_unreadable, 117, kWarning,                                                      \
-    "backward launches whose autograd node's fields made no sense (not linked)")
+    "backward launches whose autograd node's fields made no sense (not linked)")                   \
+  X(stack_memo_miss_registers, 118, kInfo,                                                         \
+    "stack memo lookups that found no entry from the same registers")                              \
+  X(stack_memo_miss_python, 119, kInfo, "stack memo lookups whose entry had other Python frames")  \
+  X(stack_memo_miss_words, 120, kInfo, "stack memo lookups whose entry's stack words had changed") \
+  X(stack_memo_not_kept, 121, kInfo,                                                               \
+    "launch stacks the memo did not keep (too many words, an odd walk, or entries paused)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -326,18 +326,34 @@ void TableCompiled(const ModuleUnwindTable& table, uint64_t ns) {
              static_cast<double>(ns) / 1e6);
 }
 
+StatId MissStat(MemoMiss miss) {
+  switch (miss) {
+    case MemoMiss::kPython:
+      return StatId::stack_memo_miss_python;
+    case MemoMiss::kWords:
+      return StatId::stack_memo_miss_words;
+    default:
+      return StatId::stack_memo_miss_registers;
+  }
+}
+
 // Keeps a table-walked launch stack in the thread's memo (stack_memo.h): walks once more
 // from the memo's key, recording the words the walk depends on, and keeps the entry only if
 // that walk gives the same native frames (the capture's own frames trimmed) as `native`.
 void Memoize(const StackMemoKey& key, const uint64_t* native, int depth, StackId id) {
   uint64_t raw[kMaxRawDepth];
   int raw_depth = RecordMemoWalk(key, raw, RawDepth(), key.cut ? &g_eval_loop : nullptr);
-  if (raw_depth < 0) return;
+  if (raw_depth < 0) {
+    CountStat(StatId::stack_memo_not_kept);
+    return;
+  }
   raw_depth = TrimAndCut(raw, raw_depth, nullptr);
   if (raw_depth == depth &&
       std::memcmp(raw, native, sizeof(uint64_t) * static_cast<size_t>(depth)) == 0) {
     CommitMemoizedStack(id);
     CountStat(StatId::stack_memo_entries);
+  } else {
+    CountStat(StatId::stack_memo_not_kept);
   }
 }
 
@@ -438,7 +454,9 @@ __attribute__((noinline)) StackId CaptureLaunchStack(StackSource* source, bool* 
   key.python = python;
   key.python_depth = tail_depth;
   key.cut = cut;
-  StackId memoized = memo ? FindMemoizedStack(key, *g_table) : 0;
+  MemoMiss miss = MemoMiss::kRegisters;
+  StackId memoized = memo ? FindMemoizedStack(key, *g_table, &miss) : 0;
+  if (memo && memoized == 0) CountStat(MissStat(miss));
   if (memoized != 0 && !g_verify) {
     if (source != nullptr) *source = StackSource::kTable;  // only table stacks are memoized
     if (memo_hit != nullptr) *memo_hit = true;

@@ -46,10 +46,15 @@ struct StackMemoKey {
   bool cut = false;  // the native stack ends at the innermost eval loop
 };
 
-// The stack of an earlier launch with this key, or 0. Only the calling thread's memo.
-// `stacks` holds the memoized stacks (interned there first): their Python words are
-// compared where it keeps them.
-StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks);
+// Why a lookup found nothing: no entry from the same registers (or none at all), an entry
+// with other Python frames, an entry whose stack words changed.
+enum class MemoMiss : uint8_t { kRegisters, kPython, kWords };
+
+// The stack of an earlier launch with this key, or 0 (and `*why`, when given). Only the
+// calling thread's memo. `stacks` holds the memoized stacks (interned there first): their
+// Python words are compared where it keeps them.
+StackId FindMemoizedStack(const StackMemoKey& key, const StackTable& stacks,
+                          MemoMiss* why = nullptr);
 
 // Walks the tables from `key.at` once more, recording what the walk depends on; its PCs go
 // to pcs[0, return value) (untrimmed: the capture's own frames first). Returns -1 when the
