@@ -24,11 +24,11 @@ read -r total linked < <(awk '/\[autograd backward\]/ {
 echo "backward kernels: $total ns, $linked ns under their forward op's Python frames"
 [[ $total -gt 0 && $((linked * 10)) -ge $((total * 9)) ]] ||
   fail "under 90% of the backward kernels' time has forward frames ($linked of $total ns)"
-grep '\[autograd backward\]' "$dir/graph.folded" |
-  grep -q 'Block\.forward (pytorch_transformer\.py:[0-9]*);.*\[autograd backward\];.*torch::autograd::Engine::evaluate_function' ||
+grep -q 'Block\.forward (pytorch_transformer\.py:[0-9]*);.*\[autograd backward\];.*torch::autograd::Engine::evaluate_function' "$dir/graph.folded" ||
   fail "no backward kernel under Block.forward with its line, then the engine's frames"
-grep '\[autograd backward\]' "$dir/graph.folded" | sed 's/.*\[autograd backward\]//' | grep -q '\.py:[0-9]*)' &&
-  fail "Python frames after the label: $(grep '\[autograd backward\]' "$dir/graph.folded" | grep -m1 -o '\[autograd backward\].*\.py:[0-9]*)')"
+# (No pipe into grep -q: under pipefail, the first command's SIGPIPE would hide a match.)
+after=$(sed -n 's/.*\[autograd backward\]//p' "$dir/graph.folded")
+grep -q '\.py:[0-9]*)' <<<"$after" && fail "Python frames after the label: $(grep -m1 -o '.*\.py:[0-9]*)' <<<"$after")"
 # The stats the recording kept.
 "$GPUPERF" dump "$fixture" 2>/dev/null | grep -q '# autograd_backward_linked$' || fail "no autograd_backward_linked stat"
 

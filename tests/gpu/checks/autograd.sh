@@ -49,7 +49,7 @@ autograd_check() {
       problems+=("small: under half of the backward kernels' time has forward frames")
     [[ $stats == *autograd_backward_linked=* && $stats != *autograd_nodes_unreadable* ]] ||
       problems+=("small: stats $stats")
-    grep '\[autograd backward\]' "$dir/small.folded" | grep -q 'forward (pytorch_transformer\.py:[0-9]*);.*\[autograd backward\]' ||
+    grep -q 'forward (pytorch_transformer\.py:[0-9]*);.*\[autograd backward\]' "$dir/small.folded" ||
       problems+=("small: no backward kernel under the model's forward() with its line")
     awk '/\[autograd backward\]/ {print $NF "\t" $0}' "$dir/small.folded" | sort -t$'\t' -k1,1nr |
       head -12 | cut -f2- > "$dir/small.backward.txt"
