@@ -84,8 +84,11 @@ record() {
     sed 's/^stat [^ ]* /   /' | sort -u >> "$results"
   local args=()
   for f in $functions; do args+=(--expect-function "$f"); done
+  # Counted from a file, not through `| grep -q` (under pipefail, tee's SIGPIPE would hide it).
   python3 "$src/tests/gpu/check_recording.py" "$gp" "$dir" "$work/$name.out" "${args[@]}" \
-    | tee -a "$results" | grep -q '^FAIL' && failed=$((failed + 1))
+    > "$work/$name.check" 2>&1
+  cat "$work/$name.check" >> "$results"
+  grep -q '^FAIL' "$work/$name.check" && failed=$((failed + 1))
   # Small traces become CI fixtures.
   local size; size=$(du -sk "$dir" | cut -f1)
   if [[ $size -lt 400 ]]; then

@@ -58,7 +58,8 @@ cpupy_check() {
   off_total=$(awk '{ s += $NF } END { print s + 0 }' "$out/cpupy/offcpu.folded")
   off_py=$(grep 'pytorch_transformer.py:[0-9]' "$out/cpupy/offcpu.folded" | awk '{ s += $NF } END { print s + 0 }')
   [[ $off_py -gt 0 ]] || problems+=("no off-CPU stack holds a pytorch_transformer.py frame")
-  grep '_PyEval_EvalFrameDefault' "$out/cpupy/offcpu.folded" | grep -q 'pytorch_transformer.py:' &&
+  grep -q '_PyEval_EvalFrameDefault.*pytorch_transformer\.py:\|pytorch_transformer\.py:.*_PyEval_EvalFrameDefault' \
+    "$out/cpupy/offcpu.folded" &&
     problems+=("off-CPU stacks keep _PyEval_EvalFrameDefault beside Python frames")
   # Native frames under the Python ones: on-CPU time whose stack goes from the example's
   # frames into PyTorch's C++ (at::, c10::, torch::), with .eh_frame and with frame pointers.

@@ -27,7 +27,7 @@ kineto_check() {
   kineto_said() { grep -c -- "$line" "$d/$1.err"; }
   local refused; refused=$("$gp" dump "$w/on" 2>/dev/null | grep '# cupti_clients_refused$' |
     tail -1 | sed 's/.*value=\([0-9]*\).*/\1/')
-  "$gp" dump "$w/off" 2>/dev/null | grep -q '# cupti_clients_refused$' &&
+  [[ $("$gp" dump "$w/off" 2>/dev/null | grep -c '# cupti_clients_refused$') -gt 0 ]] &&
     problems+=("off: cupti_clients_refused counted")
   local on_kernels off_kernels; on_kernels=$(kineto_kernels on); off_kernels=$(kineto_kernels off)
   {
@@ -51,7 +51,7 @@ kineto_check() {
   [[ $(kineto_said nostacks) -eq 0 ]] || problems+=("the line came without gpuperf's subscription")
   local taken; taken=$(grep -c "replaced gpuperf's activity buffers" "$d/nostacks.err")
   [[ $taken -eq 1 ]] || problems+=("nostacks: the takeover line came $taken times, want 1")
-  "$gp" dump "$w/nostacks" 2>/dev/null | grep -q 'value=1 # activity_buffers_taken$' ||
+  [[ $("$gp" dump "$w/nostacks" 2>/dev/null | grep -c 'value=1 # activity_buffers_taken$') -gt 0 ]] ||
     problems+=("nostacks: activity_buffers_taken not 1")
   note kineto "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" \
     "${problems[*]:-one line, ${refused} refused, ${on_kernels} kernels with and without the preload}"
