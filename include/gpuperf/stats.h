@@ -212,7 +212,9 @@ enum class StatSeverity : uint8_t {
   X(stack_memo_miss_python, 119, kInfo, "stack memo lookups whose entry had other Python frames")  \
   X(stack_memo_miss_words, 120, kInfo, "stack memo lookups whose entry's stack words had changed") \
   X(stack_memo_not_kept, 121, kInfo,                                                               \
-    "launch stacks the memo did not keep (too many words, an odd walk, or entries paused)")
+    "launch stacks the memo did not keep (too many words, an odd walk, or entries paused)")        \
+  X(cupti_detached_after_range, 122, kInfo,                                                        \
+    "CUPTI detached after the capture range (record --duration): no cost left in the program")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -18,6 +18,7 @@
 
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
+#include "inject/cupti/detach.h"
 #include "inject/cupti/hardware.h"
 #include "inject/log.h"
 #include "inject/nccl/nccl_plugin.h"
@@ -84,10 +85,14 @@ void FinishRecording(const char* why) {
   // The exit path's forced flush must be the last delivery: a periodic flush still
   // running on the writer thread would otherwise race with shutdown.
   recorder->writer.StopCuptiFlushes(2000);
-  // Ranges still being measured, the last PC samples.
-  FinishHardwareProfilers();
-  // Forced: CUPTI also hands over records of work that had not finished.
-  FlushActivities(true);
+  // Detached after a capture range: everything was delivered then, and a CUPTI call now would
+  // only attach CUPTI again.
+  if (!CuptiDetached()) {
+    // Ranges still being measured, the last PC samples.
+    FinishHardwareProfilers();
+    // Forced: CUPTI also hands over records of work that had not finished.
+    FlushActivities(true);
+  }
   DrainNcclEvents(*recorder, true);
   recorder->disabled.store(true);
   if (!recorder->writer.Finish(10000)) {
@@ -172,6 +177,21 @@ void ProbeAutogradLinkAfterLoads(const Recorder& recorder) {
   ProbeAutogradLink();
 }
 
+// A capture range (record --duration) ended: nothing will be recorded again, so once the
+// work launched inside it has had time to finish, CUPTI is detached altogether; attached with
+// everything off, it would keep costing a launch-bound program 3-6% (cupti/detach.h). Not
+// with a hardware profiler, which has its own CUPTI sessions to end at exit.
+void DetachAfterCaptureRange(Recorder& recorder, uint64_t since_end_ns) {
+  constexpr uint64_t kGraceNs = 500'000'000;  // kernels launched at the end finish first
+  if (CuptiDetached() || since_end_ns < kGraceNs || !recorder.config.metric_set.empty() ||
+      recorder.config.pc_sampling) {
+    return;
+  }
+  DetachCupti(recorder);
+  CountStat(StatId::cupti_detached_after_range);
+  LogVerbose("capture range over: CUPTI detached");
+}
+
 void OnPeriod(Recorder& recorder, uint64_t now_ns) {
   const uint64_t begin = recorder.start_ns + recorder.config.delay_ms * 1000000ull;
   const uint64_t end =
@@ -182,6 +202,9 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
     SetApiCallbacks(inside);
     recorder.capturing.store(inside);
     LogVerbose("capture range %s", inside ? "started" : "ended");
+  }
+  if (recorder.config.duration_ms != 0 && now_ns >= end) {
+    DetachAfterCaptureRange(recorder, now_ns - end);
   }
   CollectHardwareData();
   DrainNcclEvents(recorder, false);

@@ -501,6 +501,18 @@ int OsExit(int argc, char** argv) {
   _exit(0);  // no atexit handlers, no destructors
 }
 
+// For the capture range's test (tests/e2e/capture_range_test.sh): M launches at once, a
+// pause of WAIT_MS (the range ends and gpuperf detaches CUPTI meanwhile), M more, a normal exit.
+int Window(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 50);
+  const int wait_ms = ArgOr(argc, argv, 3, 2000);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z6insidev");
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z7outsidev");
+  ReportCounts();
+  return 0;
+}
+
 int Nvtx(int, char**) {
   uint32_t next_id = 1;
   for (int step = 0; step < 3; ++step) {
@@ -1101,6 +1113,7 @@ const Scenario kScenarios[] = {
     {"device_reset", DeviceReset, "basic, cudaDeviceReset, a new context, 5 launches"},
     {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
     {"nvtx", Nvtx, "nested NVTX ranges and instant markers around launches"},
+    {"window", Window, "[M=50] [WAIT_MS=2000]: M launches, a pause, M more (capture range)"},
     {"many", Many, "[M=200000]: launches from one thread"},
 #ifdef FAKE_APP_CHAIN
     {"chain", Chain,

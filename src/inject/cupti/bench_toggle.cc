@@ -48,6 +48,7 @@
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/cupti_call.h"
+#include "inject/cupti/detach.h"
 #include "inject/recorder.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/torch/autograd_link.h"
@@ -60,16 +61,8 @@ enum class Attachment { kAttached, kDetached, kPartial };
 Attachment g_attachment = Attachment::kAttached;
 bool g_sync_kind_on = false;  // level 6's
 
-// Every kind and callback off, what CUPTI holds delivered, the subscriber given up and
-// CUPTI finalized. The writer makes no CUPTI call meanwhile: any CUPTI call attaches CUPTI
-// again.
 void Detach(Recorder& r) {
-  EnableActivities(r, false, /*kernels=*/true);
-  SetApiCallbacks(false);
-  r.writer.StopCuptiFlushes(2000);
-  FlushActivities(true);
-  UnsubscribeForBench();
-  GP_CUPTI_CALL(cuptiFinalize());
+  DetachCupti(r);
   g_attachment = Attachment::kDetached;
   g_sync_kind_on = false;
 }
@@ -85,9 +78,11 @@ void Finalize() {
 // when the subscriber slot went to another client meanwhile.
 bool Reattach(Recorder& r) {
   if (g_attachment == Attachment::kPartial) Detach(r);  // what it recorded delivered first
+  MarkCuptiAttached();                                  // the calls below attach CUPTI again
   if (!RegisterActivityCallbacks(r)) return false;
   if (r.subscribed && !EnableCallbacks(r)) return false;
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
+  MarkCuptiAttached();
   r.writer.ResumeCuptiFlushes();
   g_attachment = Attachment::kAttached;
   return true;
@@ -100,9 +95,11 @@ int DetachedLevel(Recorder& r, int level) {
     Finalize();
   }
   if (level == -5) {
+    MarkCuptiAttached();  // partly: the next Detach finalizes it again
     if (!SubscribeIdleForBench(r)) return -1;
     g_attachment = Attachment::kPartial;
   } else if (level == -6 || level <= -100) {
+    MarkCuptiAttached();
     if (!RegisterActivityCallbacks(r)) return -1;
     g_attachment = Attachment::kPartial;
     if (level == -100) {
