@@ -145,4 +145,17 @@ sed -i 's/"mode": "gpuperf", "round": 1, "status": "ok", "step_ms_median": 2.1/"
 python3 "$script" aggregate --rows "$dir/rows.jsonl" --json "$dir/d.json" > /dev/null
 [[ $(get 'r["budget"]["ratio_ok"], r["budget"]["pct_ok"]') == "False False" ]] ||
   fail "over budget: $(get 'r["budget"]')"
+
+# train_overhead.py (the training A/B, run on the GPU machine) takes decode_overhead's level
+# table: its default levels must all be names the hook knows, and it refuses to run outside
+# gpuperf record.
+python3 "$SRC/bench/python/train_overhead.py" --help > /dev/null || fail "train_overhead.py --help"
+python3 -c "
+import sys; sys.path.insert(0, '$SRC/bench/python')
+import os; os.environ.pop('GPUPERF_AB_LEVELS', None)
+import train_overhead, decode_overhead as h
+names = os.environ['GPUPERF_AB_LEVELS'].split(',')
+assert [n for n, _ in h.AB_LEVELS] == names, (h.AB_LEVELS, names)
+assert h.level_value('noautograd') == 9 and h.level_value('idlecallbacks') == 7, 'levels'
+" || fail "train_overhead.py's levels are not the hook's"
 finish
