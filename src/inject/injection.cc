@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <ctime>
 #include <fstream>
 #include <mutex>
@@ -181,15 +182,30 @@ void ProbeAutogradLinkAfterLoads(const Recorder& recorder) {
 // work launched inside it has had time to finish, CUPTI is detached altogether; attached with
 // everything off, it would keep costing a launch-bound program 3-6% (cupti/detach.h). Not
 // with a hardware profiler, which has its own CUPTI sessions to end at exit.
+constexpr uint64_t kDetachGraceNs = 500'000'000;  // kernels launched at the end finish first
+
 void DetachAfterCaptureRange(Recorder& recorder, uint64_t since_end_ns) {
-  constexpr uint64_t kGraceNs = 500'000'000;  // kernels launched at the end finish first
-  if (CuptiDetached() || since_end_ns < kGraceNs || !recorder.config.metric_set.empty() ||
+  if (CuptiDetached() || since_end_ns < kDetachGraceNs || !recorder.config.metric_set.empty() ||
       recorder.config.pc_sampling) {
     return;
   }
   DetachCupti(recorder);
   CountStat(StatId::cupti_detached_after_range);
   LogVerbose("capture range over: CUPTI detached");
+}
+
+// When OnPeriod must run besides its period: the capture range's start and end, and the
+// detach after it, to the millisecond.
+std::vector<uint64_t> CaptureRangeEdges(const Recorder& recorder) {
+  std::vector<uint64_t> edges;
+  const uint64_t begin = recorder.start_ns + recorder.config.delay_ms * 1000000ull;
+  if (recorder.config.delay_ms != 0) edges.push_back(begin);
+  if (recorder.config.duration_ms != 0) {
+    const uint64_t end = begin + recorder.config.duration_ms * 1000000ull;
+    edges.push_back(end);
+    edges.push_back(end + kDetachGraceNs);
+  }
+  return edges;
 }
 
 void OnPeriod(Recorder& recorder, uint64_t now_ns) {
@@ -304,6 +320,7 @@ void Initialize() {
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
   hooks.on_period = [&r](uint64_t now) { OnPeriod(r, now); };
+  hooks.wake_times = CaptureRangeEdges(r);
   if (r.config.live_page) {
     r.live.Start({r.pid, process.parent_pid, r.start_ns, command, host}, r.names);
     hooks.on_records = [&r](const auto& batches, const auto& api_calls) {

@@ -106,9 +106,13 @@ void WriterThread::Run() {
   // with the launching threads inside CUPTI.
   constexpr uint64_t kEarlyFlushGapNs = 20 * 1000000ull;
   uint64_t next_early_ok = 0;
+  size_t next_wake = 0;  // hooks_.wake_times[next_wake] is the next one due
   while (!stop_.load()) {
     const uint64_t now = NowNs(CLOCK_MONOTONIC);
     uint64_t wake_at = next_period;
+    if (next_wake < hooks_.wake_times.size() && hooks_.wake_times[next_wake] < wake_at) {
+      wake_at = hooks_.wake_times[next_wake];
+    }
     if (early_flush_.load() && next_early_ok < wake_at) wake_at = next_early_ok;
     const int timeout_ms = wake_at > now ? static_cast<int>((wake_at - now) / 1000000ull) + 1 : 0;
     pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {flight_ ? flight_->watch_fd() : -1, POLLIN, 0}};
@@ -143,10 +147,13 @@ void WriterThread::Run() {
       }
     }
     const bool early = after >= next_early_ok && early_flush_.exchange(false);
-    if (period_due) {
-      next_period = after + period_ns;
-      if (hooks_.on_period) hooks_.on_period(after);
+    bool wake_due = false;
+    while (next_wake < hooks_.wake_times.size() && after >= hooks_.wake_times[next_wake]) {
+      ++next_wake;
+      wake_due = true;
     }
+    if (period_due) next_period = after + period_ns;
+    if ((period_due || wake_due) && hooks_.on_period) hooks_.on_period(after);
     if ((period_due || early) && hooks_.flush_cupti) {
       FlushCupti(false);
       next_early_ok = NowNs(CLOCK_MONOTONIC) + kEarlyFlushGapNs;

@@ -31,6 +31,9 @@ struct WriterHooks {
   std::function<void(bool forced)> flush_cupti;
   // Called each period: capture-range bookkeeping.
   std::function<void(uint64_t now_ns)> on_period;
+  // on_period is also called at these times (CLOCK_MONOTONIC ns, ascending): the capture
+  // range's edges, which a period of 500 ms would otherwise round up to its next tick.
+  std::vector<uint64_t> wake_times;
   // Called with each cycle's records before they are written (the live page folds them).
   std::function<void(const std::deque<std::unique_ptr<RecordBatch>>& batches,
                      const std::vector<ApiRecord>& api_calls)>

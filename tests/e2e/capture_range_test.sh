@@ -11,9 +11,8 @@ use_fake_app
 stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 count() { "$GPUPERF" dump "$1" 2>/dev/null | grep '^kernel ' | grep -c "$2"; }
 
-# --duration 0.2 (checked every 50 ms: the writer's period), a 2 s pause: the range ends at
-# 0.2 s, CUPTI is detached at about 0.7 s.
-"$GPUPERF" record -o "$dir/range" --duration 0.2 --flush-period 50 --inject-lib "$lib" -- "$app" window 50 2000 \
+# --duration 0.2, a 2 s pause: the range ends at 0.2 s, CUPTI is detached at 0.7 s.
+"$GPUPERF" record -o "$dir/range" --duration 0.2 --inject-lib "$lib" -- "$app" window 50 2000 \
   > "$dir/range.log" 2>&1 || fail "record exited $? ($(tail -3 "$dir/range.log"))"
 [[ $(count "$dir/range" _Z6insidev) -eq 50 ]] || fail "kernels inside the range: $(count "$dir/range" _Z6insidev), want 50"
 [[ $(count "$dir/range" _Z7outsidev) -eq 0 ]] || fail "kernels after the range were recorded: $(count "$dir/range" _Z7outsidev)"
@@ -22,15 +21,18 @@ count() { "$GPUPERF" dump "$1" 2>/dev/null | grep '^kernel ' | grep -c "$2"; }
 grep -q "launch stacks 50 of 50" "$dir/range.log" || fail "the range's launches lack stacks: $(grep -E 'stacks|lost' "$dir/range.log")"
 grep -q "lost      nothing" "$dir/range.log" || fail "the recording lost something: $(grep -A2 lost "$dir/range.log")"
 
-# The program ends before the grace period: CUPTI stays attached to the end, as before.
-"$GPUPERF" record -o "$dir/short" --duration 0.2 --flush-period 50 --inject-lib "$lib" -- "$app" window 50 500 \
+# The range's edges are kept to the millisecond, not rounded up to the writer's period
+# (500 ms): launches 0.4 s in are after a 0.2 s range. The program ends before the detach:
+# CUPTI stays attached to the end, as before.
+"$GPUPERF" record -o "$dir/short" --duration 0.2 --inject-lib "$lib" -- "$app" window 50 400 \
   > "$dir/short.log" 2>&1 || fail "record (short) exited $?"
 [[ $(count "$dir/short" _Z6insidev) -eq 50 && $(count "$dir/short" _Z7outsidev) -eq 0 ]] ||
   fail "short: $(count "$dir/short" _Z6insidev) inside, $(count "$dir/short" _Z7outsidev) after, want 50 and 0"
 [[ -z $(stat_value "$dir/short" cupti_detached_after_range) ]] || fail "short: CUPTI detached before the grace period"
 
-# --delay 0.5: only the launches after the pause.
-"$GPUPERF" record -o "$dir/delay" --delay 0.5 --flush-period 50 --inject-lib "$lib" -- "$app" window 50 1500 \
+# --delay 0.3: only the launches after the pause (0.45 s in: before the writer's first
+# period).
+"$GPUPERF" record -o "$dir/delay" --delay 0.3 --inject-lib "$lib" -- "$app" window 50 450 \
   > "$dir/delay.log" 2>&1 || fail "record (delay) exited $?"
 [[ $(count "$dir/delay" _Z6insidev) -eq 0 && $(count "$dir/delay" _Z7outsidev) -eq 50 ]] ||
   fail "delay: $(count "$dir/delay" _Z6insidev) before, $(count "$dir/delay" _Z7outsidev) after, want 0 and 50"
