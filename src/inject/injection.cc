@@ -11,11 +11,11 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <ctime>
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
