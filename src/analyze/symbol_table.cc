@@ -220,16 +220,13 @@ void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out
   }
   const std::span<const uint64_t> pcs(stack.pcs);
   // A PyTorch backward launch that inherited its forward op's Python frames: those first
-  // (outermost first), then the label, then the launch's own frames.
+  // (Python frames alone: outermost first), then the label, then the launch's own frames.
   const auto marker = std::find(pcs.begin(), pcs.end(), kAutogradForwardWord);
   if (marker != pcs.end()) {
-    for (auto it = pcs.end(); it-- > marker + 1;) {
-      if (IsPythonFrameWord(*it) && !IsIncompletePythonFrame(stack.pid, *it)) {
-        out.push_back(PythonFrame(stack.pid, *it));
-      }
-    }
+    const size_t at = static_cast<size_t>(marker - pcs.begin());
+    ResolveOwnFrames(stack.pid, pcs.subspan(at + 1), out);
     out.push_back(LabelFrame(kAutogradBackwardLabel));
-    ResolveOwnFrames(stack.pid, pcs.first(static_cast<size_t>(marker - pcs.begin())), out);
+    ResolveOwnFrames(stack.pid, pcs.first(at), out);
     return;
   }
   if (tid != 0) {

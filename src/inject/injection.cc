@@ -165,7 +165,6 @@ void InstallSignalHandlers() {
   }
 }
 
-// Capture range: switches recording on after the delay and off after the duration.
 // PyTorch loaded after CUDA started (rare: torch normally comes first) is found once new
 // modules appear in launch stacks; never from an app thread (the probe takes the loader's
 // lock).
@@ -194,24 +193,37 @@ void DetachAfterCaptureRange(Recorder& recorder, uint64_t since_end_ns) {
   LogVerbose("capture range over: CUPTI detached");
 }
 
+// The capture range (record --delay/--duration), monotonic ns; `end` UINT64_MAX: none.
+struct CaptureRange {
+  uint64_t begin = 0;
+  uint64_t end = UINT64_MAX;
+};
+
+CaptureRange CaptureRangeOf(const Recorder& recorder) {
+  CaptureRange range;
+  range.begin = recorder.start_ns + recorder.config.delay_ms * 1000000ull;
+  if (recorder.config.duration_ms != 0) {
+    range.end = range.begin + recorder.config.duration_ms * 1000000ull;
+  }
+  return range;
+}
+
 // When OnPeriod must run besides its period: the capture range's start and end, and the
 // detach after it, to the millisecond.
 std::vector<uint64_t> CaptureRangeEdges(const Recorder& recorder) {
+  const CaptureRange range = CaptureRangeOf(recorder);
   std::vector<uint64_t> edges;
-  const uint64_t begin = recorder.start_ns + recorder.config.delay_ms * 1000000ull;
-  if (recorder.config.delay_ms != 0) edges.push_back(begin);
-  if (recorder.config.duration_ms != 0) {
-    const uint64_t end = begin + recorder.config.duration_ms * 1000000ull;
-    edges.push_back(end);
-    edges.push_back(end + kDetachGraceNs);
+  if (recorder.config.delay_ms != 0) edges.push_back(range.begin);
+  if (range.end != UINT64_MAX) {
+    edges.push_back(range.end);
+    edges.push_back(range.end + kDetachGraceNs);
   }
   return edges;
 }
 
+// Capture range: switches recording on after the delay and off after the duration.
 void OnPeriod(Recorder& recorder, uint64_t now_ns) {
-  const uint64_t begin = recorder.start_ns + recorder.config.delay_ms * 1000000ull;
-  const uint64_t end =
-      recorder.config.duration_ms ? begin + recorder.config.duration_ms * 1000000ull : UINT64_MAX;
+  const auto [begin, end] = CaptureRangeOf(recorder);
   const bool inside = now_ns >= begin && now_ns < end;
   if (inside != recorder.capturing.load()) {
     // Links before kernels at the start, kernels before links at the end, so that every
@@ -228,9 +240,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
     }
     LogVerbose("capture range %s", inside ? "started" : "ended");
   }
-  if (recorder.config.duration_ms != 0 && now_ns >= end) {
-    DetachAfterCaptureRange(recorder, now_ns - end);
-  }
+  if (end != UINT64_MAX && now_ns >= end) DetachAfterCaptureRange(recorder, now_ns - end);
   CollectHardwareData();
   DrainNcclEvents(recorder, false);
   ProbeAutogradLinkAfterLoads(recorder);

@@ -82,7 +82,6 @@ bool Reattach(Recorder& r) {
   if (!RegisterActivityCallbacks(r)) return false;
   if (r.subscribed && !EnableCallbacks(r)) return false;
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
-  MarkCuptiAttached();
   r.writer.ResumeCuptiFlushes();
   g_attachment = Attachment::kAttached;
   return true;
@@ -117,7 +116,7 @@ int DetachedLevel(Recorder& r, int level) {
 // leaves out.
 void SetStackSwitches(int level) {
   IdleCallbacksForBench(level == 7);
-  if (level == 8) DriverCallbacksForBench(false);  // SetApiCallbacks enables them again
+  if (level == 8) DisableDriverCallbacksForBench();  // SetApiCallbacks enables them again
   PauseStacksForBench(level == 3);
   PauseAutogradLinkForBench(level == 9);
   PausePythonFramesForBench(level == 2);

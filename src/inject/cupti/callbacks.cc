@@ -384,20 +384,20 @@ void IdleCallbacksForBench(bool idle) {
   g_bench_callbacks_idle.store(idle, std::memory_order_relaxed);
 }
 
-void DriverCallbacksForBench(bool enable) {
+void DisableDriverCallbacksForBench() {
   if (g_subscriber == nullptr) return;
   g_epoch.fetch_add(1, std::memory_order_relaxed);
-  EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_DRIVER_API, g_driver_plan);
+  EnablePlanned(0, CUPTI_CB_DOMAIN_DRIVER_API, g_driver_plan);
 }
 
-void UnsubscribeForBench() {
+void UnsubscribeCallbacks() {
   if (g_subscriber == nullptr) return;
   GP_CUPTI_CALL(cuptiUnsubscribe(g_subscriber));
   g_subscriber = nullptr;
 }
 
 bool SubscribeIdleForBench(Recorder& recorder) {
-  UnsubscribeForBench();
+  UnsubscribeCallbacks();
   return GP_CUPTI_CALL(cuptiSubscribe(&g_subscriber, OnCallback, &recorder)) == CUPTI_SUCCESS;
 }
 

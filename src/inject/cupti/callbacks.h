@@ -25,17 +25,18 @@ void PauseStacksForBench(bool paused);
 // destruction (EnableCallbacks turns them on).
 void EnableResourceCallbacks();
 
-// For the benchmark hook (bench_toggle.cc) only. UnsubscribeForBench gives up the subscriber
-// (EnableCallbacks takes it again); SubscribeIdleForBench takes it with no callback enabled;
-// DisableAllCallbacksForBench switches every callback of it off, the resource ones too.
-void UnsubscribeForBench();
+// Gives up the subscriber (EnableCallbacks takes it again): detach.h, before cuptiFinalize.
+void UnsubscribeCallbacks();
+// For the benchmark hook (bench_toggle.cc) only. SubscribeIdleForBench takes the subscriber
+// with no callback enabled; DisableAllCallbacksForBench switches every callback of it off,
+// the resource ones too.
 bool SubscribeIdleForBench(Recorder& recorder);
 void DisableAllCallbacksForBench();
 // IdleCallbacksForBench(true): every callback returns at once (CUPTI's own cost of calling
-// them, nothing recorded). DriverCallbacksForBench(false): the planned driver-API callbacks
-// off (the cost of the driver calls nested in runtime calls).
+// them, nothing recorded). DisableDriverCallbacksForBench: the planned driver-API callbacks
+// off until SetApiCallbacks (the cost of the driver calls nested in runtime calls).
 void IdleCallbacksForBench(bool idle);
-void DriverCallbacksForBench(bool enable);
+void DisableDriverCallbacksForBench();
 
 // The hardware profilers (hardware.h) see every callback of gpuperf's subscriber before the
 // tracer does: `domain` and `cbid` are CUPTI's, `data` its callback data.

@@ -22,7 +22,7 @@ void DetachCupti(Recorder& recorder) {
   SetApiCallbacks(false);
   recorder.writer.StopCuptiFlushes(2000);
   FlushActivities(true);
-  UnsubscribeForBench();
+  UnsubscribeCallbacks();
   GP_CUPTI_CALL(cuptiFinalize());
   g_detached.store(true);
 }

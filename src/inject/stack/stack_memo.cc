@@ -202,16 +202,16 @@ int RecordMemoWalk(const StackMemoKey& key, uint64_t* pcs, int max_depth,
   const TableWalkResult walk = WalkStackWithTables<false>(
       RuntimeRules{*snapshot}, key.at, StackRange{low, high}, InPlaceStack(), pcs, max_depth,
       ThreadRuleCache(snapshot), stop_after != nullptr ? *stop_after : CodeRange{}, &recorder);
-  bool keepable = walk.complete() && !recorder.overflow;
+  if (!walk.complete() || recorder.overflow) return -1;
   int kept = 0;
-  for (int i = 0; keepable && i < recorder.count; ++i) {
+  for (int i = 0; i < recorder.count; ++i) {
     const ReadRecorder::Read& read = recorder.reads[i];
     if (!read.needed) continue;
     // The walk reads only at or above the first frame's RSP, in the thread's stack.
-    keepable = read.address >= key.at.rsp && read.address - key.at.rsp <= UINT32_MAX;
+    if (read.address < key.at.rsp || read.address - key.at.rsp > UINT32_MAX) return -1;
     ++kept;
   }
-  if (!keepable || kept > kMaxMemoReads) return -1;
+  if (kept > kMaxMemoReads) return -1;
   MemoEntry* set = SetFor(*memo, key);
   MemoEntry& e = set[0].used <= set[1].used ? set[0] : set[1];
   e.epoch = 0;

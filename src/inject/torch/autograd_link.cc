@@ -46,8 +46,8 @@ std::atomic<PeekFn> g_peek{nullptr};
 std::atomic<ThreadIdFn> g_thread_id{nullptr};
 std::atomic<CurrentNodeFn> g_current_node{nullptr};
 std::atomic<bool> g_ready{false};
-std::atomic<bool> g_off{false};  // GPUPERF_AUTOGRAD_LINK=off, or the layout refused
-std::atomic<uint64_t> g_readable_nodes{0};
+std::atomic<bool> g_off{false};        // GPUPERF_AUTOGRAD_LINK=off, or the layout refused
+std::atomic<bool> g_node_read{false};  // a node's fields made sense at least once
 std::atomic<bool> g_bench_paused{false};
 
 // Forward stacks by node: one 64-bit word per entry, so that a reader on another thread
@@ -136,13 +136,15 @@ AutogradLaunch CurrentAutogradLaunch() {
     if (sequence == UINT64_MAX) return launch;  // an engine-made node (AccumulateGrad)
     if (sequence > kMaxSequence || thread == 0 || thread > kMaxThread) {
       CountStat(StatId::autograd_nodes_unreadable);
-      if (g_readable_nodes.load(std::memory_order_relaxed) == 0 &&
+      if (!g_node_read.load(std::memory_order_relaxed) &&
           GetStat(StatId::autograd_nodes_unreadable) >= kMaxUnreadableNodes) {
         OffForUnknownLayout();
       }
       return launch;
     }
-    g_readable_nodes.fetch_add(1, std::memory_order_relaxed);
+    if (!g_node_read.load(std::memory_order_relaxed)) {
+      g_node_read.store(true, std::memory_order_relaxed);
+    }
     launch.role = AutogradLaunch::Role::kBackward;
     launch.node = AutogradNodeKey(thread, sequence);
     return launch;
