@@ -246,6 +246,21 @@ def run_worker(args):
     return 0
 
 
+def block_cycles(blocks, block_medians):
+    """Cycle number -> {level: its block's median}: each cycle holds one block of every level
+    of AB_LEVELS, seconds apart at most."""
+    cycles = {}
+    for b, (level, median) in zip(blocks, block_medians):
+        cycles.setdefault(b // len(AB_LEVELS), {})[level] = median
+    return cycles
+
+
+def paired_ratio(cycles, name, base):
+    """The median over cycles of level `name`'s block median over level `base`'s, or None."""
+    ratios = [c[name] / c[base] for c in cycles.values() if name in c and base in c]
+    return statistics.median(ratios) if ratios else None
+
+
 class ABSchedule:
     """Switches the recording level before steps and labels each step with its level."""
 
@@ -318,9 +333,7 @@ class ABSchedule:
         # ratio of a level's block median to the base block's of the same cycle; the median
         # of those ratios. A slow spell of the machine then weighs on one cycle's ratios, not
         # on one level's median.
-        cycles = {}
-        for b, (level, median) in zip(blocks, block_medians):
-            cycles.setdefault(b // len(AB_LEVELS), {})[level] = median
+        cycles = block_cycles(blocks, block_medians)
         # Against "none" (CUPTI attached, idle) as before, and against "detached" (no CUPTI
         # at all) where it ran: its keys end in _detached.
         for base, suffix in (("none", ""), ("detached", "_detached")):
@@ -330,9 +343,9 @@ class ABSchedule:
                 if name == base:
                     continue
                 result[f"{name}_over_{base}"] = medians[name] / medians[base]
-                ratios = [c[name] / c[base] for c in cycles.values() if name in c and base in c]
-                if ratios:
-                    result[f"{name}_paired{suffix}"] = statistics.median(ratios)
+                ratio = paired_ratio(cycles, name, base)
+                if ratio is not None:
+                    result[f"{name}_paired{suffix}"] = ratio
         # gpuperf's added time as a share of with_stack's, paired per cycle (the budget's
         # second number), against the process with no CUPTI.
         shares = [100.0 * (c["full"] - c["detached"]) / (c["torch_stack"] - c["detached"])
@@ -342,9 +355,9 @@ class ABSchedule:
         if shares:
             result["full_pct_of_torch_stack"] = statistics.median(shares)
         # Against CUPTI's kernel records alone (kind10, the least a CUPTI tracer pays).
-        floors = [c["full"] / c["kind10"] for c in cycles.values() if "full" in c and "kind10" in c]
-        if floors:
-            result["full_over_kernel_records_paired"] = statistics.median(floors)
+        floor = paired_ratio(cycles, "full", "kind10")
+        if floor is not None:
+            result["full_over_kernel_records_paired"] = floor
         return result
 
     def finish(self):

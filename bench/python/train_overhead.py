@@ -15,7 +15,6 @@ full against noautograd.
 """
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -36,11 +35,6 @@ def parse_args(argv):
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=4096)
     return parser.parse_args(argv)
-
-
-def paired(cycles, name, base):
-    ratios = [c[name] / c[base] for c in cycles.values() if name in c and base in c]
-    return statistics.median(ratios) if ratios else None
 
 
 def main(argv=None):
@@ -74,17 +68,15 @@ def main(argv=None):
     schedule.finish()
     result = schedule.summary(steps_ms)
 
-    cycles = {}
     levels = len(harness.AB_LEVELS)
-    for block, (level, median) in enumerate(result["block_medians"]):
-        cycles.setdefault(block // levels, {})[level] = median
+    cycles = harness.block_cycles(range(len(result["block_medians"])), result["block_medians"])
     print(f"training step, {args.cycles} cycles of {levels} blocks of {harness.AB_BLOCK} steps "
           f"(batch {args.batch}, seq {args.seq}, dim {args.dim}, {args.layers} layers):")
     for name, median in result["median_ms"].items():
-        against = paired(cycles, name, "detached")
+        against = harness.paired_ratio(cycles, name, "detached")
         note = f"  {against:.3f}x detached (paired)" if against and name != "detached" else ""
         print(f"  {name:12s} {median:8.3f} ms{note}")
-    link = paired(cycles, "full", "noautograd")
+    link = harness.paired_ratio(cycles, "full", "noautograd")
     if link is not None:
         print(f"  autograd link: full / noautograd {link:.3f}x (paired)")
     return 0

@@ -17,10 +17,7 @@ joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$dir/flame.err" | tr -d ,)
 [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") ]] ||
   fail "not every kernel joined: ${joined:-$(cat "$dir/flame.err")}"
 # Backward kernels' GPU time, and the part under a forward op's Python frames.
-read -r total linked < <(awk '/\[autograd backward\]/ {
-    total += $NF; split($0, parts, "\\[autograd backward\\]")
-    if (parts[1] ~ /\.py:[0-9]+\)/) linked += $NF }
-  END { printf "%d %d\n", total, linked }' "$dir/graph.folded")
+read -r total linked < <(awk -f "$SRC/tests/tools/backward_share.awk" "$dir/graph.folded")
 echo "backward kernels: $total ns, $linked ns under their forward op's Python frames"
 [[ $total -gt 0 && $((linked * 10)) -ge $((total * 9)) ]] ||
   fail "under 90% of the backward kernels' time has forward frames ($linked of $total ns)"

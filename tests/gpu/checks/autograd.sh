@@ -29,13 +29,8 @@ autograd_check() {
       > "$dir/$name.out" 2> "$dir/$name.err" || { problems+=("$name: record exit $?"); return 1; }
     "$gp" flamegraph --folded -o "$dir/$name.folded" "$rec/$name" 2> "$dir/$name.flame.err"
   }
-  # ag_shares FOLDED: "BACKWARD_NS LINKED_NS": backward kernels' GPU time, and the part of it
-  # under Python frames (a .py: frame before the label).
-  ag_shares() {
-    awk '/\[autograd backward\]/ { total += $NF; split($0, parts, "\\[autograd backward\\]")
-                                   if (parts[1] ~ /\.py:[0-9]+\)/) linked += $NF }
-         END { printf "%d %d\n", total, linked }' "$1"
-  }
+  # ag_shares FOLDED: "BACKWARD_NS LINKED_NS" (tests/tools/backward_share.awk).
+  ag_shares() { awk -f "$src/tests/tools/backward_share.awk" "$1"; }
   if ag_record small -- "${small[@]}"; then
     local joined shares
     joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$dir/small.flame.err" | tr -d ,)
