@@ -332,7 +332,8 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   } else if (!options.quiet) {
     auto totals = SummarizeRecording(*dir);
     if (totals.ok()) {
-      std::fputs(FormatRecordSummary(*totals, *dir).c_str(), stderr);
+      const std::string note = DescribeEmptyRange(*totals, options.delay_s, options.duration_s);
+      std::fputs(FormatRecordSummary(*totals, *dir, note).c_str(), stderr);
     } else {
       std::fprintf(stderr, "gpuperf: error: cannot read the recording: %s\n",
                    totals.status().message().c_str());

@@ -1,6 +1,7 @@
 #include "cli/record_summary.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -23,6 +24,9 @@ class TotalsSink final : public RecordSink {
     for (const auto& r : records) {
       bool& finished = images_[{r.pid, r.start_ns}];
       finished = finished || r.end_ns != 0;
+      if (r.end_ns > r.start_ns) {
+        totals_.longest_cuda_ns = std::max(totals_.longest_cuda_ns, r.end_ns - r.start_ns);
+      }
     }
   }
   void OnKernel(std::span<const KernelRecord> records) override {
@@ -145,7 +149,8 @@ std::string UnfinishedDetail(const RecordTotals& t, bool after_other_losses) {
 
 }  // namespace
 
-std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
+std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir,
+                                const std::string& note) {
   std::string out;
   out += "gpuperf: recorded " + FormatCount(t.processes) +
          (t.processes == 1 ? " process" : " processes") + " into " + dir + " (" +
@@ -194,9 +199,30 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir) {
   } else {
     out += "  lost      nothing\n";
   }
+  out += note;
   out += "next: gpuperf report " + dir + "  |  gpuperf flamegraph " + dir + "  |  gpuperf export " +
          dir + "\n";
   return out;
+}
+
+std::string DescribeEmptyRange(const RecordTotals& t, double delay_s, double duration_s) {
+  if (t.kernels != 0 || t.metric_ranges != 0 || (delay_s <= 0 && duration_s <= 0)) return "";
+  const auto seconds = [](double s) {  // as the user wrote it: "--delay 3 s", not "3.00 s"
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g s", s);
+    return std::string(text);
+  };
+  std::string range = delay_s > 0 ? "--delay " + seconds(delay_s) : std::string();
+  if (duration_s > 0) range += (range.empty() ? "" : ", ") + ("--duration " + seconds(duration_s));
+  const uint64_t delay_ns = static_cast<uint64_t>(delay_s * 1e9);
+  if (delay_ns > 0 && t.longest_cuda_ns != 0 && t.longest_cuda_ns < delay_ns) {
+    return "  note      no kernel in the capture range (" + range + "): the program ended " +
+           FormatDuration(t.longest_cuda_ns) +
+           " after CUDA started, before the range began; use a shorter --delay\n";
+  }
+  return "  note      no kernel in the capture range (" + range +
+         "): none was launched in it (still setting up? PyTorch's set-up takes seconds); move "
+         "or widen the range\n";
 }
 
 }  // namespace gpuperf::cli

@@ -36,6 +36,7 @@ struct RecordTotals {
   // period of their records is missing, and no counter says how much.
   std::vector<uint32_t> unfinished_pids;
   std::vector<uint32_t> finished_pids;
+  uint64_t longest_cuda_ns = 0;  // the longest a finished process ran after CUDA started
   bool FinishedProcess(uint32_t pid) const {
     return std::find(finished_pids.begin(), finished_pids.end(), pid) != finished_pids.end();
   }
@@ -44,6 +45,13 @@ struct RecordTotals {
 // Streams the traces in `dir` and totals them.
 Result<RecordTotals> SummarizeRecording(const std::string& dir);
 
-std::string FormatRecordSummary(const RecordTotals& totals, const std::string& dir);
+// `note`: lines of the caller's, put before the closing "next:" line.
+std::string FormatRecordSummary(const RecordTotals& totals, const std::string& dir,
+                                const std::string& note = "");
+
+// One line when a capture range (record --delay/--duration) held no kernel, saying whether the
+// program ended before the range began; "" otherwise. A user who sets the range too early for
+// a program's set-up (PyTorch's takes seconds after cuInit) would else see only zeros.
+std::string DescribeEmptyRange(const RecordTotals& totals, double delay_s, double duration_s);
 
 }  // namespace gpuperf::cli

@@ -20,6 +20,7 @@ count() { "$GPUPERF" dump "$1" 2>/dev/null | grep '^kernel ' | grep -c "$2"; }
   fail "CUPTI was not detached after the range (cupti_detached_after_range: '$(stat_value "$dir/range" cupti_detached_after_range)')"
 grep -q "launch stacks 50 of 50" "$dir/range.log" || fail "the range's launches lack stacks: $(grep -E 'stacks|lost' "$dir/range.log")"
 grep -q "lost      nothing" "$dir/range.log" || fail "the recording lost something: $(grep -A2 lost "$dir/range.log")"
+! grep -q "no kernel in the capture range" "$dir/range.log" || fail "a range with kernels was called empty"
 
 # The range's edges are kept to the millisecond, not rounded up to the writer's period
 # (500 ms): launches 0.4 s in are after a 0.2 s range. The program ends before the detach:
@@ -36,4 +37,16 @@ grep -q "lost      nothing" "$dir/range.log" || fail "the recording lost somethi
   > "$dir/delay.log" 2>&1 || fail "record (delay) exited $?"
 [[ $(count "$dir/delay" _Z6insidev) -eq 0 && $(count "$dir/delay" _Z7outsidev) -eq 50 ]] ||
   fail "delay: $(count "$dir/delay" _Z6insidev) before, $(count "$dir/delay" _Z7outsidev) after, want 0 and 50"
+
+# A range that holds no kernel says why, in one line, instead of leaving zeros to puzzle over:
+# the program ended before it began, or launched nothing in it.
+"$GPUPERF" record -o "$dir/late" --delay 3 --inject-lib "$lib" -- "$app" window 20 0 \
+  > "$dir/late.log" 2>&1 || fail "record (late) exited $?"
+grep -q "kernels   0 " "$dir/late.log" || fail "late: kernels recorded before the range: $(grep kernels "$dir/late.log")"
+grep -q "note      no kernel in the capture range (--delay 3 s): the program ended .* before the range began" \
+  "$dir/late.log" || fail "late: no note that the program ended first: $(cat "$dir/late.log")"
+"$GPUPERF" record -o "$dir/gap" --delay 0.2 --duration 0.1 --inject-lib "$lib" -- "$app" window 20 700 \
+  > "$dir/gap.log" 2>&1 || fail "record (gap) exited $?"
+grep -q "note      no kernel in the capture range (--delay 0.2 s, --duration 0.1 s): none was launched in it" \
+  "$dir/gap.log" || fail "gap: no note about an empty range: $(cat "$dir/gap.log")"
 finish
