@@ -214,7 +214,11 @@ enum class StatSeverity : uint8_t {
   X(stack_memo_not_kept, 121, kInfo,                                                               \
     "launch stacks the memo did not keep (too many words, an odd walk, or entries paused)")        \
   X(cupti_detached_after_range, 122, kInfo,                                                        \
-    "CUPTI detached after the capture range (record --duration): no cost left in the program")
+    "CUPTI detached after the capture range (record --duration): no cost left in the program")     \
+  X(kernel_times_from_hardware, 123, kInfo,                                                        \
+    "kernel times taken by the GPU's Hardware Event System (record --hw-trace)")                   \
+  X(hw_trace_unavailable, 124, kWarning,                                                           \
+    "record --hw-trace refused by CUPTI (needs Blackwell or newer): kernels timed the usual way")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -33,6 +33,10 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                "NCCL\ncollectives are then known by their kernels only (docs/multi-rank.md)");
   cmd.add_flag("--no-symbolize", o.no_symbolize,
                "Skip resolving stack addresses to function names after the run");
+  cmd.add_flag("--hw-trace", o.hw_trace,
+               "Take kernel times from the GPU's Hardware Event System instead of CUPTI's\n"
+               "instrumentation of each launch: less cost per launch (Blackwell and newer;\n"
+               "elsewhere one notice, and kernels are timed the usual way)");
   cmd.add_option("--stack-depth", o.stack_depth, "Deepest stack kept, in frames (default 64)")
       ->check(CLI::Range(1, 256));
   cmd.add_option(
@@ -162,6 +166,7 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   env.emplace_back("GPUPERF_STACKS", o.no_stacks ? "0" : "1");
   if (o.no_python_stacks) env.emplace_back("GPUPERF_PYTHON", "off");
   if (o.full_native_stacks) env.emplace_back("GPUPERF_NATIVE_STACKS", "full");
+  if (o.hw_trace) env.emplace_back("GPUPERF_HW_TRACE", "on");
   if (o.stack_depth) env.emplace_back("GPUPERF_STACK_DEPTH", std::to_string(o.stack_depth));
   if (o.buffer_kb) env.emplace_back("GPUPERF_BUFFER_KB", std::to_string(o.buffer_kb));
   if (o.max_memory_mb) env.emplace_back("GPUPERF_MAX_MEMORY_MB", std::to_string(o.max_memory_mb));

@@ -20,6 +20,7 @@ struct RecordOptions {
   bool no_stacks = false;
   bool no_python_stacks = false;
   bool full_native_stacks = false;
+  bool hw_trace = false;  // kernel times from the Hardware Event System (Blackwell and newer)
   bool no_symbolize = false;
   bool quiet = false;
   bool verbose = false;

@@ -89,6 +89,7 @@ Config ReadConfigFromEnvironment(std::string* error) {
   ReadSwitch("GPUPERF_PYTHON", "on", "off", &config.python_stacks, error);
   ReadSwitch("GPUPERF_NATIVE_STACKS", "inner", "full", &config.cut_native_at_python, error);
   ReadSwitch("GPUPERF_STACK_MEMO", "on", "off", &config.stack_memo, error);
+  ReadSwitch("GPUPERF_HW_TRACE", "on", "off", &config.hw_trace, error);
   ReadSwitch("GPUPERF_LIVE", "on", "off", &config.live_page, error);
   uint64_t value = 0;
   if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;

@@ -38,6 +38,11 @@ struct Config {
   // Launch stacks repeated from the same registers and stack words are reused from a
   // per-thread memo (stack/stack_memo.h). GPUPERF_STACK_MEMO=off unwinds every one.
   bool stack_memo = true;
+  // Kernel start and end times from the GPU's Hardware Event System instead of CUPTI's
+  // instrumentation of each launch, which is most of what CUPTI's kernel records cost a
+  // launch-bound program (docs/performance.md). Blackwell and newer only, and NVIDIA calls it
+  // opt-in: GPUPERF_HW_TRACE=on (record --hw-trace). Elsewhere one notice, and the usual way.
+  bool hw_trace = false;
   // A live page for gpuperf top and serve (docs/live.md). GPUPERF_LIVE=off leaves it out;
   // GPUPERF_LIVE_DIR moves it.
   bool live_page = true;

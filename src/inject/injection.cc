@@ -302,6 +302,7 @@ void Initialize() {
     LogOnce("CUPTI activity tracing is unavailable: nothing will be recorded");
     return;
   }
+  if (r.config.hw_trace) UseHardwareKernelTimes();  // before any context exists
   ConfigureRecorderMemory(r.config);
   MakeDirectories(r.config.output_dir);
   const std::string path = TracePath(r.config.output_dir, r.pid);

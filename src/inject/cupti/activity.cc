@@ -211,6 +211,20 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
   set(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
 }
 
+void UseHardwareKernelTimes() {
+  const CUptiResult result = cuptiActivityEnableHWTrace(1);
+  if (result == CUPTI_SUCCESS) {
+    CountStat(StatId::kernel_times_from_hardware);
+    LogVerbose("kernel times from the GPU's Hardware Event System");
+    return;
+  }
+  CountStat(StatId::hw_trace_unavailable);
+  LogOnce(
+      "--hw-trace: no hardware kernel times here (%s; Blackwell or newer needed): CUPTI "
+      "instruments the launches as usual",
+      CuptiErrorText(result));
+}
+
 void CheckActivityOwner() {
   // Writer thread only. Every linked call (launch, copy, set, allocation) yields at least one
   // record of at least this size when the default activity kinds are on.

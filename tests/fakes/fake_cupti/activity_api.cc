@@ -2,6 +2,7 @@
 // external correlation and the timestamp callback.
 #include <cupti.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "fake_cupti/state.h"
@@ -308,9 +309,22 @@ CUptiResult CUPTIAPI cuptiActivityEnableAllSyncRecords(uint8_t) {
 CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t) {
   return CUPTI_SUCCESS;
 }
-// Hardware features a machine without a GPU does not have.
+// Hardware features a machine without a GPU does not have. FAKE_CUPTI_HW_TRACE=supported
+// plays a Blackwell GPU for the Hardware Event System, which CUPTI takes only before the
+// first context is created.
 CUptiResult CUPTIAPI cuptiActivityEnableHWTrace(uint8_t enable) {
-  return enable ? Fail(CUPTI_ERROR_NOT_SUPPORTED) : CUPTI_SUCCESS;
+  if (!enable) return CUPTI_SUCCESS;
+  const char* supported = std::getenv("FAKE_CUPTI_HW_TRACE");
+  if (supported == nullptr || std::strcmp(supported, "supported") != 0) {
+    return Fail(CUPTI_ERROR_NOT_SUPPORTED);
+  }
+  std::lock_guard<std::mutex> lock(G().mu);
+  if (!G().contexts.empty()) {
+    G().counters.hw_trace_late++;
+    return Fail(CUPTI_ERROR_INVALID_OPERATION);
+  }
+  G().counters.hw_trace_enabled++;
+  return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI
 cuptiActivityConfigureUnifiedMemoryCounter(CUpti_ActivityUnifiedMemoryCounterConfig*, uint32_t) {

@@ -431,6 +431,8 @@ void fake_cupti_get_stats(FakeCuptiStats* stats) {
   stats->timestamp_callback_late = c.timestamp_callback_late;
   stats->kinds_ever_enabled = c.kinds_ever_enabled;
   stats->pending_buffers = g.buffers.PendingBuffers();
+  stats->hw_trace_enabled = c.hw_trace_enabled;
+  stats->hw_trace_late = c.hw_trace_late;
 }
 
 void fake_cupti_print_stats(int fd) {
@@ -443,7 +445,8 @@ void fake_cupti_print_stats(int fd) {
       "buffers_completed=%llu buffers_on_worker=%llu empty_buffers=%llu records_written=%llu "
       "records_delivered=%llu records_dropped=%llu incomplete_delivered=%llu flush_all=%llu "
       "forced_flush=%llu subscribe_calls=%llu subscribe_rejected=%llu misaligned_buffers=%llu "
-      "late_timestamp_callback=%llu kinds_mask=0x%llx pending_buffers=%llu\n",
+      "late_timestamp_callback=%llu kinds_mask=0x%llx pending_buffers=%llu hw_trace=%llu "
+      "hw_trace_late=%llu\n",
       static_cast<int>(getpid()), (unsigned long long)s.api_calls,
       (unsigned long long)s.callbacks_issued, (unsigned long long)s.buffers_requested,
       (unsigned long long)s.buffers_completed, (unsigned long long)s.buffers_completed_on_worker,
@@ -453,7 +456,8 @@ void fake_cupti_print_stats(int fd) {
       (unsigned long long)s.forced_flush_calls, (unsigned long long)s.subscribe_calls,
       (unsigned long long)s.subscribe_rejected, (unsigned long long)s.misaligned_buffers,
       (unsigned long long)s.timestamp_callback_late, (unsigned long long)s.kinds_ever_enabled,
-      (unsigned long long)s.pending_buffers);
+      (unsigned long long)s.pending_buffers, (unsigned long long)s.hw_trace_enabled,
+      (unsigned long long)s.hw_trace_late);
   if (n > 0) {
     ssize_t ignored = write(fd, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line));
     (void)ignored;
@@ -470,9 +474,10 @@ void fake_cupti_reset(void) {
     *counter = 0;
   }
   auto& c = g.counters;
-  for (auto* counter : {&c.api_calls, &c.callbacks_issued, &c.flush_all_calls,
-                        &c.forced_flush_calls, &c.subscribe_calls, &c.subscribe_rejected,
-                        &c.timestamp_callback_late, &c.kinds_ever_enabled}) {
+  for (auto* counter :
+       {&c.api_calls, &c.callbacks_issued, &c.flush_all_calls, &c.forced_flush_calls,
+        &c.subscribe_calls, &c.subscribe_rejected, &c.timestamp_callback_late,
+        &c.kinds_ever_enabled, &c.hw_trace_enabled, &c.hw_trace_late}) {
     *counter = 0;
   }
   g.subscriber = nullptr;

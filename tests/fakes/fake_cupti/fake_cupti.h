@@ -184,6 +184,8 @@ typedef struct FakeCuptiStats {
   uint64_t timestamp_callback_late;  // registered after an activity kind was enabled
   uint64_t kinds_ever_enabled;       // bit k set if kind k (< 64) was ever enabled
   uint64_t pending_buffers;          // buffers holding records not yet delivered
+  uint64_t hw_trace_enabled;         // cuptiActivityEnableHWTrace(1) taken (FAKE_CUPTI_HW_TRACE)
+  uint64_t hw_trace_late;            // ... refused: a context existed already
 } FakeCuptiStats;
 void fake_cupti_get_stats(FakeCuptiStats* stats);
 // One line "fake-cupti: pid=... key=value ..." written to `fd` (async-signal-safe enough for
