@@ -17,6 +17,14 @@
 // (both from src/inject/stack/unwinder.cc, compiled in by build.sh)
 //   fpcheck               at the first launch, compare the fp walk with libunwind's (stderr)
 //   ts                    register a CLOCK_MONOTONIC timestamp callback
+//   kern                  the floor's own CONCURRENT_KERNEL kind is the probed feature: off
+//                         at start, switched by the toggle (what kernel records cost a launch)
+//   pinned                CUPTI's kernel-timing buffers in pinned host memory, not device
+//                         memory (CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED)
+//   devbuf                32 MiB kernel-timing buffers, 4 made at start (CUPTI's default:
+//                         3.2 MB, 3 at start; CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE)
+// (pinned and devbuf are set before the first context, as CUPTI asks: with kern they say
+// whether where and how CUPTI keeps kernel times changes what a launch pays)
 // For a paired measurement (launch_bound --ab cupti_probe_toggle) it exports
 // cupti_probe_toggle(on), which switches the probed callbacks and activity kinds on and off.
 // At start it prints the clock source and what one clock_gettime and one rdtsc cost here.
@@ -45,7 +53,7 @@ using cupti_floor::OnBufferRequested;
 
 struct Features {
   bool rt_act, drv_act, cb_rt, cb_drv, cb_rt_all, cb_drv_all, exit_off, clock, tsc, unw, fp,
-      fpcheck, ts;
+      fpcheck, ts, kern, pinned, devbuf;
 };
 Features g_features{};
 std::string g_probe;
@@ -157,6 +165,7 @@ void EnableLaunchIds(uint32_t enable, CUpti_CallbackDomain domain, uint32_t size
 void EnableProbed(bool on) {
   const Features& f = g_features;
   auto activity = on ? cuptiActivityEnable : cuptiActivityDisable;
+  if (f.kern) activity(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (f.rt_act) activity(CUPTI_ACTIVITY_KIND_RUNTIME);
   if (f.drv_act) activity(CUPTI_ACTIVITY_KIND_DRIVER);
   if (g_subscriber == nullptr) return;
@@ -165,6 +174,16 @@ void EnableProbed(bool on) {
   if (f.cb_drv_all) cuptiEnableDomain(enable, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   if (f.cb_rt) EnableLaunchIds(enable, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   if (f.cb_drv) EnableLaunchIds(enable, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+// Sets one activity attribute, saying on stderr when CUPTI refuses it.
+template <typename T>
+void SetAttribute(CUpti_ActivityAttribute attribute, T value) {
+  size_t size = sizeof(value);
+  if (cuptiActivitySetAttribute(attribute, &size, &value) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "cupti-probe: activity attribute %d refused\n",
+                 static_cast<int>(attribute));
+  }
 }
 
 void FlushAndReport() {
@@ -191,12 +210,18 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
        Has(g_probe, "cb_drv"),   Has(g_probe, "cb_rt_all"), Has(g_probe, "cb_drv_all"),
        Has(g_probe, "exit_off"), Has(g_probe, "clock"),     Has(g_probe, "tsc"),
        Has(g_probe, "unw"),      Has(g_probe, "fp"),        Has(g_probe, "fpcheck"),
-       Has(g_probe, "ts")};
+       Has(g_probe, "ts"),       Has(g_probe, "kern"),      Has(g_probe, "pinned"),
+       Has(g_probe, "devbuf")};
   if (f.unw || f.fpcheck) gpuperf::InitUnwinder();
   if (f.fpcheck) PrintClockCosts();
   if (f.ts) cuptiActivityRegisterTimestampCallback(Timestamp);
+  if (f.pinned) SetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, uint8_t{1});
+  if (f.devbuf) {
+    SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, size_t{32} << 20);
+    SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, size_t{4});
+  }
   cuptiActivityRegisterCallbacks(OnBufferRequested, OnBufferCompleted);
-  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (!f.kern) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if ((f.cb_rt || f.cb_drv || f.cb_rt_all || f.cb_drv_all) &&
       cuptiSubscribe(&g_subscriber, OnCallback, nullptr) != CUPTI_SUCCESS) {
     std::fprintf(stderr, "cupti-probe: cuptiSubscribe failed\n");

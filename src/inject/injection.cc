@@ -302,7 +302,6 @@ void Initialize() {
     LogOnce("CUPTI activity tracing is unavailable: nothing will be recorded");
     return;
   }
-  if (r.config.hw_trace) UseHardwareKernelTimes();  // before any context exists
   ConfigureRecorderMemory(r.config);
   MakeDirectories(r.config.output_dir);
   const std::string path = TracePath(r.config.output_dir, r.pid);
@@ -366,6 +365,9 @@ void Initialize() {
   if (r.config.stacks || (r.config.api_from_callbacks && api_records) || hardware) {
     r.subscribed = EnableCallbacks(r);
   }
+  // Without a subscriber no CU_INIT_FINISHED callback comes: ask now (CUPTI may refuse it
+  // inside cuInit, and says why).
+  if (r.config.hw_trace && !r.subscribed) UseHardwareKernelTimes();
   if (hardware) StartHardwareProfilers(r);
   if (r.config.delay_ms == 0) {
     EnableActivities(r, true);

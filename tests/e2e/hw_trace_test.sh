@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # record --hw-trace asks CUPTI for kernel times from the GPU's Hardware Event System (Blackwell
-# and newer; src/inject/cupti/activity.h). CUPTI takes that only before the first context
-# exists. On a GPU without it: one notice, a counted warning, every kernel recorded the usual
+# and newer; src/inject/cupti/activity.h). CUPTI takes that only between cuInit's end (the
+# CU_INIT_FINISHED callback) and the first context. On a GPU without it: one notice, a counted warning, every kernel recorded the usual
 # way. Where the fake CUPTI plays a GPU with it (FAKE_CUPTI_HW_TRACE=supported): asked before
 # any context, counted, nothing lost. Without the flag it is never asked.
 source "$(dirname "$0")/lib.sh"
@@ -26,16 +26,26 @@ want=$(kernels plain)
 [[ $(kernels refused) -eq $want ]] || fail "refused: $(kernels refused) kernels, want $want"
 grep -q "lost      nothing" "$dir/refused.log" || fail "refused: $(grep -A1 -i lost "$dir/refused.log")"
 
-# A GPU with it: asked once, before the first context.
+# A GPU with it: asked once, after cuInit, before the first context.
 FAKE_CUPTI_HW_TRACE=supported "$GPUPERF" record -o "$dir/taken" --hw-trace --inject-lib "$lib" -- \
   "$app" basic > "$dir/taken.log" 2>&1 || fail "record --hw-trace (supported) exited $? ($(tail -3 "$dir/taken.log"))"
-[[ $(fake_field taken hw_trace) == 1 && $(fake_field taken hw_trace_late) == 0 ]] ||
-  fail "want the Hardware Event System asked once, before any context: $(grep '^fake-cupti' "$dir/taken.log")"
+[[ $(fake_field taken hw_trace) == 1 && $(fake_field taken hw_trace_late) == 0 &&
+   $(fake_field taken hw_trace_early) == 0 ]] ||
+  fail "want the Hardware Event System asked once, after cuInit and before any context: $(grep '^fake-cupti' "$dir/taken.log")"
 [[ $(stat_value "$dir/taken" kernel_times_from_hardware) == 1 ]] || fail "taken, not counted"
 ! grep -q -- "--hw-trace:" "$dir/taken.log" || fail "a notice although it was taken: $(grep -- --hw-trace "$dir/taken.log")"
 [[ $(kernels taken) -eq $want ]] || fail "taken: $(kernels taken) kernels, want $want"
 [[ $(grep "launch stacks" "$dir/taken.log") == "$(grep "launch stacks" "$dir/plain.log")" ]] ||
   fail "taken: $(grep stacks "$dir/taken.log"), without the flag: $(grep stacks "$dir/plain.log")"
+
+# Without a subscriber (no stacks, API records from CUPTI) no CU_INIT_FINISHED callback comes:
+# asked at start, inside cuInit, where CUPTI refuses; the notice says why.
+FAKE_CUPTI_HW_TRACE=supported GPUPERF_API_SOURCE=cupti "$GPUPERF" record -o "$dir/early" --no-stacks \
+  --hw-trace --inject-lib "$lib" -- "$app" basic > "$dir/early.log" 2>&1 || fail "record (early) exited $?"
+[[ $(fake_field early hw_trace_early) == 1 ]] || fail "early: not asked at start: $(grep '^fake-cupti' "$dir/early.log")"
+grep -q -- "--hw-trace: no hardware kernel times here (CUPTI_ERROR_NOT_INITIALIZED; asked inside cuInit" "$dir/early.log" ||
+  fail "early: the notice does not say why: $(grep -- --hw-trace "$dir/early.log")"
+[[ $(kernels early) -eq $want ]] || fail "early: $(kernels early) kernels, want $want"
 
 # The switch's spelling is checked like every other.
 GPUPERF_HW_TRACE=yes "$GPUPERF" record -o "$dir/bad" --inject-lib "$lib" -- "$app" basic > "$dir/bad.log" 2>&1

@@ -313,6 +313,7 @@ void CudaInit() {
       fprintf(stderr, "fake-app: %s has no InitializeInjection\n", path);
     }
   }
+  fake_cupti_cu_init_finished();
   fake_cupti_emit_device(g_device, "NVIDIA H100 80GB HBM3 (fake)");
   g_context = fake_cupti_create_context(g_device);
   g_stream = fake_cupti_create_stream(g_context, kStreamId);

@@ -84,6 +84,7 @@ PyObject* Init(PyObject*, PyObject*) {
       return nullptr;
     }
   }
+  fake_cupti_cu_init_finished();
   fake_cupti_emit_device(kDevice, "NVIDIA H100 80GB HBM3 (fake)");
   g_context = fake_cupti_create_context(kDevice);
   g_stream = fake_cupti_create_stream(g_context, kStreamId);

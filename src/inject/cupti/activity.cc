@@ -212,6 +212,8 @@ void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
 }
 
 void UseHardwareKernelTimes() {
+  static std::atomic<bool> asked{false};
+  if (asked.exchange(true)) return;
   const CUptiResult result = cuptiActivityEnableHWTrace(1);
   if (result == CUPTI_SUCCESS) {
     CountStat(StatId::kernel_times_from_hardware);
@@ -219,10 +221,16 @@ void UseHardwareKernelTimes() {
     return;
   }
   CountStat(StatId::hw_trace_unavailable);
+  // NOT_INITIALIZED: asked inside cuInit, where gpuperf initializes; only a recording without
+  // callbacks gets there (injection.cc).
   LogOnce(
-      "--hw-trace: no hardware kernel times here (%s; Blackwell or newer needed): CUPTI "
-      "instruments the launches as usual",
-      CuptiErrorText(result));
+      "--hw-trace: no hardware kernel times here (%s; %s): CUPTI instruments the launches as "
+      "usual",
+      CuptiErrorText(result),
+      result == CUPTI_ERROR_NOT_INITIALIZED
+          ? "asked inside cuInit: --no-stacks with GPUPERF_API_SOURCE=cupti leaves out the "
+            "callback it needs"
+          : "Blackwell or newer needed");
 }
 
 void CheckActivityOwner() {

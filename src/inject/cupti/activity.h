@@ -17,9 +17,10 @@ Translator& ActivityTranslator();
 // Enables (or disables) the configured activity kinds; all but CONCURRENT_KERNEL when
 // `kernels` is false.
 void EnableActivities(Recorder& recorder, bool enable, bool kernels = true);
-// Asks CUPTI for kernel times from the Hardware Event System (Config::hw_trace). CUPTI takes
-// this only before the first context is created: call it at initialization. Counts the
-// outcome; where the GPU or driver lacks it, says so once and leaves CUPTI's usual way.
+// Asks CUPTI for kernel times from the Hardware Event System (Config::hw_trace), once. CUPTI
+// takes this only between cuInit's end and the first context: call it from the
+// CU_INIT_FINISHED callback. Counts the outcome; where the GPU or driver lacks it, says so
+// once and leaves CUPTI's usual way.
 void UseHardwareKernelTimes();
 // Hands every buffer with records to the translator; `forced` also returns
 // incomplete records (CUPTI's at-exit mode).

@@ -266,6 +266,10 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       OnApi(*recorder, g_driver_plan, ApiDomain::kDriver, cbid,
             static_cast<const CUpti_CallbackData*>(cbdata));
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED) {
+      // CUPTI takes the Hardware Event System only from here to the first context: inside
+      // cuInit, where the injection library initializes, the driver is not ready for it.
+      if (recorder->config.hw_trace) UseHardwareKernelTimes();
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
                cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
       FlushActivities(false);
@@ -364,6 +368,8 @@ void EnableResourceCallbacks() {
                                     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  GP_CUPTI_CALL(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_CU_INIT_FINISHED));
 }
 
 void SetCallbackObserver(CallbackObserver observer) {

@@ -22,7 +22,7 @@ void SetApiCallbacks(bool enable);
 // The benchmark toggle's switch: launches are linked without a stack while paused.
 void PauseStacksForBench(bool paused);
 // The callbacks that keep the recording right whatever else is on: a context's creation and
-// destruction (EnableCallbacks turns them on).
+// destruction, cuInit's end (EnableCallbacks turns them on).
 void EnableResourceCallbacks();
 
 // Gives up the subscriber (EnableCallbacks takes it again): detach.h, before cuptiFinalize.

@@ -310,10 +310,14 @@ CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t) {
   return CUPTI_SUCCESS;
 }
 // Hardware features a machine without a GPU does not have. FAKE_CUPTI_HW_TRACE=supported
-// plays a Blackwell GPU for the Hardware Event System, which CUPTI takes only before the
-// first context is created.
+// plays a Blackwell GPU for the Hardware Event System, which CUPTI takes only once the driver
+// is initialized (an H100 answers NOT_INITIALIZED inside cuInit) and before the first context.
 CUptiResult CUPTIAPI cuptiActivityEnableHWTrace(uint8_t enable) {
   if (!enable) return CUPTI_SUCCESS;
+  if (!G().driver_initialized.load()) {
+    G().counters.hw_trace_early++;
+    return Fail(CUPTI_ERROR_NOT_INITIALIZED);
+  }
   const char* supported = std::getenv("FAKE_CUPTI_HW_TRACE");
   if (supported == nullptr || std::strcmp(supported, "supported") != 0) {
     return Fail(CUPTI_ERROR_NOT_SUPPORTED);

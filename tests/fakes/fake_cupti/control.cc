@@ -49,6 +49,11 @@ uint64_t fake_cupti_now(void) {
   return fake_cupti::Now();
 }
 
+void fake_cupti_cu_init_finished(void) {
+  G().driver_initialized = true;
+  fake_cupti_resource_event(CUPTI_CBID_RESOURCE_CU_INIT_FINISHED, 0, nullptr);
+}
+
 uint32_t fake_cupti_create_context(uint32_t device_id) {
   fake_cupti::State& g = G();
   auto* context = new fake_cupti::FakeContext();
@@ -433,6 +438,7 @@ void fake_cupti_get_stats(FakeCuptiStats* stats) {
   stats->pending_buffers = g.buffers.PendingBuffers();
   stats->hw_trace_enabled = c.hw_trace_enabled;
   stats->hw_trace_late = c.hw_trace_late;
+  stats->hw_trace_early = c.hw_trace_early;
 }
 
 void fake_cupti_print_stats(int fd) {
@@ -446,7 +452,7 @@ void fake_cupti_print_stats(int fd) {
       "records_delivered=%llu records_dropped=%llu incomplete_delivered=%llu flush_all=%llu "
       "forced_flush=%llu subscribe_calls=%llu subscribe_rejected=%llu misaligned_buffers=%llu "
       "late_timestamp_callback=%llu kinds_mask=0x%llx pending_buffers=%llu hw_trace=%llu "
-      "hw_trace_late=%llu\n",
+      "hw_trace_late=%llu hw_trace_early=%llu\n",
       static_cast<int>(getpid()), (unsigned long long)s.api_calls,
       (unsigned long long)s.callbacks_issued, (unsigned long long)s.buffers_requested,
       (unsigned long long)s.buffers_completed, (unsigned long long)s.buffers_completed_on_worker,
@@ -457,7 +463,7 @@ void fake_cupti_print_stats(int fd) {
       (unsigned long long)s.subscribe_rejected, (unsigned long long)s.misaligned_buffers,
       (unsigned long long)s.timestamp_callback_late, (unsigned long long)s.kinds_ever_enabled,
       (unsigned long long)s.pending_buffers, (unsigned long long)s.hw_trace_enabled,
-      (unsigned long long)s.hw_trace_late);
+      (unsigned long long)s.hw_trace_late, (unsigned long long)s.hw_trace_early);
   if (n > 0) {
     ssize_t ignored = write(fd, line, static_cast<size_t>(n) < sizeof(line) ? n : sizeof(line));
     (void)ignored;
@@ -477,7 +483,7 @@ void fake_cupti_reset(void) {
   for (auto* counter :
        {&c.api_calls, &c.callbacks_issued, &c.flush_all_calls, &c.forced_flush_calls,
         &c.subscribe_calls, &c.subscribe_rejected, &c.timestamp_callback_late,
-        &c.kinds_ever_enabled, &c.hw_trace_enabled, &c.hw_trace_late}) {
+        &c.kinds_ever_enabled, &c.hw_trace_enabled, &c.hw_trace_late, &c.hw_trace_early}) {
     *counter = 0;
   }
   g.subscriber = nullptr;
@@ -491,6 +497,7 @@ void fake_cupti_reset(void) {
     g.contexts.clear();  // the FakeContext objects are leaked on purpose: handles stay valid
   }
   g.has_context_kinds = false;
+  g.driver_initialized = false;
   g.timestamp_callback = nullptr;
   g.thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   g.current_context = 0;

@@ -22,6 +22,10 @@ uint64_t fake_cupti_now(void);
 // current on every thread), issues CUPTI_CBID_RESOURCE_CONTEXT_CREATED and appends a
 // CUpti_ActivityContext3 record if CONTEXT is enabled. Returns the context id (1, 2, ...).
 uint32_t fake_cupti_create_context(uint32_t device_id);
+// The end of cuInit, after the injection library initialized: the resource callback
+// CU_INIT_FINISHED. Until then CUPTI refuses what needs an initialized driver (the
+// Hardware Event System: CUPTI_ERROR_NOT_INITIALIZED, as on a real H100 inside cuInit).
+void fake_cupti_cu_init_finished(void);
 // Issues CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING; the current context becomes none.
 void fake_cupti_destroy_context(uint32_t context_id);
 // The CUcontext handle the fake uses for `context_id` (NULL for 0 or an unknown id).
@@ -186,6 +190,7 @@ typedef struct FakeCuptiStats {
   uint64_t pending_buffers;          // buffers holding records not yet delivered
   uint64_t hw_trace_enabled;         // cuptiActivityEnableHWTrace(1) taken (FAKE_CUPTI_HW_TRACE)
   uint64_t hw_trace_late;            // ... refused: a context existed already
+  uint64_t hw_trace_early;           // ... refused: inside cuInit (fake_cupti_cu_init_finished)
 } FakeCuptiStats;
 void fake_cupti_get_stats(FakeCuptiStats* stats);
 // One line "fake-cupti: pid=... key=value ..." written to `fd` (async-signal-safe enough for

@@ -39,7 +39,7 @@ struct FakeContext {
 struct Counters {
   std::atomic<uint64_t> api_calls{0}, callbacks_issued{0}, flush_all_calls{0},
       forced_flush_calls{0}, subscribe_calls{0}, subscribe_rejected{0}, timestamp_callback_late{0},
-      kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0};
+      kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0}, hw_trace_early{0};
 };
 
 struct State {
@@ -58,6 +58,7 @@ struct State {
 
   std::array<std::atomic<bool>, kKindLimit> kind_enabled{};
   std::atomic<bool> any_kind_enabled{false};
+  std::atomic<bool> driver_initialized{false};  // fake_cupti_cu_init_finished was called
   // Per-context overrides from cuptiActivityEnableContext/DisableContext: +1 on, -1 off.
   std::unordered_map<uint64_t, int> context_kinds;  // key: (context id << 32) | kind
   std::atomic<bool> has_context_kinds{false};

@@ -1,6 +1,7 @@
 # record --hw-trace on real CUDA (sourced by tests/gpu/run.sh): kernel times from the GPU's
 # Hardware Event System (Blackwell and newer; src/inject/cupti/activity.h). launch_bound
-# (200,000 launches) alternating, 3 rounds: not profiled, the default recording, --hw-trace.
+# (200,000 launches) alternating, 3 rounds: not profiled, the CUPTI floor tracer (kernel
+# records only, bench/cupti_floor), the default recording, --hw-trace.
 # Where the GPU has it (kernel_times_from_hardware): every kernel joined, nothing lost. Where
 # it has not (hw_trace_unavailable, e.g. an H100): one notice, and the same. Prints the median
 # µs per launch of each way; no pass mark on them (docs/performance.md has the numbers).
@@ -9,12 +10,15 @@ hwtrace_check() {
   mkdir -p "$rec"
   : > "$work/hwtrace_times.txt"
   for round in 1 2 3; do
-    for way in none default hw; do
+    for way in none floor default hw; do
       local flags=()
       [[ $way == hw ]] && flags=(--hw-trace)
-      if [[ $way == none ]]; then
-        said=$(timeout 120 "$ex/launch_bound" --launches 200000 2> "$work/hwtrace_none.err") ||
-          problems+=("none: launch_bound exit $?")
+      if [[ $way == none || $way == floor ]]; then
+        local tracer=()
+        [[ $way == floor ]] && tracer=(env "CUDA_INJECTION64_PATH=$bin/libcupti_floor.so")
+        [[ $way == floor && ! -f $bin/libcupti_floor.so ]] && continue
+        said=$(timeout 120 "${tracer[@]}" "$ex/launch_bound" --launches 200000 2> "$work/hwtrace_$way.err") ||
+          problems+=("$way: launch_bound exit $?")
       else
         said=$(timeout 120 "$gp" record -o "$rec/$way" --force "${flags[@]}" -- \
           "$ex/launch_bound" --launches 200000 2> "$work/hwtrace_$way.err") ||
