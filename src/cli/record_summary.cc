@@ -214,15 +214,15 @@ std::string DescribeEmptyRange(const RecordTotals& t, double delay_s, double dur
   };
   std::string range = delay_s > 0 ? "--delay " + seconds(delay_s) : std::string();
   if (duration_s > 0) range += (range.empty() ? "" : ", ") + ("--duration " + seconds(duration_s));
+  const std::string note = "  note      no kernel in the capture range (" + range + "): ";
   const uint64_t delay_ns = static_cast<uint64_t>(delay_s * 1e9);
   if (delay_ns > 0 && t.longest_cuda_ns != 0 && t.longest_cuda_ns < delay_ns) {
-    return "  note      no kernel in the capture range (" + range + "): the program ended " +
-           FormatDuration(t.longest_cuda_ns) +
+    return note + "the program ended " + FormatDuration(t.longest_cuda_ns) +
            " after CUDA started, before the range began; use a shorter --delay\n";
   }
-  return "  note      no kernel in the capture range (" + range +
-         "): none was launched in it (still setting up? PyTorch's set-up takes seconds); move "
-         "or widen the range\n";
+  return note +
+         "none was launched in it (still setting up? PyTorch's set-up takes seconds); move or "
+         "widen the range\n";
 }
 
 }  // namespace gpuperf::cli
