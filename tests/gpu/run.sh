@@ -44,6 +44,17 @@ want() { [[ $checks == all || ",$checks," == *",$1,"* ]]; }
 summary=()  # "check|PASS or FAIL|detail" rows for the table printed last
 note() { summary+=("$1|$2|$3"); [[ $2 == FAIL ]] && failed=$((failed + 1)); }
 
+# joined_of FILE: a flamegraph's "N/M kernels joined" from its stderr FILE, without the
+# thousands separators it prints (2,124/2,124), or nothing.
+joined_of() { grep -o '[0-9,]*/[0-9,]* kernels joined' "$1" | tr -d ,; }
+# all_joined JOINED [MIN]: true when JOINED (joined_of's) joins every kernel, MIN at least.
+all_joined() {
+  local joined=$1 least=${2:-0}
+  [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") && ${joined%%/*} -ge $least ]]
+}
+# trace_stat DIR NAME: stat NAME's last value in the recording DIR, or nothing if never counted.
+trace_stat() { "$gp" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
+
 # save_fixture NAME RECORDING TARBALL EXAMPLE_OUT CMD...: a recording of CMD kept as a CI
 # fixture (tests/data/h100/NAME/): its trace files and a PROVENANCE, tarred, when under 400 KB.
 # Prints "fixture N KB", or why not (and returns 1).
@@ -124,12 +135,12 @@ python_stacks() {
   "$gp" flamegraph -o "$out/$name.svg" "$dir" 2>/dev/null
   "$gp" flamegraph --folded --python-internals -o "$out/$name.internals.folded" "$dir" 2>/dev/null
   # Counts print with thousands separators (2,124/2,124): compare them without.
-  local joined; joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$work/$name.flame.err" | tr -d ,)
+  local joined; joined=$(joined_of "$work/$name.flame.err")
   py_check() {  # py_check OK WHAT
     if [[ $1 == 1 ]]; then echo "ok   $name: $2" | tee -a "$results"
     else echo "FAIL $name: $2" | tee -a "$results"; failed=$((failed + 1)); fi
   }
-  py_check "$([[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") ]] && echo 1)" \
+  py_check "$(all_joined "$joined" && echo 1)" \
     "every kernel joined to a launch stack ($joined)"
   local own; own=$(grep -o '[A-Za-z_.]*forward (pytorch_transformer\.py:[0-9]*)' "$folded" | sort -u)
   py_check "$([[ $(wc -l <<<"$own") -ge 3 && -n $own ]] && echo 1)" \

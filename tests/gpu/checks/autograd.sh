@@ -33,8 +33,8 @@ autograd_check() {
   ag_shares() { awk -f "$src/tests/tools/backward_share.awk" "$1"; }
   if ag_record small -- "${small[@]}"; then
     local joined shares
-    joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$dir/small.flame.err" | tr -d ,)
-    [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") ]] ||
+    joined=$(joined_of "$dir/small.flame.err")
+    all_joined "$joined" ||
       problems+=("small: not every kernel joined (${joined:-none})")
     read -r -a shares <<<"$(ag_shares "$dir/small.folded")"
     local stats; stats=$("$gp" dump "$rec/small" 2>/dev/null | grep -E '# autograd_' |

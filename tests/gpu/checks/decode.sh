@@ -49,8 +49,8 @@ EOF
   # The last gpuperf round's trace, as a user would read it.
   if [[ -d $trace ]]; then
     "$gp" flamegraph --folded -o "$dir/decode.folded" "$trace" 2> "$dir/flame.err"
-    local joined; joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$dir/flame.err" | tr -d ,)
-    [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") ]] ||
+    local joined; joined=$(joined_of "$dir/flame.err")
+    all_joined "$joined" ||
       problems+=("not every kernel joined (${joined:-none})")
     grep -o '[A-Za-z0-9_.]*forward ([A-Za-z0-9_]*\.py:[0-9]*)' "$dir/decode.folded" | sort | uniq -c |
       sort -rn > "$dir/forward_frames.txt"

@@ -29,15 +29,14 @@ hwtrace_check() {
   done
   for way in default hw; do
     "$gp" flamegraph --folded -o "$work/hwtrace_$way.folded" "$rec/$way" 2> "$work/hwtrace_$way.flame.err"
-    joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$work/hwtrace_$way.flame.err" | tr -d ,)
-    [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") && ${joined%%/*} -ge 200000 ]] ||
+    joined=$(joined_of "$work/hwtrace_$way.flame.err")
+    all_joined "$joined" 200000 ||
       problems+=("$way: not every kernel joined (${joined:-none})")
     grep -q "lost      nothing" "$work/hwtrace_$way.err" ||
       problems+=("$way lost: $(grep -A1 -i lost "$work/hwtrace_$way.err" | tr '\n' ' ')")
   done
-  hwtrace_stat() { "$gp" dump "$rec/hw" 2>/dev/null | grep "# $1\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
-  taken=$(hwtrace_stat kernel_times_from_hardware)
-  refused=$(hwtrace_stat hw_trace_unavailable)
+  taken=$(trace_stat "$rec/hw" kernel_times_from_hardware)
+  refused=$(trace_stat "$rec/hw" hw_trace_unavailable)
   notices=$(grep -c -- "--hw-trace: no hardware kernel times here" "$work/hwtrace_hw.err")
   if [[ $taken == 1 ]]; then
     [[ $notices == 0 ]] || problems+=("hardware times taken, yet a notice")

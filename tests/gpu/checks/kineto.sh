@@ -25,8 +25,7 @@ kineto_check() {
   kineto_kernels() { sed -n 's/^  kernels *\([0-9,]*\).*/\1/p' "$d/$1.err" | tr -d ,; }
   kineto_events() { sed -n 's/.*torch_profiler_cuda_events=\([0-9]*\).*/\1/p' "$d/$1.out"; }
   kineto_said() { grep -c -- "$line" "$d/$1.err"; }
-  local refused; refused=$("$gp" dump "$w/on" 2>/dev/null | grep '# cupti_clients_refused$' |
-    tail -1 | sed 's/.*value=\([0-9]*\).*/\1/')
+  local refused; refused=$(trace_stat "$w/on" cupti_clients_refused)
   [[ $("$gp" dump "$w/off" 2>/dev/null | grep -c '# cupti_clients_refused$') -gt 0 ]] &&
     problems+=("off: cupti_clients_refused counted")
   local on_kernels off_kernels; on_kernels=$(kineto_kernels on); off_kernels=$(kineto_kernels off)

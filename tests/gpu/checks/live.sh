@@ -95,7 +95,7 @@ EOF
   # The writer thread's time for the page in this job.
   local kernels live_ns
   kernels=$("$gp" dump "$work/rec/live" 2>/dev/null | grep -c '^kernel ')
-  live_ns=$("$gp" dump "$work/rec/live" 2>/dev/null | grep '# live_update_ns$' | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/')
+  live_ns=$(trace_stat "$work/rec/live" live_update_ns)
   echo "   live page writer time: ${live_ns:-?} ns for ${kernels:-?} kernels" | tee -a "$results"
   [[ -n $live_ns && $kernels -gt 0 ]] || problems+=("no live_update_ns in the trace")
   [[ ! -e $pages/$job.live ]] || problems+=("the job's page outlived it")

@@ -33,8 +33,8 @@ pytorch_extra_check() {
       > "$dir/$name.top.txt"
     grep -o '[^;]* ([^;()]*\.py:[0-9]*)' "$dir/$name.folded" | sort | uniq -c | sort -rn \
       > "$dir/$name.python.txt"
-    local joined; joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$dir/$name.flame.err" | tr -d ,)
-    [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") ]] ||
+    local joined; joined=$(joined_of "$dir/$name.flame.err")
+    all_joined "$joined" ||
       problems+=("$name: not every kernel joined (${joined:-none})")
     grep -q '_PyEval_EvalFrameDefault\|python3\.[0-9]*+0x\|libpython[^;]*+0x' "$dir/$name.folded" &&
       problems+=("$name: interpreter frames in the default flame graph")

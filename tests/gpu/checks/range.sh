@@ -17,9 +17,8 @@ range_check() {
       > "$work/range_$name.out" 2> "$work/range_$name.err" || problems+=("$name: record exit $?")
     seconds=$((SECONDS - start))
     "$gp" flamegraph --folded -o "$work/range_$name.folded" "$rec/$name" 2> "$work/range_$name.flame.err"
-    joined=$(grep -o '[0-9,]*/[0-9,]* kernels joined' "$work/range_$name.flame.err" | tr -d ,)
-    detached=$("$gp" dump "$rec/$name" 2>/dev/null | grep '# cupti_detached_after_range$' | tail -1 |
-      sed 's/.*value=\([0-9]*\).*/\1/')
+    joined=$(joined_of "$work/range_$name.flame.err")
+    detached=$(trace_stat "$rec/$name" cupti_detached_after_range)
     grep -q "lost      nothing" "$work/range_$name.err" ||
       problems+=("$name lost: $(grep -A1 -i lost "$work/range_$name.err" | tr '\n' ' ')")
     [[ $detached == 1 ]] || problems+=("$name: CUPTI not detached after the range ('$detached')")
@@ -27,7 +26,7 @@ range_check() {
   }
   # launch_bound: launches from its first moment to its last (about 5 s).
   range_run launch_bound 1 1 "$ex/launch_bound" --seconds 5
-  [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") && ${joined%%/*} -ge 1000 ]] ||
+  all_joined "$joined" 1000 ||
     problems+=("launch_bound: not every kernel joined, or under 1000 in the range (${joined:-none})")
   local said="launch_bound: ${joined:-no kernels joined} in a 1 s range of a ${seconds} s run"
   # PyTorch training (~9 s of steps) that goes on after the range. Its first seconds after
@@ -35,7 +34,7 @@ range_check() {
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     range_run pytorch 1 6 python3 "$src/examples/pytorch_transformer.py" --train --steps 1500 \
       --batch 2 --seq 64 --dim 128 --layers 2 --no-check
-    [[ -n $joined && ${joined%%/*} == $(cut -d/ -f2 <<<"${joined%% *}") && ${joined%%/*} -gt 0 ]] ||
+    all_joined "$joined" 1 ||
       problems+=("pytorch: not every kernel joined, or none (${joined:-none})")
     said+="; pytorch: ${joined:-no kernels joined}"
   fi
