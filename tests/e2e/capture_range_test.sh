@@ -8,7 +8,6 @@
 # fake CUDA app (tests/fakes/fake_app.cc, scenario window).
 source "$(dirname "$0")/lib.sh"
 use_fake_app
-stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 count() { "$GPUPERF" dump "$1" 2>/dev/null | grep '^kernel ' | grep -c "$2"; }
 
 # --duration 0.2, a 2 s pause: the range ends at 0.2 s, CUPTI is detached at 0.7 s.

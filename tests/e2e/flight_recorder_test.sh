@@ -22,7 +22,6 @@ wait_file() {
 }
 # kernels FILE: "count name" per kernel name.
 kernels() { "$GPUPERF" dump "$1" | sed -n 's/^kernel .*name="\([^"]*\)".*/\1/p' | sort | uniq -c | awk '{print $1, $2}' | tr '\n' ' '; }
-stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 count() { "$GPUPERF" dump "$1" 2>/dev/null | grep -c "^$2 "; }
 
 # ---- the window, exactly: 2 s window, phases 3 s apart ----

@@ -6,7 +6,6 @@
 # any context, counted, nothing lost. Without the flag it is never asked.
 source "$(dirname "$0")/lib.sh"
 use_fake_app
-stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 fake_field() { sed -n "s/^fake-cupti: .* $2=\([0-9]*\).*/\1/p" "$dir/$1.log"; }
 kernels() { "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep -c '^kernel '; }
 

@@ -16,7 +16,6 @@ run() {
 }
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$2"; }
 count() { "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep -c "^$2 "; }
-stat_value() { "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 
 for scenario in "basic" "threads 4 2000" "nested 200" "graph" "exit_flush 500" "nvtx" "device_reset" "many 100000" "driver_api 20"; do
   set -- $scenario
@@ -54,7 +53,7 @@ run driver_api 0 driver_api 20
 "$GPUPERF" dump "$dir/driver_api" | grep '^api .*name="cudaMalloc"' | grep -q 'return_code=2$' \
   || fail "driver_api: the failing cudaMalloc lost its return code"
 "$GPUPERF" dump "$dir/driver_api" | grep -q 'name="cudaGetDevice"' && fail "driver_api: cudaGetDevice was traced"
-[[ $(stat_value driver_api api_calls_from_callbacks) -eq 21 ]] || fail "driver_api: api_calls_from_callbacks stat"
+[[ $(stat_value "$dir/driver_api" api_calls_from_callbacks) -eq 21 ]] || fail "driver_api: api_calls_from_callbacks stat"
 export GPUPERF_API_SOURCE=cupti
 run threads_cupti 0 threads 4 2000
 [[ $(api_count threads_cupti runtime) -eq $(field runtime_api "$said") && $(api_count threads_cupti driver) -eq $(field driver_api "$said") ]] \
@@ -68,16 +67,16 @@ unset GPUPERF_API_SOURCE
 record_flags=--no-stacks run threads_no_stacks 0 threads 4 2000
 [[ $(api_count threads_no_stacks runtime) -eq $(field runtime_api "$said") && $(api_count threads_no_stacks driver) -eq 0 ]] \
   || fail "--no-stacks: $(api_count threads_no_stacks runtime) runtime and $(api_count threads_no_stacks driver) driver API records, want callback records"
-[[ $(stat_value threads_no_stacks api_calls_from_callbacks) -gt 0 && $(count threads_no_stacks launch_link) -eq 0 ]] \
+[[ $(stat_value "$dir/threads_no_stacks" api_calls_from_callbacks) -gt 0 && $(count threads_no_stacks launch_link) -eq 0 ]] \
   || fail "--no-stacks: API records not from callbacks, or launch links taken"
 [[ $(count threads_no_stacks kernel) -eq $(field kernels "$said") ]] || fail "--no-stacks: kernels lost"
 
 # Frame-pointer stacks (checked once each against libunwind) give the same stacks as
 # libunwind alone: the count-weighted flame graphs are identical.
 run threads_fp 0 threads 4 2000
-[[ $(stat_value threads_fp fp_stacks_verified) -ge 1 ]] || fail "threads: no frame-pointer stack verified"
+[[ $(stat_value "$dir/threads_fp" fp_stacks_verified) -ge 1 ]] || fail "threads: no frame-pointer stack verified"
 GPUPERF_UNWIND=libunwind run threads_libunwind 0 threads 4 2000
-[[ -z $(stat_value threads_libunwind fp_stacks_verified) ]] || fail "GPUPERF_UNWIND=libunwind still walked frame pointers"
+[[ -z $(stat_value "$dir/threads_libunwind" fp_stacks_verified) ]] || fail "GPUPERF_UNWIND=libunwind still walked frame pointers"
 "$GPUPERF" flamegraph --folded --weight count -o "$dir/fp.folded" "$dir/threads_fp" || fail "flamegraph (fp)"
 "$GPUPERF" flamegraph --folded --weight count -o "$dir/lu.folded" "$dir/threads_libunwind" || fail "flamegraph (libunwind)"
 grep -q 'LaunchKernel;' "$dir/fp.folded" || fail "threads: the launching function is not on the stacks"
@@ -87,9 +86,9 @@ diff <(sort "$dir/fp.folded") <(sort "$dir/lu.folded") > /dev/null \
 # Dropped and incomplete records are counted, never silent.
 run drops 0 drops 100
 dropped=$(field dropped "$said")
-got=$(stat_value drops cupti_dropped_records)
+got=$(stat_value "$dir/drops" cupti_dropped_records)
 [[ ${got:-0} -eq $dropped && $dropped -gt 0 ]] || fail "drops: stat says ${got:-none}, CUPTI dropped $dropped"
-[[ $(stat_value drops incomplete_records) -ge 1 ]] || fail "drops: incomplete record not counted"
+[[ $(stat_value "$dir/drops" incomplete_records) -ge 1 ]] || fail "drops: incomplete record not counted"
 grep -q "LOST" "$dir/drops.err" || fail "drops: record's summary does not say what was lost"
 
 # SIGTERM: the handler flushes, the signal still kills the app (exit 128+15).
@@ -100,10 +99,10 @@ run signal 143 signal 300
 run fork 0 fork
 [[ $(ls "$dir/fork"/*.gpt | wc -l) -ge 1 ]] || fail "fork: no trace"
 # Both children (one exits, one execs and records afresh) are counted in the parent.
-[[ $(stat_value fork forked_children_ignored) -eq 2 ]] \
-  || fail "fork: forked_children_ignored is '$(stat_value fork forked_children_ignored)', want 2"
+[[ $(stat_value "$dir/fork" forked_children_ignored) -eq 2 ]] \
+  || fail "fork: forked_children_ignored is '$(stat_value "$dir/fork" forked_children_ignored)', want 2"
 # The writer thread's time is measured (it compresses every chunk), not left at 0.
-[[ $(stat_value basic compress_ns) -gt 0 ]] || fail "basic: compress_ns was not measured"
+[[ $(stat_value "$dir/basic" compress_ns) -gt 0 ]] || fail "basic: compress_ns was not measured"
 
 # _exit without exit handlers: at most one flush period is lost.
 run os_exit 0 os_exit 200 1200
@@ -113,5 +112,5 @@ run os_exit 0 os_exit 200 1200
 run second_subscriber 0 second_subscriber
 [[ $(count second_subscriber kernel) -eq $(field kernels "$said") ]] || fail "second_subscriber: kernels lost"
 grep -q "already in use" "$dir/second_subscriber.err" || fail "second_subscriber: no one-line explanation"
-[[ $(stat_value second_subscriber cupti_subscribe_failed) -eq 1 ]] || fail "second_subscriber: not counted"
+[[ $(stat_value "$dir/second_subscriber" cupti_subscribe_failed) -eq 1 ]] || fail "second_subscriber: not counted"
 finish

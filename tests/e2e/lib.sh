@@ -27,6 +27,10 @@ expect_stderr_contains() {
   [[ $err == *"$needle"* ]] || fail "stderr of '$*' lacks '$needle' (got: $err)"
 }
 
+# stat_value RECORDING NAME: stat NAME's last value in the recording's dump, or nothing when it
+# never counted.
+stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
+
 finish() {
   if [[ $failures -gt 0 ]]; then
     echo "$failures expectation(s) failed" >&2

@@ -22,9 +22,6 @@ rec() {
     > "$dir/$name.log" 2>&1 || fail "$name: record exited $? ($(tail -3 "$dir/$name.log"))"
 }
 said() { grep -c -- "$line" "$dir/$1.log"; }
-stat_value() {
-  "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'
-}
 summary_kernels() { sed -n 's/^  kernels *\([0-9,]*\).*/\1/p' "$dir/$1.log" | tr -d ,; }
 app_kernels() { sed -n 's/^fake-app: pid=.* kernels=\([0-9]*\).*/\1/p' "$dir/$1.log"; }
 
@@ -40,8 +37,8 @@ rec refused -- "$app" kineto 400 2
 [[ $(said refused) -eq 1 ]] || fail "refused: want gpuperf's line once, got $(said refused)"
 grep -q "^gpuperf\[[0-9]*\]: another CUPTI client (torch.profiler? Kineto?) $line" "$dir/refused.log" \
   || fail "refused: the line lacks gpuperf's prefix: $(grep -- "$line" "$dir/refused.log")"
-[[ $(stat_value refused cupti_clients_refused) -eq 2 ]] \
-  || fail "refused: cupti_clients_refused is '$(stat_value refused cupti_clients_refused)', want 2"
+[[ $(stat_value "$dir/refused" cupti_clients_refused) -eq 2 ]] \
+  || fail "refused: cupti_clients_refused is '$(stat_value "$dir/refused" cupti_clients_refused)', want 2"
 [[ $(app_kernels refused) -eq 400 && $(summary_kernels refused) -eq 400 ]] \
   || fail "refused: recorded $(summary_kernels refused) of $(app_kernels refused) kernels"
 grep -q "^  warning   2 CUPTI clients in the program (torch.profiler?) refused CUPTI" "$dir/refused.log" \
@@ -54,12 +51,12 @@ grep -q "WARN .*\[cupti_clients_refused\]" "$dir/refused.report" \
 # --quiet: counted, not said.
 rec quiet --quiet -- "$app" kineto 400 2
 [[ $(said quiet) -eq 0 ]] || fail "quiet: the line was printed under --quiet"
-[[ $(stat_value quiet cupti_clients_refused) -eq 2 ]] || fail "quiet: the refusals were not counted"
+[[ $(stat_value "$dir/quiet" cupti_clients_refused) -eq 2 ]] || fail "quiet: the refusals were not counted"
 
 # Switched off: no library in the program, no line, no stat, the same kernels.
 GPUPERF_PRELOAD=off rec off -- "$app" kineto 400 2
 [[ $(said off) -eq 0 ]] || fail "off: the line came with GPUPERF_PRELOAD=off"
-[[ -z $(stat_value off cupti_clients_refused) ]] || fail "off: cupti_clients_refused was counted"
+[[ -z $(stat_value "$dir/off" cupti_clients_refused) ]] || fail "off: cupti_clients_refused was counted"
 [[ $(summary_kernels off) -eq 400 ]] || fail "off: recorded $(summary_kernels off) of 400 kernels"
 
 # Refusals that are not gpuperf's doing are not claimed. Without stacks and API records gpuperf
@@ -69,7 +66,7 @@ grep -q "own_client=CUPTI_SUCCESS" "$dir/nostacks_held.log" || fail "nostacks_he
 [[ $(grep -c "session=.*subscribe=CUPTI_ERROR_MULTIPLE" "$dir/nostacks_held.log") -eq 2 ]] \
   || fail "nostacks_held: the sessions were not refused"
 [[ $(said nostacks_held) -eq 0 ]] || fail "nostacks_held: gpuperf claimed a refusal it did not cause"
-[[ -z $(stat_value nostacks_held cupti_clients_refused) ]] || fail "nostacks_held: counted"
+[[ -z $(stat_value "$dir/nostacks_held" cupti_clients_refused) ]] || fail "nostacks_held: counted"
 # Another tool holding CUPTI before gpuperf (the fake's Nsight): gpuperf's own refusal is said
 # by the injection library, and the preload claims nothing.
 rec nsight_first -- "$app" second_subscriber

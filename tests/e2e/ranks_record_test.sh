@@ -13,7 +13,6 @@ nvml=$bin/tests/fake_nvml
 [[ -x $app && -f $lib && -f $nvml/libnvidia-ml.so.1 ]] || {
   echo "skip: no injection library, fake app or fake NVML in this build"; exit 77; }
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 
 mkdir "$dir/barrier"
 launcher="export FAKE_BARRIER_DIR=$dir/barrier FAKE_SLOW_RANK=1 FAKE_SLOW_MS=50 WORLD_SIZE=2 \

@@ -28,9 +28,6 @@ log() { cat "$dir/$1.log"; }
 app_field() { grep -h "^fake-app: .*$2=" "$dir/$1.log" | head -1 | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 fake_field() { grep -h '^fake-cupti:' "$dir/$1.log" | tail -1 | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 summary_kernels() { sed -n 's/^  kernels *\([0-9,]*\).*/\1/p' "$dir/$1.log" | tr -d ,; }
-stat_value() {
-  "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'
-}
 expect_log() { grep -qF -- "$2" "$dir/$1.log" || fail "$1: output lacks '$2': $(grep -v '^fake' "$dir/$1.log" | head -8)"; }
 commas() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<< "$1"; }
 expect_no_log() { grep -qF -- "$2" "$dir/$1.log" && fail "$1: output has '$2'"; }
@@ -42,7 +39,7 @@ rec burst 0 -- "$app" threads 32 8000
 [[ $(summary_kernels burst) -eq 256000 ]] || fail "burst: $(summary_kernels burst) of 256000 kernels recorded"
 expect_log burst "lost      nothing"
 [[ $(fake_field burst records_dropped) -eq 0 ]] || fail "burst: CUPTI dropped $(fake_field burst records_dropped)"
-peak=$(stat_value burst memory_peak_bytes)
+peak=$(stat_value "$dir/burst" memory_peak_bytes)
 [[ -n $peak && $peak -gt 0 && $peak -le $((1024 << 20)) ]] || fail "burst: memory_peak_bytes '$peak'"
 "$GPUPERF" report "$dir/burst" 2>/dev/null | grep -q "recorder memory: peak" || fail "burst: report does not show the recorder's peak memory"
 "$GPUPERF" report --format json "$dir/burst" 2>/dev/null | grep -q "\"memory_peak_bytes\": *$peak" \
@@ -52,12 +49,12 @@ peak=$(stat_value burst memory_peak_bytes)
 rec capped 0 --max-memory 4 -- "$app" threads 32 8000
 dropped=$(fake_field capped records_dropped)
 [[ $dropped -gt 0 ]] || fail "capped: CUPTI dropped nothing under a 4 MiB cap"
-[[ $(stat_value capped cupti_dropped_records) -eq $dropped ]] || fail "capped: trace counts $(stat_value capped cupti_dropped_records) dropped, CUPTI $dropped"
+[[ $(stat_value "$dir/capped" cupti_dropped_records) -eq $dropped ]] || fail "capped: trace counts $(stat_value "$dir/capped" cupti_dropped_records) dropped, CUPTI $dropped"
 expect_log capped "LOST      $(commas "$dropped") activity records CUPTI dropped"
 [[ $(grep -c 'reached its cap of 4 MiB' "$dir/capped.log") -eq 1 ]] || fail "capped: want one cap line"
-[[ $(stat_value capped memory_cap_refusals) -ge 1 ]] || fail "capped: refusals not counted"
+[[ $(stat_value "$dir/capped" memory_cap_refusals) -ge 1 ]] || fail "capped: refusals not counted"
 # Batches translated but refused at the cap count too: every kernel is recorded or counted.
-queue_full=$(stat_value capped writer_queue_full)
+queue_full=$(stat_value "$dir/capped" writer_queue_full)
 # (The device, context and sync records are among the dropped ones at times: up to 3 more.)
 total=$(( $(summary_kernels capped) + dropped + ${queue_full:-0} ))
 [[ $total -ge 256000 && $total -le 256003 ]] \
@@ -69,9 +66,9 @@ total=$(( $(summary_kernels capped) + dropped + ${queue_full:-0} ))
 rec churn 0 -- "$app" churn 10000 2
 [[ $(summary_kernels churn) -eq 20000 ]] || fail "churn: $(summary_kernels churn) of 20000 kernels"
 expect_log churn "lost      nothing"
-freed=$(stat_value churn thread_buffers_freed)
+freed=$(stat_value "$dir/churn" thread_buffers_freed)
 [[ ${freed:-0} -ge 9990 ]] || fail "churn: only ${freed:-0} exited threads' buffers freed"
-held=$(stat_value churn thread_buffer_bytes)
+held=$(stat_value "$dir/churn" thread_buffer_bytes)
 [[ ${held:-0} -lt $((1 << 20)) ]] || fail "churn: $held bytes of thread buffers still held at the end"
 warm=$(app_field churn rss_warm_kb) end=$(app_field churn rss_end_kb)
 [[ -n $warm && -n $end && $((end - warm)) -lt $((256 * 1024)) ]] \
@@ -121,7 +118,7 @@ expect_log exec_after_cuda "from 1 process that ended before its final flush"
 rec late 0 --flush-period 100 -- "$app" late_profiler 200000 1000
 expect_log late "subscribe=CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
 [[ $(grep -c "replaced gpuperf's activity buffers" "$dir/late.log") -eq 1 ]] || fail "late: want one line about the takeover"
-[[ $(stat_value late activity_buffers_taken) -eq 1 ]] || fail "late: takeover not counted"
+[[ $(stat_value "$dir/late" activity_buffers_taken) -eq 1 ]] || fail "late: takeover not counted"
 expect_log late "another CUPTI client took over the activity buffers"
 # Without gpuperf's callbacks (no stacks, no API records) nothing outruns a buffer, and the
 # late client even gets the subscriber slot; libgpuperf_preload.so sees its buffer
@@ -131,7 +128,7 @@ rec late_nosub 0 --flush-period 100 --no-stacks --activities kernel,memcpy,memse
 expect_log late_nosub "subscribe=CUPTI_SUCCESS"
 [[ $(grep -c "replaced gpuperf's activity buffers" "$dir/late_nosub.log") -eq 1 ]] ||
   fail "late_nosub: want one line about the takeover: $(grep -v '^fake' "$dir/late_nosub.log" | head -5)"
-[[ $(stat_value late_nosub activity_buffers_taken) -eq 1 ]] || fail "late_nosub: takeover not counted"
+[[ $(stat_value "$dir/late_nosub" activity_buffers_taken) -eq 1 ]] || fail "late_nosub: takeover not counted"
 # With the preload left out, that case goes unseen (docs/recording.md says so).
 GPUPERF_PRELOAD=off rec late_nopreload 0 --flush-period 100 --no-stacks \
   --activities kernel,memcpy,memset -- "$app" late_profiler 200000 1000

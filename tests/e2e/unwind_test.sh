@@ -16,23 +16,22 @@ run() {
   said=$(grep -h '^fake-app:' "$dir/$name.out" | head -1)
 }
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$2"; }
-stat_value() { "$GPUPERF" dump "$dir/$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 folded() { "$GPUPERF" flamegraph --folded --weight count -o "$dir/$1.folded" "$dir/$1" 2>/dev/null || fail "$1: flamegraph"; }
 
 # Tables only, every stack checked by libunwind.
 GPUPERF_UNWIND=table GPUPERF_UNWIND_VERIFY=1 run table 4 300 500
 launches=$(field launches "$said")
 [[ $launches -eq 1201 ]] || fail "table: the app launched '$launches' kernels, want 1201"
-tables=$(stat_value table table_stacks)
-verified=$(stat_value table unwind_verified)
+tables=$(stat_value "$dir/table" table_stacks)
+verified=$(stat_value "$dir/table" unwind_verified)
 [[ ${tables:-0} -gt 600 ]] || fail "table: only '${tables:-0}' of 1201 stacks from the tables"
 [[ ${verified:-0} -eq ${tables:-0} ]] || fail "table: ${verified:-0} stacks checked, ${tables:-0} from the tables"
-[[ -z $(stat_value table unwind_disagreements) ]] || fail "table: $(stat_value table unwind_disagreements) stacks differ from libunwind's"
+[[ -z $(stat_value "$dir/table" unwind_disagreements) ]] || fail "table: $(stat_value "$dir/table" unwind_disagreements) stacks differ from libunwind's"
 # A quarter of the chains keep a frame's CFA in R12: those stacks fall back, and say why. The
 # pause after the first launch lets the tables be built; launches before that fall back too.
-rule=$(stat_value table table_fallback_rule)
+rule=$(stat_value "$dir/table" table_fallback_rule)
 [[ ${rule:-0} -ge 250 && ${rule:-0} -le 300 ]] || fail "table: ${rule:-0} fallbacks for a rule, want about 300"
-no_table=$(stat_value table table_fallback_no_table)
+no_table=$(stat_value "$dir/table" table_fallback_no_table)
 # One stack per launch, and one per host synchronization (linked for the sync report).
 waits=$("$GPUPERF" dump "$dir/table" 2>/dev/null | grep '^launch_link ' | grep -c 'Synchronize"')
 [[ $((${tables:-0} + ${rule:-0} + ${no_table:-0})) -eq $((1201 + waits)) ]] \
@@ -44,9 +43,9 @@ grep -q 'unwind check: a table walk first fell back to libunwind at libgp_unwind
 
 # The same stacks as libunwind alone, and as the default (frame pointers refused here).
 GPUPERF_UNWIND=libunwind run libunwind 4 300
-[[ -z $(stat_value libunwind table_stacks) ]] || fail "GPUPERF_UNWIND=libunwind walked tables"
+[[ -z $(stat_value "$dir/libunwind" table_stacks) ]] || fail "GPUPERF_UNWIND=libunwind walked tables"
 run auto 4 300 500
-[[ $(stat_value auto table_stacks) -gt 600 ]] || fail "auto: '$(stat_value auto table_stacks)' stacks from the tables"
+[[ $(stat_value "$dir/auto" table_stacks) -gt 600 ]] || fail "auto: '$(stat_value "$dir/auto" table_stacks)' stacks from the tables"
 for name in table libunwind auto; do folded "$name"; done
 grep -q 'Realigned;' "$dir/libunwind.folded" && grep -q 'ViaOtherRegister;' "$dir/libunwind.folded" \
   || fail "libunwind: the chain's frames are not on the stacks"
