@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -40,8 +41,10 @@ namespace {
 struct Counts {
   std::atomic<uint64_t> kernels{0}, memcpys{0}, memsets{0}, syncs{0}, memory{0}, markers{0},
       runtime_api{0}, driver_api{0}, launches{0}, graph_launches{0}, incomplete{0}, dropped{0};
-  // GPU and wait time generated (the live scenario prints them).
-  std::atomic<uint64_t> kernel_ns{0}, copy_ns{0}, set_ns{0}, sync_ns{0};
+  // GPU and wait time generated (the live scenario prints them). sync_call_ns: the whole
+  // host-wait calls as the app saw them, the recorder's callbacks included: whatever a
+  // recorder measures of a wait lies between sync_ns and this, however busy the machine.
+  std::atomic<uint64_t> kernel_ns{0}, copy_ns{0}, set_ns{0}, sync_ns{0}, sync_call_ns{0};
 };
 Counts g_counts;
 const char* g_scenario = "";
@@ -205,12 +208,14 @@ uint64_t WaitForGpu(uint64_t start) {
 
 void DeviceSynchronize() {
   FakeCuptiApiFrame runtime;
+  const uint64_t call_start = fake_cupti_now();
   uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
                       CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
   const uint64_t start = fake_cupti_now();
   const uint64_t end = WaitForGpu(start);
   fake_cupti_sync_event(CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, g_context, nullptr);
   fake_cupti_api_exit(&runtime, cudaSuccess);
+  g_counts.sync_call_ns += fake_cupti_now() - call_start;
   fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, g_context,
                        kStreamId, start, end);
 }
@@ -218,6 +223,7 @@ void DeviceSynchronize() {
 // cudaStreamSynchronize on the app's stream.
 void StreamSynchronize() {
   FakeCuptiApiFrame runtime;
+  const uint64_t call_start = fake_cupti_now();
   cudaStreamSynchronize_v3020_params params{};
   params.stream = reinterpret_cast<cudaStream_t>(g_stream);
   uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -225,6 +231,7 @@ void StreamSynchronize() {
   const uint64_t start = fake_cupti_now();
   const uint64_t end = WaitForGpu(start);
   fake_cupti_api_exit(&runtime, cudaSuccess);
+  g_counts.sync_call_ns += fake_cupti_now() - call_start;
   fake_cupti_emit_sync(id, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, g_context,
                        kStreamId, start, end);
 }
@@ -963,13 +970,13 @@ int Live(int argc, char** argv) {
   fake_cupti_api_exit(&failing, cudaErrorMemoryAllocation);
   ReportCounts();
   printf(
-      "fake-app: live kernel_ns=%llu copy_ns=%llu set_ns=%llu sync_ns=%llu htod_bytes=%d "
-      "dtoh_bytes=%d set_bytes=%d vecAdd_launches=%d vecAdd_ns=%llu scale_launches=%d "
-      "scale_ns=%llu memory_bytes=%d memory_peak_bytes=%d api_failures=1\n",
+      "fake-app: live kernel_ns=%llu copy_ns=%llu set_ns=%llu sync_ns=%llu sync_call_ns=%llu "
+      "htod_bytes=%d dtoh_bytes=%d set_bytes=%d vecAdd_launches=%d vecAdd_ns=%llu "
+      "scale_launches=%d scale_ns=%llu memory_bytes=%d memory_peak_bytes=%d api_failures=1\n",
       (unsigned long long)g_counts.kernel_ns.load(), (unsigned long long)g_counts.copy_ns.load(),
       (unsigned long long)g_counts.set_ns.load(), (unsigned long long)g_counts.sync_ns.load(),
-      3 << 20, 1 << 20, 1 << 20, vec_add, (unsigned long long)vec_add_ns, scale,
-      (unsigned long long)scale_ns, 3 << 20, 4 << 20);
+      (unsigned long long)g_counts.sync_call_ns.load(), 3 << 20, 1 << 20, 1 << 20, vec_add,
+      (unsigned long long)vec_add_ns, scale, (unsigned long long)scale_ns, 3 << 20, 4 << 20);
   fflush(stdout);
   const char* release = getenv("FAKE_APP_RELEASE");
   for (int waited = 0; waited < hold_ms; waited += 20) {
@@ -980,10 +987,19 @@ int Live(int argc, char** argv) {
 }
 
 // A rank of a data-parallel job, as DDP runs one: each step a forward and a backward
-// kernel (3 ms each, in real time), then an all-reduce whose kernel starts when this rank
-// gets there and ends when every rank has (a barrier through files in FAKE_BARRIER_DIR).
-// RANK, WORLD_SIZE and LOCAL_RANK come from the environment, as torchrun sets them; the
-// rank FAKE_SLOW_RANK sleeps FAKE_SLOW_MS before each step.
+// kernel (3 ms each), then an all-reduce whose kernel starts when this rank gets there and
+// ends when every rank has (a barrier through files in FAKE_BARRIER_DIR). RANK, WORLD_SIZE
+// and LOCAL_RANK come from the environment, as torchrun sets them.
+//
+// What the report concludes from it must not depend on the machine's load, so the timeline
+// is made of facts the ranks agree on, not of how long a sleep happened to take:
+// - the compute kernels last exactly 3 ms (the rank sleeps at least that long between them);
+// - the rank FAKE_SLOW_RANK starts each collective's work only after every other rank has
+//   arrived at it, and then sleeps FAKE_SLOW_MS: it is the last to arrive every time, and
+//   it prints by how much ("fake-app: rank R late_ns=..."), read from the others' arrival
+//   times in the barrier files, so a test can compare the report's delays exactly;
+// - without a slow rank, every rank's all-reduce starts when the last rank arrived: a
+//   balanced job has no straggler however the ranks were scheduled.
 void LaunchSpanning(const char* name, uint64_t start, uint64_t end, uint32_t stream) {
   FakeCuptiApiFrame runtime;
   const uint32_t id = Enter(&runtime, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -1009,33 +1025,90 @@ int EnvInt(const char* name, int fallback) {
   return text != nullptr && *text != '\0' ? atoi(text) : fallback;
 }
 
-bool Barrier(const std::string& dir, int step, int rank, int world) {
-  const std::string mine = dir + "/step" + std::to_string(step) + ".rank" + std::to_string(rank);
-  if (FILE* f = fopen(mine.c_str(), "w")) fclose(f);
-  for (int waited_us = 0; waited_us < 20'000'000; waited_us += 200) {
-    int arrived = 0;
-    for (int r = 0; r < world; ++r) {
-      const std::string other = dir + "/step" + std::to_string(step) + ".rank" + std::to_string(r);
-      arrived += access(other.c_str(), F_OK) == 0;
+// The barrier of one collective (`step`) among `world` ranks: each rank leaves a file
+// holding its arrival time.
+class RankBarrier {
+ public:
+  RankBarrier(const char* dir, int rank, int world)
+      : dir_(dir ? dir : ""), rank_(rank), world_(world) {}
+
+  void Arrive(const std::string& step, uint64_t arrived_ns) const {
+    // Written under another name and renamed: a reader never sees half a number.
+    const std::string mine = Path(step, rank_);
+    if (FILE* f = fopen((mine + ".tmp").c_str(), "w")) {
+      fprintf(f, "%llu\n", static_cast<unsigned long long>(arrived_ns));
+      fclose(f);
+      rename((mine + ".tmp").c_str(), mine.c_str());
     }
-    if (arrived == world) return true;
-    usleep(200);
   }
-  return false;
-}
+
+  // Waits (up to 60 s) until every rank but this one has arrived at `step`; returns the
+  // latest of their arrival times, 0 if one never came.
+  uint64_t WaitForOthers(const std::string& step) const {
+    for (int waited_us = 0; waited_us < 60'000'000; waited_us += 200) {
+      uint64_t latest = 0;
+      int arrived = 0;
+      for (int r = 0; r < world_; ++r) {
+        if (r == rank_) continue;
+        FILE* f = fopen(Path(step, r).c_str(), "r");
+        if (f == nullptr) continue;
+        unsigned long long ns = 0;
+        if (fscanf(f, "%llu", &ns) == 1) {
+          ++arrived;
+          latest = std::max<uint64_t>(latest, ns);
+        }
+        fclose(f);
+      }
+      if (arrived == world_ - 1) return latest == 0 ? 1 : latest;
+      usleep(200);
+    }
+    return 0;
+  }
+
+ private:
+  std::string Path(const std::string& step, int rank) const {
+    return dir_ + "/" + step + ".rank" + std::to_string(rank);
+  }
+  std::string dir_;
+  int rank_, world_;
+};
 
 int Ranks(int argc, char** argv) {
   const int steps = ArgOr(argc, argv, 2, 20);
   const int rank = EnvInt("RANK", 0);
   const int world = EnvInt("WORLD_SIZE", 1);
   g_device = static_cast<uint32_t>(EnvInt("LOCAL_RANK", rank));
-  const int slow_rank = EnvInt("FAKE_SLOW_RANK", -1);
+  const bool slow = rank == EnvInt("FAKE_SLOW_RANK", -1);
+  const bool any_slow = EnvInt("FAKE_SLOW_RANK", -1) >= 0;
   const int slow_ms = EnvInt("FAKE_SLOW_MS", 0);
   const char* dir = getenv("FAKE_BARRIER_DIR");
   if (world > 1 && dir == nullptr) {
     fprintf(stderr, "fake-app: the ranks scenario needs FAKE_BARRIER_DIR with WORLD_SIZE > 1\n");
     return 2;
   }
+  const RankBarrier barrier(dir, rank, world);
+  std::string late;  // the slow rank's lateness at each collective, ns
+  bool lost = false;
+  // The slow rank begins a collective's work once the others are there: returns the latest
+  // of their arrivals (0 for any other rank, or alone).
+  const auto others_first = [&](const std::string& step) -> uint64_t {
+    if (!slow || world < 2) return 0;
+    const uint64_t latest = barrier.WaitForOthers(step);
+    if (latest == 0) lost = true;
+    return latest;
+  };
+  // This rank arrives at `step` at `arrived`: returns when its collective's kernel starts.
+  const auto arrive = [&](const std::string& step, uint64_t arrived, uint64_t others) -> uint64_t {
+    if (world < 2) return arrived;
+    barrier.Arrive(step, arrived);
+    const uint64_t latest = barrier.WaitForOthers(step);
+    if (latest == 0) {
+      lost = true;
+      return arrived;
+    }
+    if (slow) late += (late.empty() ? "" : ",") + std::to_string(arrived - others);
+    return any_slow ? arrived : std::max(arrived, latest);
+  };
   CudaInit();
   constexpr uint32_t kCommStream = 99;
   // FAKE_NCCL=1: this rank "uses NCCL", which loads NCCL_PROFILER_PLUGIN (fake_nccl.h) and
@@ -1058,38 +1131,43 @@ int Ranks(int argc, char** argv) {
     printf("fake-nccl: plugin v%d, %.0f ns per collective over %d\n", nccl.version(),
            nccl.BenchNsPerCollective(EnvInt("FAKE_NCCL_BENCH", 0)), EnvInt("FAKE_NCCL_BENCH", 0));
   }
+  // A collective launched at once when this rank gets there (no compute before it).
+  const auto short_collective = [&](const std::string& step, const char* kernel, uint64_t length_ns,
+                                    const std::vector<fake_nccl::Collective>& group) {
+    const uint64_t others = others_first(step);
+    const uint64_t start = arrive(step, fake_cupti_now(), others);
+    collective(group, [&] { LaunchSpanning(kernel, start, start + length_ns, kCommStream); });
+  };
   if (EnvInt("FAKE_NCCL", 0) != 0) {
-    const uint64_t start = fake_cupti_now();
-    collective({{"Broadcast", 4096, "ncclInt8", 0}}, [&] {
-      LaunchSpanning("ncclDevKernel_Broadcast_RING_LL", start, start + 50'000, kCommStream);
-    });
+    short_collective("broadcast", "ncclDevKernel_Broadcast_RING_LL", 50'000,
+                     {{"Broadcast", 4096, "ncclInt8", 0}});
   }
-  for (int step = 0; step < steps; ++step) {
-    if (rank == slow_rank) usleep(static_cast<useconds_t>(slow_ms) * 1000);
-    for (const char* name : {"_Z7forwardv", "_Z8backwardv"}) {
+  for (int step = 0; step < steps && !lost; ++step) {
+    const std::string name = "step" + std::to_string(step);
+    const uint64_t others = others_first(name);
+    if (slow) usleep(static_cast<useconds_t>(slow_ms) * 1000);
+    for (const char* kernel : {"_Z7forwardv", "_Z8backwardv"}) {
       const uint64_t start = fake_cupti_now();
       usleep(3000);
-      LaunchSpanning(name, start, fake_cupti_now(), kStreamId);
+      LaunchSpanning(kernel, start, start + 3'000'000, kStreamId);
     }
-    const uint64_t arrived = fake_cupti_now();
-    if (world > 1 && !Barrier(dir, step, rank, world)) {
-      fprintf(stderr, "fake-app: rank %d: the other ranks never reached step %d\n", rank, step);
-      return 1;
-    }
+    const uint64_t start = arrive(name, fake_cupti_now(), others);
     const size_t count = 262144u * static_cast<size_t>(1 + step % 2);
     collective({{"AllReduce", count}}, [&] {
-      LaunchSpanning("ncclDevKernel_AllReduce_Sum_f32_RING_LL", arrived, fake_cupti_now() + 20'000,
-                     kCommStream);
+      LaunchSpanning("ncclDevKernel_AllReduce_Sum_f32_RING_LL", start,
+                     std::max(start, fake_cupti_now()) + 20'000, kCommStream);
     });
   }
-  if (EnvInt("FAKE_NCCL", 0) != 0) {
-    const uint64_t start = fake_cupti_now();
-    collective({{"AllReduce", 1000, "ncclBfloat16"}, {"AllReduce", 3000, "ncclBfloat16"}}, [&] {
-      LaunchSpanning("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", start, start + 40'000,
-                     kCommStream);
-    });
+  if (EnvInt("FAKE_NCCL", 0) != 0 && !lost) {
+    short_collective("group", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 40'000,
+                     {{"AllReduce", 1000, "ncclBfloat16"}, {"AllReduce", 3000, "ncclBfloat16"}});
+  }
+  if (lost) {
+    fprintf(stderr, "fake-app: rank %d: the other ranks never reached a collective\n", rank);
+    return 1;
   }
   if (with_plugin) nccl.Finalize();
+  if (slow) printf("fake-app: rank %d late_ns=%s\n", rank, late.c_str());
   ReportCounts();
   return 0;
 }
