@@ -23,12 +23,8 @@ live=$base/gpuperf-$uid
 chmod 755 "$work"
 mkdir "$work/nobody" && chown nobody "$work/nobody"
 planted=()
-made_live=0
-[[ -e $live ]] || made_live=1
-live_at_exit() {
-  for name in "${planted[@]}"; do rm -f "$live/$name"; done
-  [[ $made_live -eq 1 ]] && rm -rf "$live"
-}
+# Only what this test planted goes: other tests may record as nobody meanwhile.
+live_at_exit() { for name in "${planted[@]}"; do rm -f "$live/$name"; done; }
 
 # --- nobody's real recording ---
 record_live_app "$work/nobody/rec" 200 "${nobody[@]}" || finish
@@ -57,7 +53,9 @@ as_nobody "$holder" "$live" forge "$foreign" && chown 12345 "$live/$foreign.live
 as_nobody "$holder" "$live" forge "$big" && as_nobody truncate -s 1G "$live/$big.live"
 as_nobody "$holder" "$live" forge "$root_pid"
 for name in "${planted[@]}"; do [[ -e $live/$name || -L $live/$name ]] || fail "could not plant $live/$name"; done
-before=$(ls -la --time-style=+ "$live")
+# What each is (inode, type, owner, size), to see that root changed none of them.
+files() { (cd "$live" && stat -c '%n %i %F %u %s' "${planted[@]}" "$app_pid.live"); }
+before=$(files)
 
 # The lines that say why each was skipped.
 expected=(
@@ -132,7 +130,7 @@ kill -TERM "$serve_pid"
 wait "$serve_pid" || fail "serve did not exit cleanly (exit $?)"
 
 # --- nothing in nobody's directory was removed, replaced or added by root ---
-[[ $(ls -la --time-style=+ "$live") == "$before" ]] || fail "root changed $live: $(ls -la "$live")"
+[[ $(files) == "$before" ]] || fail "root changed what is in $live: $(files)"
 [[ -z $(find "$live" -user root) ]] || fail "root-owned files in $live: $(find "$live" -user root)"
 
 finish
