@@ -2,6 +2,9 @@
 // endpoint (docs/live.md). Loopback unless --listen names another address.
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/terminal.h"
@@ -17,6 +20,16 @@ struct ServeArgs {
   int64_t top_kernels = 20;
   bool no_nvml = false;
 };
+
+// The scrape counts the pages it skipped; the log says which and why, once per page (each
+// scrape would say it again).
+void LogNewSkips(const std::vector<std::string>& skipped, std::set<std::string>& before) {
+  std::set<std::string> now(skipped.begin(), skipped.end());
+  for (const std::string& line : now) {
+    if (!before.contains(line)) std::fprintf(stderr, "gpuperf serve: skipped %s\n", line.c_str());
+  }
+  before = std::move(now);
+}
 
 int RunServe(const ServeArgs& a) {
   if (a.top_kernels < 0 || a.top_kernels > live::kMaxKernels) {
@@ -36,6 +49,7 @@ int RunServe(const ServeArgs& a) {
   const bool v6 = host.find(':') != std::string::npos;
   std::fprintf(stderr, "gpuperf serve: metrics at http://%s%s%s:%u/metrics (Ctrl-C stops)\n",
                v6 ? "[" : "", host.c_str(), v6 ? "]" : "", static_cast<unsigned>(server.port()));
+  std::set<std::string> skipped_before;
   server.Serve(
       [&](const live::HttpRequest& request) {
         live::HttpResponse response;
@@ -43,8 +57,9 @@ int RunServe(const ServeArgs& a) {
           live::MetricsOptions options;
           options.top_kernels = static_cast<uint32_t>(a.top_kernels);
           options.openmetrics = live::WantsOpenMetrics(request.accept);
-          response.body =
-              live::RenderMetrics(live::ReadLiveModel(scan, nvml.get(), nvml_why), options);
+          const live::LiveModel model = live::ReadLiveModel(scan, nvml.get(), nvml_why);
+          LogNewSkips(model.scan.skipped, skipped_before);
+          response.body = live::RenderMetrics(model, options);
           response.content_type = live::MetricsContentType(options.openmetrics);
         } else if (request.path == "/") {
           response.body = "gpuperf serve: the metrics are at /metrics\n";

@@ -52,8 +52,14 @@ live::TopSort NextSort(live::TopSort sort) {
 
 int PrintOnce(const TopArgs& a, const live::LiveModel& model, live::TopSort sort) {
   if (a.pid > 0 && model.scan.processes.empty()) {
-    ReportError(Error(StatusCode::kNotFound, "no live page for pid " + std::to_string(a.pid) +
-                                                 " (not running, or not recorded by gpuperf)"));
+    // Its page may be there and not be one to trust: say why it was skipped.
+    std::string why = "not running, or not recorded by gpuperf";
+    const std::string page = "/" + std::to_string(a.pid) + ".live:";
+    for (const std::string& line : model.scan.skipped) {
+      if (line.find(page) != std::string::npos) why = "skipped " + line;
+    }
+    ReportError(Error(StatusCode::kNotFound,
+                      "no live page for pid " + std::to_string(a.pid) + " (" + why + ")"));
     return kExitFailure;  // nothing to show, not a bad input file
   }
   auto out = OutputFile::Open("-");

@@ -170,7 +170,7 @@ std::vector<Family> NewFamilies() {
        "When the process started recording (Unix time)."},
       {"gpuperf_live_pages", Kind::kGauge, Scale::kCount, "",
        "Live pages read by state (ok, busy: mid-write, stalled: not updated lately, stale: "
-       "process gone)."},
+       "process gone, skipped: not a page gpuperf can trust; gpuperf serve's log says why)."},
   };
 }
 
@@ -267,6 +267,7 @@ std::string RenderMetrics(const LiveModel& model, const MetricsOptions& options)
   pages.samples[Labels().Add("state", "busy").text()] = states[1];
   pages.samples[Labels().Add("state", "stalled").text()] = states[2];
   pages.samples[Labels().Add("state", "stale").text()] = model.scan.stale;
+  pages.samples[Labels().Add("state", "skipped").text()] = model.scan.skipped.size();
   std::string out;
   for (const Family& family : families) Write(family, options.openmetrics, out);
   if (options.openmetrics) out += "# EOF\n";
