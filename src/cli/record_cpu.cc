@@ -70,9 +70,16 @@ class EbpfCpuRecording final : public CpuRecording {
     }
     profile_ = std::move(*profile);
     if (options.cpu || options.off_cpu) {  // Python frames in samples and off-CPU stacks
-      recorder_->SetPythonTargetSink([this](uint32_t pid, const gp_py_target* target) {
+      const bool verbose = options.verbose;
+      recorder_->SetPythonTargetSink([this, verbose](uint32_t pid, const gp_py_target* target) {
         Status set = profile_->SetPythonTarget(pid, target);
-        if (!set.ok()) std::fprintf(stderr, "gpuperf: warning: %s\n", set.message().c_str());
+        if (!set.ok()) {
+          std::fprintf(stderr, "gpuperf: warning: %s\n", set.message().c_str());
+        } else if (verbose && target != nullptr) {
+          // Samples taken before this moment have no Python frames: say when it came.
+          std::fprintf(stderr, "gpuperf: pid %u: its CPU stacks carry Python frames from now on\n",
+                       pid);
+        }
       });
     }
     recorder_->LoadKernelSymbols();  // now that the programs are in it, before the command runs
