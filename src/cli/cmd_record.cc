@@ -22,6 +22,7 @@
 #include "cli/pc_lines.h"
 #include "cli/record_cpu.h"
 #include "cli/record_options.h"
+#include "cli/record_signals.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
 
@@ -29,14 +30,6 @@ namespace gpuperf::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-pid_t g_child = -1;
-
-// Ctrl+C reaches the child directly (same process group); a signal sent to gpuperf
-// alone (kill, a job scheduler) is passed on, so the child can flush and exit cleanly.
-void ForwardSignal(int sig, siginfo_t* info, void*) {
-  if (g_child > 0 && info != nullptr && info->si_code != SI_KERNEL) kill(g_child, sig);
-}
 
 std::string ExecutableDir() {
   char path[PATH_MAX];
@@ -238,11 +231,14 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
     return ReportError(Error(StatusCode::kInternal, std::string("pipe: ") + std::strerror(errno)));
   }
 
+  const ChildGroup group = ChildGroupForThisRun();
+  const pid_t record_pid = getpid();
   pid_t child = fork();
   if (child < 0) {
     return ReportError(Error(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno)));
   }
   if (child == 0) {
+    EnterChildGroup(group, record_pid);
     if (gate[0] >= 0) {
       close(gate[1]);
       char go;
@@ -257,30 +253,22 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
     std::fprintf(stderr, "gpuperf: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
-  g_child = child;
+  // Before the gate opens: the program execs in its group, and nothing sent meanwhile is lost.
+  const FlightSettings& flight_settings = options.flight_settings;
+  ForwardSignals(
+      child, group,
+      flight_settings.window_ms && flight_settings.signal > 0 ? flight_settings.signal : 0);
   if (cpu != nullptr) {
     cpu->Follow(child);
     cpu->Run();
     close(gate[0]);
     close(gate[1]);  // the child's read returns: it execs
   }
-  struct sigaction forward;
-  std::memset(&forward, 0, sizeof(forward));
-  forward.sa_sigaction = ForwardSignal;
-  forward.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigaction(SIGINT, &forward, nullptr);
-  sigaction(SIGTERM, &forward, nullptr);
-  sigaction(SIGHUP, &forward, nullptr);
-  // The flight signal sent to gpuperf reaches the command too: it asks for a dump.
-  const FlightSettings& flight_settings = options.flight_settings;
-  if (flight_settings.window_ms && flight_settings.signal > 0) {
-    sigaction(flight_settings.signal, &forward, nullptr);
-  }
 
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  g_child = -1;
+  StopForwarding();
   const int exit_code = RecordExitCode(status);
   const uint32_t flush_period_ms =
       options.flush_period_ms ? options.flush_period_ms : kDefaultFlushPeriodMs;

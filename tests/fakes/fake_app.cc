@@ -12,12 +12,15 @@
 //   fake-app: pid=.. scenario=.. kernels=.. memcpys=.. ... launches=..
 #include <cupti.h>  // also the runtime/driver parameter structs (cudaLaunchKernel_v7000_params)
 #include <dlfcn.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -1172,6 +1175,155 @@ int Ranks(int argc, char** argv) {
   return 0;
 }
 
+// For the signal tests (tests/e2e/signals_test.sh): M launches, then the program waits to be
+// signalled, as a long job does. Once the launches are done (their count is on the fake-app
+// line, printed first), $FAKE_APP_READY appears, holding "PID PGID"; $FAKE_APP_RELEASE ends the
+// wait (after 120 s the program gives up: exit 3). HOW says what the program does with signals:
+//   default      leaves them all as it found them;
+//   own          its own SIGINT and SIGTERM handlers, installed before CUDA (so before the
+//                injection's), count them: printed as the counts change, and at the end;
+//   ignore_pipe  ignores SIGPIPE (as Python does) before CUDA, then writes to a closed pipe;
+//   pipe         writes to a closed pipe after the launches: a real SIGPIPE;
+//   second_term  sends itself SIGTERM; another thread sends a second one while the first's
+//                handler runs (SIGTERM is in the main thread's blocked set exactly then);
+//   segv, bus, fpe, ill  faults, for real, after the launches;
+//   own_segv     its own SIGSEGV handler (as the JVM has) recovers from a fault; then exits.
+// A second, idle thread stands in for the others a CUDA program has (the driver's, a data
+// loader's): a signal for the process can land on it while the main thread handles one.
+volatile sig_atomic_t g_sigint_calls = 0;
+volatile sig_atomic_t g_sigterm_calls = 0;
+volatile sig_atomic_t g_segv_handled = 0;
+sigjmp_buf g_segv_recovery;
+
+void WriteReadyFile() {
+  const char* ready = getenv("FAKE_APP_READY");
+  if (ready == nullptr) return;
+  const std::string part = std::string(ready) + ".part";
+  if (FILE* f = fopen(part.c_str(), "w")) {
+    fprintf(f, "%d %d\n", static_cast<int>(getpid()), static_cast<int>(getpgrp()));
+    fclose(f);
+    rename(part.c_str(), ready);  // whole or absent
+  }
+}
+
+void WriteToClosedPipe() {
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  close(fds[0]);
+  const char byte = 0;
+  const ssize_t written = write(fds[1], &byte, 1);
+  printf("fake-app: wrote to a closed pipe: %zd (%s)\n", written,
+         written < 0 ? strerror(errno) : "");
+  fflush(stdout);
+  close(fds[1]);
+}
+
+void Fault(const std::string& how) {
+  if (how == "segv") *static_cast<volatile int*>(nullptr) = 1;
+  if (how == "fpe") {
+    volatile int dividend = 7, zero = 0;  // both read at run time: a real division
+    volatile int quotient = dividend / zero;
+    (void)quotient;
+  }
+  if (how == "ill") {
+#if defined(__x86_64__)
+    asm volatile("ud2");
+#else
+    __builtin_trap();
+#endif
+  }
+  if (how == "bus") {
+    // A page of a file with no bytes: touching it is a bus error.
+    const int fd = memfd_create("fake-app-bus", 0);
+    void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (page != MAP_FAILED) *static_cast<volatile char*>(page) = 1;
+  }
+  fprintf(stderr, "fake-app: the %s fault did not happen\n", how.c_str());
+}
+
+bool TermBlockedIn(pid_t tid) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/status";
+  FILE* f = fopen(path.c_str(), "r");
+  if (f == nullptr) return false;
+  char line[256];
+  unsigned long long blocked = 0;
+  while (fgets(line, sizeof(line), f) != nullptr) {
+    if (sscanf(line, "SigBlk: %llx", &blocked) == 1) break;
+  }
+  fclose(f);
+  return (blocked >> (SIGTERM - 1)) & 1;
+}
+
+int AwaitSignal(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 30000);
+  const std::string how = argc > 3 ? argv[3] : "default";
+  if (how == "own") {
+    signal(SIGINT, [](int) { g_sigint_calls = g_sigint_calls + 1; });
+    signal(SIGTERM, [](int) { g_sigterm_calls = g_sigterm_calls + 1; });
+  }
+  if (how == "ignore_pipe") signal(SIGPIPE, SIG_IGN);
+  if (how == "own_segv") {
+    struct sigaction recover;
+    memset(&recover, 0, sizeof(recover));
+    recover.sa_handler = [](int) {
+      g_segv_handled = g_segv_handled + 1;
+      siglongjmp(g_segv_recovery, 1);
+    };
+    sigaction(SIGSEGV, &recover, nullptr);
+  }
+  CudaInit();
+  std::thread([] {
+    for (;;) pause();
+  }).detach();
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z11awaitSignalv");
+  ReportCounts();
+  if (how == "segv" || how == "bus" || how == "fpe" || how == "ill") {
+    Fault(how);
+    return 1;
+  }
+  if (how == "own_segv") {
+    if (sigsetjmp(g_segv_recovery, 1) == 0) Fault("segv");
+    printf("fake-app: segv_handled=%d\n", static_cast<int>(g_segv_handled));
+    return 0;
+  }
+  if (how == "pipe" || how == "ignore_pipe") WriteToClosedPipe();
+  WriteReadyFile();
+  if (how == "second_term") {
+    const pid_t main_tid = gettid();
+    std::thread([main_tid] {
+      for (int polls = 0; polls < 2'000'000; ++polls) {
+        if (TermBlockedIn(main_tid)) {
+          fprintf(stderr, "fake-app: a second SIGTERM during the first one's handler\n");
+          kill(getpid(), SIGTERM);
+          return;
+        }
+        usleep(20);
+      }
+    }).detach();
+    kill(getpid(), SIGTERM);
+  }
+  const char* release = getenv("FAKE_APP_RELEASE");
+  int reported = 0;
+  for (int waited_ms = 0;; waited_ms += 5) {
+    if (g_sigint_calls + g_sigterm_calls != reported) {
+      reported = g_sigint_calls + g_sigterm_calls;
+      printf("fake-app: sigint_calls=%d sigterm_calls=%d\n", static_cast<int>(g_sigint_calls),
+             static_cast<int>(g_sigterm_calls));
+      fflush(stdout);
+    }
+    if (release != nullptr && access(release, F_OK) == 0) break;
+    if (waited_ms >= 120000) {
+      printf("fake-app: no signal ended the wait in 120 s\n");
+      return 3;
+    }
+    usleep(5000);
+  }
+  printf("fake-app: released sigint_calls=%d sigterm_calls=%d\n", static_cast<int>(g_sigint_calls),
+         static_cast<int>(g_sigterm_calls));
+  fflush(stdout);
+  return 0;
+}
+
 struct Scenario {
   const char* name;
   int (*run)(int, char**);
@@ -1220,6 +1372,11 @@ const Scenario kScenarios[] = {
     {"bench_detach", BenchDetach,
      "[M=100]: M launches; gpuperf_bench_toggle -2, another client, M; -3, 1, M; -4, M; -5, 1, M; "
      "-201, M; 7, M; 8, M; 9, M"},
+    {"await_signal", AwaitSignal,
+     "[M=30000] [HOW=default]: launches, then waits for a signal ($FAKE_APP_READY, "
+     "$FAKE_APP_RELEASE; HOW: own, ignore_pipe, pipe, second_term, segv, bus, fpe, ill, "
+     "own_segv)",
+     true},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };
