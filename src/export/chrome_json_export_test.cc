@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "export/chrome_json_writer.h"
+#include "export/json_output.h"
 #include "export/timeline_export.h"
 #include "gpuperf/trace_writer.h"
 #include "support/golden.h"
@@ -211,9 +212,11 @@ TEST(ChromeJson, EscapesEveryControlCharacter) {
   for (char c : out) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << out;
   EXPECT_EQ(json::parse(out).get<std::string>(), raw);
   out.clear();
-  AppendJsonString(out, "a\xff\xc3(b\xed\xa0\x80");  // stray, truncated, surrogate
-  EXPECT_EQ(json::parse(out).get<std::string>(),
-            "a\xef\xbf\xbd\xef\xbf\xbd(b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  // Bytes that are not UTF-8 (stray, truncated, a surrogate) as \xNN text
+  // (base/text_escape.h); C1 controls, valid UTF-8, as \u escapes: no control in the text.
+  AppendJsonString(out, "a\xff\xc3(b\xed\xa0\x80 \xc2\x9b");
+  EXPECT_EQ(out, R"("a\\xff\\xc3(b\\xed\\xa0\\x80 \u009b")");
+  EXPECT_EQ(json::parse(out).get<std::string>(), "a\\xff\\xc3(b\\xed\\xa0\\x80 \xc2\x9b");
 }
 
 // Writes the hand-made trace to a file, `records_per_chunk` records per chunk.
