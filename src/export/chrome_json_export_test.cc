@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/text_escape.h"
 #include "export/chrome_json_writer.h"
 #include "export/json_output.h"
 #include "export/timeline_export.h"
@@ -119,8 +120,8 @@ TEST_F(ChromeJsonExport, SlicesOnOneTrackNeverPartiallyOverlap) {
   size_t slices = 0;
   for (const json& e : doc_["traceEvents"]) slices += e["ph"] == "X";
   EXPECT_EQ(slices, stats_.slices);
-  const json* nasty =
-      Find("evil\"kernel\\\n\t\x01name\xef\xbf\xbd\xef\xbf\xbd");  // invalid bytes -> U+FFFD
+  // Bytes that are not UTF-8 are \xNN text (base/text_escape.h).
+  const json* nasty = Find(Utf8Text(testing::kNastyKernelName));
   ASSERT_NE(nasty, nullptr);
   EXPECT_EQ(ThreadOf(*nasty), "stream 7 (lane 2)");
   EXPECT_EQ(ThreadOf(*Find("cuLaunchKernel")), "main (lane 2)");
