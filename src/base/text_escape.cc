@@ -28,7 +28,9 @@ size_t Utf8Length(std::string_view bytes, size_t i) {
   return length;
 }
 
-// Characters that are not text to show (text_escape.h says which and why).
+// Characters that are not text to show (text_escape.h says why): C0, DEL and C1; the
+// bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E/F, U+202A-E,
+// U+2066-9) with the line and paragraph separators (U+2028/9); U+FFFE and U+FFFF.
 bool IsHiddenCharacter(uint32_t code) {
   return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code == 0x061c || code == 0x200e ||
          code == 0x200f || (code >= 0x2028 && code <= 0x202e) ||
