@@ -9,6 +9,7 @@
 #include "analyze/report/hardware_conditions.h"
 #include "analyze/report/report_diff.h"
 #include "analyze/report/report_model.h"
+#include "base/text_escape.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
@@ -93,7 +94,7 @@ int RunDiff(const DiffArgs& a) {
     violations.push_back(std::move(v));
   }
   for (const std::string& v : violations)
-    std::fprintf(stderr, "gpuperf: regression: %s\n", v.c_str());
+    std::fprintf(stderr, "gpuperf: regression: %s\n", DisplayText(v).c_str());
   return violations.empty() ? kExitOk : kExitFailure;
 }
 

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "base/process_owner.h"
+#include "base/text_escape.h"
 #include "cli/command.h"
 #include "cli/record_flight.h"
 #include "cli/record_options.h"
@@ -314,11 +315,12 @@ int RunDumpNow(const DumpNowArgs& args) {
       if (!args.no_symbolize) {
         Status symbolized = SymbolizeRecording(path, /*quiet=*/false);
         if (!symbolized.ok()) {
-          std::fprintf(stderr, "gpuperf: warning: symbolization failed: %s\n",
-                       symbolized.message().c_str());
+          PrintWarning("symbolization failed: " + symbolized.message());
         }
       }
-      std::printf("%s\n", path.c_str());
+      // The name starts with the program's file name, which the program chose: escaped on a
+      // terminal; exact for a script that reads it ($(gpuperf dump-now PID)).
+      std::printf("%s\n", isatty(STDOUT_FILENO) ? DisplayText(path).c_str() : path.c_str());
       return kExitOk;
     }
     struct stat st;

@@ -132,7 +132,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     AddPcFrames(*graph, *profile, options);
   }
   const DataLossSummary loss = SummarizeDataLoss(report, graph->recording_loss);
-  if (loss.any()) std::fprintf(stderr, "gpuperf: warning: %s\n", loss.line.c_str());
+  if (loss.any()) PrintWarning(loss.line);
   svg.data_loss = loss.line;
 
   auto file = OutputFile::Open(args.output, args.trace);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/record_defaults.h"
+#include "base/text_escape.h"
 #include "cli/command.h"
 #include "cli/other_profilers.h"
 #include "cli/pc_lines.h"
@@ -300,15 +301,13 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   if (!options.no_symbolize) {
     Status symbolized = SymbolizeRecording(*dir, options.quiet);
     if (!symbolized.ok()) {
-      std::fprintf(stderr, "gpuperf: warning: symbolization failed: %s\n",
-                   symbolized.message().c_str());
+      PrintWarning("symbolization failed: " + symbolized.message());
     }
   }
   if (options.pc_sampling) {
     Status lines = ResolvePcSampleLines(*dir, options.quiet);
     if (!lines.ok()) {
-      std::fprintf(stderr, "gpuperf: warning: PC samples not mapped to lines: %s\n",
-                   lines.message().c_str());
+      PrintWarning("PC samples not mapped to lines: " + lines.message());
     }
   }
   if (!options.quiet && flight_settings.window_ms) {
@@ -324,7 +323,7 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
       std::fputs(FormatRecordSummary(*totals, *dir, note).c_str(), stderr);
     } else {
       std::fprintf(stderr, "gpuperf: error: cannot read the recording: %s\n",
-                   totals.status().message().c_str());
+                   DisplayText(totals.status().message()).c_str());
     }
     const bool finished = totals.ok() && totals->FinishedProcess(static_cast<uint32_t>(child));
     std::fputs(DescribeSignalEnding(status, options.command[0], finished, flush_period_ms).c_str(),

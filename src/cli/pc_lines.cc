@@ -21,6 +21,7 @@
 #include "analyze/demangle.h"
 #include "analyze/sass_listing.h"
 #include "base/hardware_advice.h"
+#include "base/text_escape.h"
 #include "gpuperf/trace_append.h"
 #include "gpuperf/trace_reader.h"
 
@@ -214,7 +215,7 @@ Status ResolvePcSampleLines(const std::string& dir, bool quiet) {
                counts.functions, counts.with_lines,
                counts.disassembled ? ("from " + nvdisasm).c_str() : "not available (no nvdisasm)");
   for (const std::string& kernel : counts.without_lines) {
-    std::fprintf(stderr, "gpuperf: %s\n", NoLineInfoLine(kernel).c_str());
+    std::fprintf(stderr, "gpuperf: %s\n", DisplayText(NoLineInfoLine(kernel)).c_str());
   }
   if (counts.missing_cubins) {
     std::fprintf(stderr,

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/units.h"
+#include "cli/command.h"
 #include "symbolize/symbolizer.h"
 
 #if GPUPERF_HAVE_EBPF
@@ -74,7 +75,7 @@ class EbpfCpuRecording final : public CpuRecording {
       recorder_->SetPythonTargetSink([this, verbose](uint32_t pid, const gp_py_target* target) {
         Status set = profile_->SetPythonTarget(pid, target);
         if (!set.ok()) {
-          std::fprintf(stderr, "gpuperf: warning: %s\n", set.message().c_str());
+          PrintWarning(set.message());
         } else if (verbose && target != nullptr) {
           // Samples taken before this moment have no Python frames: say when it came.
           std::fprintf(stderr, "gpuperf: pid %u: its CPU stacks carry Python frames from now on\n",
@@ -94,7 +95,7 @@ class EbpfCpuRecording final : public CpuRecording {
 
   void Follow(pid_t pid) override {
     Status followed = profile_->Follow(static_cast<uint32_t>(pid));
-    if (!followed.ok()) std::fprintf(stderr, "gpuperf: warning: %s\n", followed.message().c_str());
+    if (!followed.ok()) PrintWarning(followed.message());
   }
 
   bool Finish(uint32_t stats_pid) override {
@@ -111,8 +112,7 @@ class EbpfCpuRecording final : public CpuRecording {
                    static_cast<unsigned long long>(drain_cpu_ns_));
     }
     if (!written.ok()) {
-      std::fprintf(stderr, "gpuperf: warning: CPU samples not written: %s\n",
-                   written.message().c_str());
+      PrintWarning("CPU samples not written: " + written.message());
       return false;
     }
     if (symbolize_) {
@@ -122,8 +122,7 @@ class EbpfCpuRecording final : public CpuRecording {
       options.innermost_is_return_address = false;
       Status named = SymbolizeTraceFile(dir_ + "/" + file_, options, nullptr);
       if (!named.ok()) {
-        std::fprintf(stderr, "gpuperf: warning: CPU samples not symbolized: %s\n",
-                     named.message().c_str());
+        PrintWarning("CPU samples not symbolized: " + named.message());
       }
     }
     if (measure_cost_) {

@@ -11,6 +11,7 @@
 
 #include "analyze/quantity.h"
 #include "base/flight_signal.h"
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "cli/record_summary.h"
 
@@ -149,9 +150,11 @@ std::string DescribeFlightRecording(const std::string& dir, uint32_t main_pid, b
     return out;
   }
   const std::string& last = main->second.back().second;
+  // The dump's name starts with the program's file name, which the program chose.
+  const std::string shown = DisplayText(last);
   auto totals = SummarizeRecording(last);
   if (!totals.ok()) {
-    out += "  cannot read " + last + ": " + totals.status().message() + "\n";
+    out += "  cannot read " + shown + ": " + DisplayText(totals.status().message()) + "\n";
     return out;
   }
   totals->bytes_on_disk = fs::file_size(last, ec);
@@ -163,7 +166,7 @@ std::string DescribeFlightRecording(const std::string& dir, uint32_t main_pid, b
   *finished = exit_dump && totals->FinishedProcess(main_pid);
   if (!exit_dump) out += "  pid " + std::to_string(main_pid) + " ended without its exit dump\n";
   out += "  the last dump of pid " + std::to_string(main_pid) + ":\n";
-  out += FormatRecordSummary(*totals, last);
+  out += FormatRecordSummary(*totals, shown);
   return out;
 }
 

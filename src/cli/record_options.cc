@@ -7,6 +7,7 @@
 
 #include "base/activities.h"
 #include "base/record_defaults.h"
+#include "cli/command.h"
 #include "cli/record_preload.h"
 #include "symbolize/symbolizer.h"
 
@@ -220,7 +221,7 @@ Status SymbolizeRecording(const std::string& dir, bool quiet) {
   GP_RETURN_IF_ERROR(SymbolizeTraceFile(dir, options, &summary));
   if (!quiet) {
     for (const std::string& warning : summary.warnings) {
-      std::fprintf(stderr, "gpuperf: warning: %s\n", warning.c_str());
+      PrintWarning(warning);
     }
   }
   return Status::Ok();

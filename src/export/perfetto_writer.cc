@@ -138,17 +138,17 @@ class PerfettoWriter final : public TimelineWriter {
     if (t.kind == TrackKind::kProcess) {
       auto process = w_.BeginNested(track::kProcess);
       w_.Varint(track::kProcessPid, t.pid);
-      w_.Bytes(track::kProcessName, t.name);
+      w_.String(track::kProcessName, t.name);
       w_.EndNested(process);
     } else if (t.kind == TrackKind::kThread && t.lane == 0) {
       auto thread = w_.BeginNested(track::kThread);
       w_.Varint(track::kThreadPid, t.pid);
       w_.Varint(track::kThreadTid, t.tid);
-      w_.Bytes(track::kThreadName, t.name);
+      w_.String(track::kThreadName, t.name);
       w_.EndNested(thread);
       w_.Varint(track::kChildOrdering, track::kChildOrderingExplicit);
     } else {
-      w_.Bytes(track::kName, t.name);
+      w_.String(track::kName, t.name);
       w_.Int(track::kSiblingOrderRank, t.sort_rank);
       if (t.kind == TrackKind::kGpu) {
         w_.Varint(track::kChildOrdering, track::kChildOrderingExplicit);
@@ -260,7 +260,7 @@ class PerfettoWriter final : public TimelineWriter {
   void WriteInterned(uint32_t field, InternedText text) {
     auto entry = w_.BeginNested(field);
     w_.Varint(interned::kIid, text.key);
-    w_.Bytes(interned::kNameOrStr, text.text);
+    w_.String(interned::kNameOrStr, text.text);
     w_.EndNested(entry);
   }
 
@@ -306,7 +306,7 @@ class PerfettoWriter final : public TimelineWriter {
         w_.Double(annotation::kDoubleValue, arg.double_value);
         break;
       case TimelineArg::Type::kString:
-        w_.Bytes(annotation::kStringValue, arg.string_value.text);
+        w_.String(annotation::kStringValue, arg.string_value.text);
         break;
       case TimelineArg::Type::kInternedString:
         w_.Varint(annotation::kStringValueIid, arg.string_value.key);

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/text_escape.h"
+
 namespace gpuperf {
 
 class ProtoWriter {
@@ -39,6 +41,12 @@ class ProtoWriter {
     Tag(field, kWireLengthDelimited);
     AppendVarint(bytes.size());
     out_.append(bytes);
+  }
+  // A `string` field, which protobuf requires to be valid UTF-8: recorded names are made so
+  // by the rule of base/text_escape.h.
+  void String(uint32_t field, std::string_view text) {
+    std::string storage;
+    Bytes(field, EscapedView(text, TextForm::kUtf8, storage));
   }
 
   // A repeated varint field in packed form (one length-delimited run of varints, the

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/text_table.h"
 #include "format/enum_names.h"
@@ -54,8 +55,8 @@ void Clocks(const RanksModel& r, std::ostream& out) {
     out << "  clocks: one host, one CLOCK_MONOTONIC: times across ranks are exact\n";
     return;
   }
-  out << "  clocks: " << r.clocks.size() << " hosts, aligned on " << r.clocks[0].hostname
-      << "'s clock\n";
+  out << "  clocks: " << r.clocks.size() << " hosts, aligned on "
+      << DisplayText(r.clocks[0].hostname) << "'s clock\n";
   TextTable t;
   t.AddColumn("Host", Align::kLeft);
   for (const char* h :
@@ -167,13 +168,13 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
     const Straggler& s = *r.straggler;
     char share[32];
     std::snprintf(share, sizeof(share), "%.0f%%", s.share_of_waiting * 100);
-    out << "  straggler: " << s.label << " arrived last at " << FormatCount(s.last_arrivals)
-        << " of " << FormatCount(s.collectives) << " collectives, a median "
-        << Dur(s.delay_median_ns) << " after the next rank; " << Dur(s.delay_total_ns)
-        << " of waiting in all (" << share << " of all ranks' waiting)\n";
+    out << "  straggler: " << DisplayText(s.label) << " arrived last at "
+        << FormatCount(s.last_arrivals) << " of " << FormatCount(s.collectives)
+        << " collectives, a median " << Dur(s.delay_median_ns) << " after the next rank; "
+        << Dur(s.delay_total_ns) << " of waiting in all (" << share << " of all ranks' waiting)\n";
   }
   Clocks(r, out);
-  for (const std::string& w : r.warnings) out << "  ! " << w << '\n';
+  for (const std::string& w : r.warnings) out << "  ! " << DisplayText(w) << '\n';
 }
 
 void WriteEnergyText(const ReportModel& model, const ReportRenderOptions& options,

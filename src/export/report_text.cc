@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/report_cpu.h"
 #include "export/report_export.h"
@@ -53,12 +54,12 @@ void Summary(const ReportModel& m, std::ostream& out) {
       << (m.devices.size() == 1 ? " device" : " devices") << ", span " << Dur(s.span_ns) << '\n';
   for (const ProcessRow& p : m.processes) {
     out << "  pid " << p.pid;
-    if (!p.command.empty()) out << "  " << Ellipsize(p.command, 80);
-    if (!p.hostname.empty()) out << "  on " << p.hostname;
+    if (!p.command.empty()) out << "  " << Ellipsize(DisplayText(p.command), 80);
+    if (!p.hostname.empty()) out << "  on " << DisplayText(p.hostname);
     out << "  wall " << Dur(p.wall_ns) << (p.complete ? "" : "  (incomplete)") << '\n';
   }
   for (const DeviceRow& d : m.devices) {
-    out << "  device " << d.device << " of pid " << d.pid << ": " << d.name << " (sm_"
+    out << "  device " << d.device << " of pid " << d.pid << ": " << DisplayText(d.name) << " (sm_"
         << d.compute_major << d.compute_minor << ", " << d.sm_count << " SMs)\n";
   }
   out << "  GPU time " << Dur(s.gpu_ns()) << ": kernels " << Dur(s.kernel_ns) << " ("
@@ -80,9 +81,9 @@ void Loss(const ReportModel& m, std::ostream& out) {
   for (const LossRow& l : m.loss) {
     out << "  " << (l.severity == "data_loss" ? "LOST " : "WARN ");
     if (l.pid) out << "pid " << *l.pid << ": ";
-    out << Count(l.value) << " " << l.description << " [" << l.stat << "]\n";
+    out << Count(l.value) << " " << DisplayText(l.description) << " [" << l.stat << "]\n";
   }
-  for (const std::string& w : m.read_warnings) out << "  READ " << w << '\n';
+  for (const std::string& w : m.read_warnings) out << "  READ " << DisplayText(w) << '\n';
 }
 
 void Kernels(const ReportModel& m, const ReportRenderOptions& o, std::ostream& out) {
@@ -239,8 +240,8 @@ void Memory(const ReportModel& m, std::ostream& out) {
     std::snprintf(address, sizeof(address), "0x%" PRIx64, l.address);
     out << "    " << FormatBytes(l.bytes) << " at " << address << " (pid " << l.pid << ", device "
         << l.device << ", " << EnumName(l.memory_kind) << ", allocated at " << Dur(l.at_ns)
-        << (l.api.empty() ? "" : " by " + l.api) << ")\n";
-    for (const std::string& frame : l.stack) out << "        " << frame << '\n';
+        << (l.api.empty() ? "" : " by " + DisplayText(l.api)) << ")\n";
+    for (const std::string& frame : l.stack) out << "        " << DisplayText(frame) << '\n';
   }
 }
 

@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -945,9 +946,18 @@ int Flight(int argc, char** argv) {
   return 0;
 }
 
+// A pause, so that readers see the page of a running process: until the file
+// $FAKE_APP_RELEASE exists, or `hold_ms` pass.
+void HoldUntilReleased(int hold_ms) {
+  const char* release = getenv("FAKE_APP_RELEASE");
+  for (int waited = 0; waited < hold_ms; waited += 20) {
+    if (release != nullptr && access(release, F_OK) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // A workload of known totals for the live page (gpuperf top/serve, tests/e2e/live_test.sh),
-// then a pause, so that readers see the page of a running process: until the file
-// $FAKE_APP_RELEASE exists, or HOLD_MS pass.
+// then a pause (HoldUntilReleased).
 int Live(int argc, char** argv) {
   const int launches = ArgOr(argc, argv, 2, 200);
   const int hold_ms = ArgOr(argc, argv, 3, 30000);
@@ -981,11 +991,30 @@ int Live(int argc, char** argv) {
       (unsigned long long)g_counts.sync_call_ns.load(), 3 << 20, 1 << 20, 1 << 20, vec_add,
       (unsigned long long)vec_add_ns, scale, (unsigned long long)scale_ns, 3 << 20, 4 << 20);
   fflush(stdout);
-  const char* release = getenv("FAKE_APP_RELEASE");
-  for (int waited = 0; waited < hold_ms; waited += 20) {
-    if (release != nullptr && access(release, F_OK) == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  HoldUntilReleased(hold_ms);
+  return 0;
+}
+
+// Names a recorded program chooses, for the tests of how every output shows them
+// (tests/e2e/hostile_strings_test.sh): a thread named NAME (its first 15 bytes, as Linux
+// keeps them) launches 3 kernels named NAME inside an NVTX range named NAME; then the live
+// scenario's pause.
+int Names(int argc, char** argv) {
+  const char* name = argc > 2 ? argv[2] : "names";
+  const int hold_ms = ArgOr(argc, argv, 3, 0);
+  std::thread worker([name] {
+    char thread_name[16] = {};
+    strncpy(thread_name, name, sizeof(thread_name) - 1);
+    prctl(PR_SET_NAME, thread_name, 0, 0, 0);
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, name);
+    for (int i = 0; i < 3; ++i) LaunchKernel(name);
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, nullptr);
+  });
+  worker.join();
+  DeviceSynchronize();
+  ReportCounts();
+  fflush(stdout);
+  HoldUntilReleased(hold_ms);
   return 0;
 }
 
@@ -1360,6 +1389,9 @@ const Scenario kScenarios[] = {
     {"flight", Flight, "N[E] N[E]...: phases of N launches (E: then a failing malloc)", true},
     {"live", Live,
      "[M=200] [HOLD_MS=30000]: known totals, then a pause ($FAKE_APP_RELEASE ends it)"},
+    {"names", Names,
+     "NAME [HOLD_MS=0]: a thread, 3 kernels and an NVTX range named NAME, then a pause "
+     "($FAKE_APP_RELEASE ends it)"},
     {"ranks", Ranks,
      "[STEPS=20]: a DDP-like rank (RANK, WORLD_SIZE, LOCAL_RANK; FAKE_BARRIER_DIR, "
      "FAKE_SLOW_RANK, FAKE_SLOW_MS)",

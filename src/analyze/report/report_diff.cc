@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analyze/quantity.h"
+#include "base/text_escape.h"
 #include "base/units.h"
 
 namespace gpuperf {
@@ -55,10 +56,12 @@ struct ItemRow {
   uint64_t failures = 0;
 };
 
+// Keyed by the UTF-8 form of the name (base/text_escape.h): a report read back from JSON
+// holds names in that form, a trace holds the bytes, and both must meet.
 std::map<std::string, ItemRow> Kernels(const ReportModel& m) {
   std::map<std::string, ItemRow> out;
   for (const KernelRow& k : m.kernels) {
-    out[k.name] = {k.display_name.empty() ? k.name : k.display_name, &k.time, 0};
+    out[Utf8Text(k.name)] = {k.display_name.empty() ? k.name : k.display_name, &k.time, 0};
   }
   return out;
 }
@@ -68,7 +71,7 @@ std::map<std::string, ItemRow> Kernels(const ReportModel& m) {
 std::map<std::string, ItemRow> Apis(const ReportModel& m) {
   std::map<std::string, ItemRow> out;
   for (const auto* rows : {&m.runtime_api, &m.driver_api}) {
-    for (const ApiRow& a : *rows) out[a.name] = {a.name, &a.time, a.failures};
+    for (const ApiRow& a : *rows) out[Utf8Text(a.name)] = {a.name, &a.time, a.failures};
   }
   return out;
 }
