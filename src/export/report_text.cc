@@ -55,7 +55,11 @@ void Summary(const ReportModel& m, std::ostream& out) {
     out << "  pid " << p.pid;
     if (!p.command.empty()) out << "  " << Ellipsize(p.command, 80);
     if (!p.hostname.empty()) out << "  on " << p.hostname;
-    out << "  wall " << Dur(p.wall_ns) << (p.complete ? "" : "  (incomplete)") << '\n';
+    out << "  wall " << Dur(p.wall_ns)
+        << (p.complete    ? ""
+            : p.recording ? "  (still being recorded)"
+                          : "  (incomplete)")
+        << '\n';
   }
   for (const DeviceRow& d : m.devices) {
     out << "  device " << d.device << " of pid " << d.pid << ": " << d.name << " (sm_"
