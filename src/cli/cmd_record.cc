@@ -26,6 +26,7 @@
 #include "cli/record_signals.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
+#include "gpuperf/trace_lock.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -112,6 +113,34 @@ bool HasTraceFiles(const std::string& dir, const std::string& except = "") {
   return false;
 }
 
+// record --force: removes the traces in `dir`, or, while a process still writes one of them
+// (a recording in progress), none. Every file is held first (trace_lock.h), so that no
+// writer can start on one between the look and the removal.
+Status RemoveFinishedTraces(const std::string& dir) {
+  std::vector<std::pair<fs::path, int>> held;
+  auto let_go = [&held] {
+    for (const auto& [path, fd] : held) {
+      if (fd >= 0) close(fd);
+    }
+  };
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".gpt") continue;
+    const std::string path = entry.path().string();
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    held.emplace_back(entry.path(), fd);
+    if (fd < 0) continue;  // not ours to ask: removed as before
+    if (Status free = HoldTraceFile(fd, path); free.code() == StatusCode::kBusy) {
+      let_go();
+      return Error(StatusCode::kBusy, "--force removes no recording still in progress: " +
+                                          free.message() + "; nothing removed");
+    }
+  }
+  for (const auto& [path, fd] : held) fs::remove(path, ec);
+  let_go();
+  return Status::Ok();
+}
+
 Result<std::string> PrepareOutputDir(const RecordOptions& options) {
   std::string dir = options.output_dir;
   std::error_code ec;
@@ -130,9 +159,7 @@ Result<std::string> PrepareOutputDir(const RecordOptions& options) {
                    "output directory " + dir +
                        " already holds a recording; choose another -o or pass --force");
     }
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() == ".gpt") fs::remove(entry.path(), ec);
-    }
+    GP_RETURN_IF_ERROR(RemoveFinishedTraces(dir));
   }
   fs::create_directories(dir, ec);
   std::error_code is_dir_error;  // a parent we may not search: an error, not an exception

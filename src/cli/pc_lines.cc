@@ -134,6 +134,9 @@ Status ResolveFile(const std::string& dir, const std::string& path, const std::s
   WantedSink sink(wanted);
   ReadReport report;
   GP_RETURN_IF_ERROR(ReadTrace(path, sink, &report));
+  // Still being recorded: its lines come when it is symbolized after its end (record's
+  // symbolize step already said so, in one line).
+  if (!report.being_recorded.empty()) return Status::Ok();
   if (wanted.offsets.empty() || wanted.resolved) return Status::Ok();
 
   std::vector<SassLineRecord> lines;

@@ -56,7 +56,11 @@ void Summary(const ReportModel& m, std::ostream& out) {
     out << "  pid " << p.pid;
     if (!p.command.empty()) out << "  " << Ellipsize(DisplayText(p.command), 80);
     if (!p.hostname.empty()) out << "  on " << DisplayText(p.hostname);
-    out << "  wall " << Dur(p.wall_ns) << (p.complete ? "" : "  (incomplete)") << '\n';
+    out << "  wall " << Dur(p.wall_ns)
+        << (p.complete    ? ""
+            : p.recording ? "  (still being recorded)"
+                          : "  (incomplete)")
+        << '\n';
   }
   for (const DeviceRow& d : m.devices) {
     out << "  device " << d.device << " of pid " << d.pid << ": " << DisplayText(d.name) << " (sm_"

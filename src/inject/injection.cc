@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/trace_lock.h"
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/detach.h"
@@ -115,6 +116,9 @@ void OnForkChild() {
   // The child has no CUPTI worker and no writer thread; flushing CUPTI there hangs
   // (HPCToolkit #195). A child that execs gets injected afresh through the environment.
   if (g_recorder != nullptr) g_recorder->disabled.store(true);
+  // Its copies of the trace's descriptor would keep the writer's lock after the parent
+  // ends: the trace would read as still being recorded for as long as the child lives.
+  CloseTraceFilesInForkedChild();
 }
 
 // PyTorch loaded after CUDA started (rare: torch normally comes first) is found once new

@@ -480,6 +480,30 @@ int Fork(int argc, char** argv) {
   return failures == 0 ? 0 : 1;
 }
 
+// A child forked after CUDA started (no exec, no CUDA) that outlives its parent: it waits
+// for $FAKE_APP_RELEASE (60 s at most), then leaves through exit(). The parent launches M,
+// forks, launches M more and exits at once. Its trace is finished when it exits, whatever
+// the child copied (tests/e2e/trace_lock_test.sh).
+int ForkLinger(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 50);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z10beforeForkv");
+  fflush(stdout);
+  if (fork() == 0) {
+    g_scenario = "fork_linger-child";
+    g_counts.kernels = g_counts.launches = g_counts.runtime_api = g_counts.driver_api = 0;
+    ReportCounts();
+    const char* release = getenv("FAKE_APP_RELEASE");
+    for (int waited = 0; release != nullptr && access(release, F_OK) != 0; ++waited) {
+      if (waited == 6000) break;  // 60 s: the test is gone
+      usleep(10 * 1000);
+    }
+    exit(0);
+  }
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z9afterForkv");
+  ReportCounts();
+  return 0;
+}
+
 int SecondSubscriber(int, char**) {
   BasicWorkload();
   ReportCounts();
@@ -1369,6 +1393,8 @@ const Scenario kScenarios[] = {
     {"exit_flush", ExitFlush, "[M=500]: launches left pending at a normal exit"},
     {"signal", Signal, "[M=300]: launches, then SIGTERM to itself"},
     {"fork", Fork, "a child that only exits, a fork+exec of 'basic', 100 launches"},
+    {"fork_linger", ForkLinger,
+     "[M=50]: M launches, a forked child that lives on until $FAKE_APP_RELEASE, M more"},
     {"second_subscriber", SecondSubscriber, "another tool holds the CUPTI subscriber slot"},
     {"device_reset", DeviceReset, "basic, cudaDeviceReset, a new context, 5 launches"},
     {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
