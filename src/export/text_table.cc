@@ -132,6 +132,12 @@ void TextTable::Render(std::ostream& out, std::string_view indent) const {
   for (const auto& row : rows_) line(row);
 }
 
+void WriteHeading(std::ostream& out, std::string_view title, std::string_view note) {
+  out << '\n' << title;
+  if (!note.empty()) out << "  (" << note << ")";
+  out << '\n';
+}
+
 void WriteNote(std::ostream& out, std::string_view bytes, std::string_view indent) {
   std::string storage;
   std::string_view text = EscapedView(bytes, TextForm::kDisplay, storage);

@@ -64,6 +64,10 @@ void SetTableWidth(std::ostream& out, size_t max_width);
 // written in the display form of base/text_escape.h: a name in it cannot break the line.
 void WriteNote(std::ostream& out, std::string_view text, std::string_view indent = "  ");
 
+// A section's heading in a text report: a blank line, the title, and the note in parentheses
+// when there is one.
+void WriteHeading(std::ostream& out, std::string_view title, std::string_view note = "");
+
 // The width a report written to `fd` should fit: 0 (no limit) unless `fd` is a terminal;
 // then $COLUMNS when set to a number, else the terminal's own width, else 80.
 size_t TerminalWidth(int fd);
