@@ -187,9 +187,8 @@ int RecordSystemOnly(const RecordOptions& options) {
   sigaddset(&wait_for, SIGINT);
   sigaddset(&wait_for, SIGTERM);
   sigprocmask(SIG_BLOCK, &wait_for, nullptr);
-  const struct timespec window = {
-      static_cast<time_t>(options.duration_s),
-      static_cast<long>((options.duration_s - static_cast<time_t>(options.duration_s)) * 1e9)};
+  const struct timespec window = {static_cast<time_t>(options.duration_ms / 1000),
+                                  static_cast<long>(options.duration_ms % 1000 * 1000000)};
   sigtimedwait(&wait_for, nullptr, &window);
   if (!cpu->Finish(static_cast<uint32_t>(getpid()))) return kExitFailure;
   if (!options.no_symbolize) SymbolizeRecording(*dir, options.quiet);
@@ -208,7 +207,7 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
         Error(StatusCode::kInvalidArgument, "--system samples CPUs: add --cpu and/or --off-cpu"));
   }
   if (options.command.empty() && options.system) {
-    if (options.duration_s <= 0) {
+    if (options.duration_ms == 0) {
       return ReportError(Error(StatusCode::kInvalidArgument,
                                "--system without a command needs --duration SECONDS"));
     }
@@ -346,7 +345,8 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   } else if (!options.quiet) {
     auto totals = SummarizeRecording(*dir);
     if (totals.ok()) {
-      const std::string note = DescribeEmptyRange(*totals, options.delay_s, options.duration_s);
+      const std::string note =
+          DescribeEmptyRange(*totals, options.delay_ms / 1e3, options.duration_ms / 1e3);
       std::fputs(FormatRecordSummary(*totals, *dir, note).c_str(), stderr);
     } else {
       std::fprintf(stderr, "gpuperf: error: cannot read the recording: %s\n",

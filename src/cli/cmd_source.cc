@@ -16,6 +16,7 @@
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
+#include "cli/quantity_options.h"
 #include "export/text_table.h"
 
 namespace gpuperf::cli {
@@ -225,9 +226,10 @@ void RegisterSource(CLI::App& app, int* exit_code) {
   cmd->add_flag("--sass", a->sass, "Show every instruction (SASS) rather than source lines");
   cmd->add_option("--source-dir", a->source_dirs,
                   "Where to look for a source file not at its recorded path (repeatable)");
-  cmd->add_option("--context", a->context, "Lines shown around sampled lines (default 3)")
-      ->check(CLI::Range(0, 1000));
-  cmd->add_option("--pid", a->pid, "Only this process's samples")->check(CLI::Range(0, INT32_MAX));
+  TakesCount(cmd->add_option("--context", a->context,
+                             "Lines shown around sampled lines (0 to 1000; default 3)"),
+             {0, 1000});
+  TakesCount(cmd->add_option("--pid", a->pid, "Only this process's samples"), kPidSpec);
   cmd->add_option("-o,--output", a->output, "Write to this file (default: stdout)");
   cmd->callback([a, exit_code] { *exit_code = RunSource(*a); });
 }
