@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/pid_check.h"
 #include "cli/quantity_options.h"
 #include "export/flamegraph_svg.h"
 #include "export/folded.h"
@@ -92,7 +93,12 @@ int RunFlamegraph(const FlamegraphArgs& args) {
                   : args.split == "thread" ? FlameSplit::kThread
                   : args.split == "rank"   ? FlameSplit::kRank
                                            : FlameSplit::kNone;
-  if (args.pid >= 0) options.pid = static_cast<uint32_t>(args.pid);
+  if (args.pid >= 0) {
+    options.pid = static_cast<uint32_t>(args.pid);
+    if (Status known = CheckPidRecorded(args.trace, *options.pid); !known.ok()) {
+      return ReportError(known);
+    }
+  }
   if (args.tid >= 0) options.tid = static_cast<uint32_t>(args.tid);
   options.kernel_regex = args.kernel;
   options.inverted = args.inverted;

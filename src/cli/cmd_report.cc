@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/pid_check.h"
 #include "cli/quantity_options.h"
 #include "cli/report_split.h"
 #include "export/report_export.h"
@@ -59,7 +60,12 @@ int RunReport(const ReportArgs& a) {
   if (!sort.ok()) return ReportError(sort.status());
 
   ReportOptions options;
-  if (a.pid >= 0) options.pid = static_cast<uint32_t>(a.pid);
+  if (a.pid >= 0) {
+    options.pid = static_cast<uint32_t>(a.pid);
+    if (Status known = CheckPidRecorded(a.path, *options.pid); !known.ok()) {
+      return ReportError(known);
+    }
+  }
   if (a.device >= 0) options.device = static_cast<uint32_t>(a.device);
   if (a.stream >= 0) options.stream = static_cast<uint32_t>(a.stream);
   options.kernel_regex = a.kernel_regex;

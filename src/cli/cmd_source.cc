@@ -16,6 +16,7 @@
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
+#include "cli/pid_check.h"
 #include "cli/quantity_options.h"
 #include "export/text_table.h"
 
@@ -158,7 +159,10 @@ void Sass(const PcFunction& f, std::ostream& out) {
 
 int RunSource(const SourceArgs& a) {
   std::optional<uint32_t> pid;
-  if (a.pid >= 0) pid = static_cast<uint32_t>(a.pid);
+  if (a.pid >= 0) {
+    pid = static_cast<uint32_t>(a.pid);
+    if (Status known = CheckPidRecorded(a.trace, *pid); !known.ok()) return ReportError(known);
+  }
   auto profile = LoadPcProfile(a.trace, pid);
   if (!profile.ok()) return ReportError(profile.status());
   if (profile->functions.empty()) {
