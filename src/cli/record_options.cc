@@ -88,7 +88,7 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   TakesDuration(cmd.add_option("--flight", o.flight_ms,
                                "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; 100ms "
                                "to\n24h) in memory; write it as a trace on SIGUSR2, gpuperf "
-                               "dump-now PID,\na CUDA error and at exit (PROG.PID.flight-N.gpt; "
+                               "dump-now PID,\na CUDA error and at exit (PROG.PID.flight-N.gpt;\n"
                                "docs/flight-recorder.md)"),
                 kNsPerMs,
                 {kNsPerSecond, kMinFlightWindowMs * kNsPerMs, kMaxFlightWindowMs * kNsPerMs});
