@@ -28,7 +28,9 @@
 
 #include "base/process_owner.h"
 #include "base/text_escape.h"
+#include "base/units.h"
 #include "cli/command.h"
+#include "cli/quantity_options.h"
 #include "cli/record_flight.h"
 #include "cli/record_options.h"
 #include "live/live_dir.h"
@@ -38,7 +40,7 @@ namespace {
 
 struct DumpNowArgs {
   uint32_t pid = 0;
-  double timeout_s = 60;
+  uint64_t timeout_ms = 60'000;
   bool no_symbolize = false;
 };
 
@@ -292,7 +294,7 @@ int RunDumpNow(const DumpNowArgs& args) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + std::chrono::duration<double>(args.timeout_s);
+  const auto deadline = start + std::chrono::milliseconds(args.timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     state.clear();
@@ -330,9 +332,8 @@ int RunDumpNow(const DumpNowArgs& args) {
     }
   }
   take_back();
-  return ReportError(
-      Error(StatusCode::kIoError, Pid(args.pid) + " wrote no dump in " +
-                                      std::to_string(static_cast<int>(args.timeout_s)) + " s"));
+  return ReportError(Error(StatusCode::kIoError, Pid(args.pid) + " wrote no dump in " +
+                                                     FormatDuration(args.timeout_ms * kNsPerMs)));
 }
 
 void RegisterDumpNow(CLI::App& app, int* exit_code) {
@@ -341,9 +342,12 @@ void RegisterDumpNow(CLI::App& app, int* exit_code) {
       "Ask a process recorded with 'gpuperf record --flight' to write its flight recorder's\n"
       "window now; prints the dump's path when it is written");
   auto args = std::make_shared<DumpNowArgs>();
-  cmd->add_option("pid", args->pid, "Process id of the recorded program")->required();
-  cmd->add_option("--timeout", args->timeout_s, "Seconds to wait for the dump (default 60)")
-      ->check(CLI::PositiveNumber);
+  TakesCount(cmd->add_option("pid", args->pid, "Process id of the recorded program"), kPidSpec)
+      ->required();
+  TakesDuration(cmd->add_option("--timeout", args->timeout_ms,
+                                "How long to wait for the dump: seconds, or with a unit (1ms to "
+                                "24h; default 60)"),
+                kNsPerMs, {kNsPerSecond, kNsPerMs, 24 * kNsPerHour});
   cmd->add_flag("--no-symbolize", args->no_symbolize,
                 "Leave stack addresses unresolved (gpuperf symbolize does it later)");
   cmd->callback([args, exit_code] { *exit_code = RunDumpNow(*args); });

@@ -19,6 +19,8 @@
 #include "base/record_defaults.h"
 #include "base/text_escape.h"
 #include "cli/command.h"
+#include "cli/command_lookup.h"
+#include "cli/injection_library.h"
 #include "cli/other_profilers.h"
 #include "cli/pc_lines.h"
 #include "cli/record_cpu.h"
@@ -32,68 +34,6 @@ namespace gpuperf::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ExecutableDir() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return ".";
-  return fs::path(std::string(path, n)).parent_path().string();
-}
-
-Result<std::string> FindInjectionLibrary(const std::string& explicit_path) {
-  std::vector<std::string> candidates;
-  if (!explicit_path.empty()) {
-    candidates.push_back(explicit_path);
-  } else if (const char* env = std::getenv("GPUPERF_INJECT_LIB"); env && *env) {
-    candidates.push_back(env);
-  } else {
-    const std::string dir = ExecutableDir();
-    for (const char* relative :
-         {"/libgpuperf_inject.so", "/../lib/libgpuperf_inject.so",
-          "/src/inject/libgpuperf_inject.so", "/../lib/gpuperf/libgpuperf_inject.so"}) {
-      candidates.push_back(dir + relative);
-    }
-  }
-  for (const std::string& candidate : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(candidate, ec)) return fs::canonical(candidate, ec).string();
-  }
-  return Error(StatusCode::kNotFound,
-               "injection library libgpuperf_inject.so not found (looked at " + candidates[0] +
-                   (candidates.size() > 1 ? " and next to the gpuperf binary" : "") +
-                   "); pass --inject-lib PATH");
-}
-
-enum class CommandLookup { kFound, kNotExecutable, kNotFound };
-
-// What execvp would find for a path: a file we may execute, a file or directory we may
-// not, or nothing.
-CommandLookup LookUpPath(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return CommandLookup::kNotFound;
-  if (S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0) return CommandLookup::kFound;
-  return CommandLookup::kNotExecutable;
-}
-
-// execvp's search, done first so that a typo is one clear message, not a child error.
-CommandLookup LookUpCommand(const std::string& command) {
-  if (command.find('/') != std::string::npos) return LookUpPath(command);
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  CommandLookup best = CommandLookup::kNotFound;
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    std::string dir = dirs.substr(start, colon - start);
-    if (dir.empty()) dir = ".";
-    const CommandLookup found = LookUpPath(dir + "/" + command);
-    if (found == CommandLookup::kFound) return found;
-    if (found == CommandLookup::kNotExecutable) best = found;
-    start = colon + 1;
-  }
-  return best;
-}
 
 // "Usage: gpuperf record [OPTIONS] -- COMMAND [ARGS...]" instead of CLI11's line, which
 // cannot show the "--".
@@ -187,9 +127,8 @@ int RecordSystemOnly(const RecordOptions& options) {
   sigaddset(&wait_for, SIGINT);
   sigaddset(&wait_for, SIGTERM);
   sigprocmask(SIG_BLOCK, &wait_for, nullptr);
-  const struct timespec window = {
-      static_cast<time_t>(options.duration_s),
-      static_cast<long>((options.duration_s - static_cast<time_t>(options.duration_s)) * 1e9)};
+  const struct timespec window = {static_cast<time_t>(options.duration_ms / 1000),
+                                  static_cast<long>(options.duration_ms % 1000 * 1000000)};
   sigtimedwait(&wait_for, nullptr, &window);
   if (!cpu->Finish(static_cast<uint32_t>(getpid()))) return kExitFailure;
   if (!options.no_symbolize) SymbolizeRecording(*dir, options.quiet);
@@ -208,7 +147,7 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
         Error(StatusCode::kInvalidArgument, "--system samples CPUs: add --cpu and/or --off-cpu"));
   }
   if (options.command.empty() && options.system) {
-    if (options.duration_s <= 0) {
+    if (options.duration_ms == 0) {
       return ReportError(Error(StatusCode::kInvalidArgument,
                                "--system without a command needs --duration SECONDS"));
     }
@@ -225,18 +164,10 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   }
   Status flight = ResolveFlightOptions(options);
   if (!flight.ok()) return ReportError(flight);
-  // The shell's exit codes: 127 not found, 126 found but not executable.
-  switch (LookUpCommand(options.command[0])) {
-    case CommandLookup::kFound:
-      break;
-    case CommandLookup::kNotFound:
-      ReportError(Error(StatusCode::kNotFound, "command not found: " + options.command[0]));
-      return 127;
-    case CommandLookup::kNotExecutable:
-      ReportError(Error(StatusCode::kInvalidArgument,
-                        options.command[0] + " is not executable (not a file with execute "
-                                             "permission)"));
-      return 126;
+  // The shell's exit codes: 127 not found, 126 found but not runnable.
+  if (const CommandCheck check = CheckCommand(options.command[0]); check.exit_code != 0) {
+    ReportError(Error(StatusCode::kInvalidArgument, check.message));
+    return check.exit_code;
   }
   auto library = FindInjectionLibrary(options.inject_lib);
   if (!library.ok()) return ReportError(library.status());
@@ -346,7 +277,8 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   } else if (!options.quiet) {
     auto totals = SummarizeRecording(*dir);
     if (totals.ok()) {
-      const std::string note = DescribeEmptyRange(*totals, options.delay_s, options.duration_s);
+      const std::string note =
+          DescribeEmptyRange(*totals, options.delay_ms / 1e3, options.duration_ms / 1e3);
       std::fputs(FormatRecordSummary(*totals, *dir, note).c_str(), stderr);
     } else {
       std::fprintf(stderr, "gpuperf: error: cannot read the recording: %s\n",

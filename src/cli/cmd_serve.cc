@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/quantity_options.h"
 #include "cli/terminal.h"
 #include "live/http_server.h"
 #include "live/openmetrics.h"
@@ -32,10 +33,6 @@ void LogNewSkips(const std::vector<std::string>& skipped, std::set<std::string>&
 }
 
 int RunServe(const ServeArgs& a) {
-  if (a.top_kernels < 0 || a.top_kernels > live::kMaxKernels) {
-    return ReportError(Error(StatusCode::kInvalidArgument,
-                             "--top-kernels must be 0 to " + std::to_string(live::kMaxKernels)));
-  }
   live::ScanOptions scan;
   if (!a.dir.empty()) scan.dirs = {a.dir};
   std::string nvml_why = "--no-nvml";
@@ -81,8 +78,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ServeArgs>();
   cmd->add_option("--listen", a->listen,
                   "HOST:PORT to listen on (default 127.0.0.1:9464, loopback only)");
-  cmd->add_option("--top-kernels", a->top_kernels,
-                  "Kernels named per process, by GPU time (default 20, at most 64)");
+  TakesCount(cmd->add_option("--top-kernels", a->top_kernels,
+                             "Kernels named per process, by GPU time (0 to 64; default 20)"),
+             {0, live::kMaxKernels});
   cmd->add_option("--dir", a->dir,
                   "Directory of live pages (default $GPUPERF_LIVE_DIR or /dev/shm/gpuperf-UID)");
   cmd->add_flag("--no-nvml", a->no_nvml, "Do not ask NVML for device indexes");

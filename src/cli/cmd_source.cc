@@ -16,6 +16,8 @@
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
+#include "cli/pid_check.h"
+#include "cli/quantity_options.h"
 #include "export/text_table.h"
 
 namespace gpuperf::cli {
@@ -157,7 +159,10 @@ void Sass(const PcFunction& f, std::ostream& out) {
 
 int RunSource(const SourceArgs& a) {
   std::optional<uint32_t> pid;
-  if (a.pid >= 0) pid = static_cast<uint32_t>(a.pid);
+  if (a.pid >= 0) {
+    pid = static_cast<uint32_t>(a.pid);
+    if (Status known = CheckPidRecorded(a.trace, *pid); !known.ok()) return ReportError(known);
+  }
   auto profile = LoadPcProfile(a.trace, pid);
   if (!profile.ok()) return ReportError(profile.status());
   if (profile->functions.empty()) {
@@ -225,9 +230,10 @@ void RegisterSource(CLI::App& app, int* exit_code) {
   cmd->add_flag("--sass", a->sass, "Show every instruction (SASS) rather than source lines");
   cmd->add_option("--source-dir", a->source_dirs,
                   "Where to look for a source file not at its recorded path (repeatable)");
-  cmd->add_option("--context", a->context, "Lines shown around sampled lines (default 3)")
-      ->check(CLI::Range(0, 1000));
-  cmd->add_option("--pid", a->pid, "Only this process's samples")->check(CLI::Range(0, INT32_MAX));
+  TakesCount(cmd->add_option("--context", a->context,
+                             "Lines shown around sampled lines (0 to 1000; default 3)"),
+             {0, 1000});
+  TakesCount(cmd->add_option("--pid", a->pid, "Only this process's samples"), kPidSpec);
   cmd->add_option("-o,--output", a->output, "Write to this file (default: stdout)");
   cmd->callback([a, exit_code] { *exit_code = RunSource(*a); });
 }

@@ -35,7 +35,7 @@ class EbpfCpuRecording final : public CpuRecording {
   EbpfCpuRecording(const RecordOptions& options, std::string dir)
       : quiet_(options.quiet),
         symbolize_(!options.no_symbolize),
-        duration_ns_(static_cast<uint64_t>(options.duration_s * 1e9)),
+        duration_ns_(options.duration_ms * 1000000),
         dir_(std::move(dir)),
         file_("cpu." + std::to_string(getpid()) + ".gpt") {}
 

@@ -178,6 +178,6 @@ expect_exit 3 "$GPUPERF" dump-now 999999999
 expect_stderr_contains "cannot ask for dumps" "$GPUPERF" record --flight 10s --flight-signal TERM -- true
 expect_stderr_contains "need --flight WINDOW" "$GPUPERF" record --flight-memory 64 -- true
 expect_stderr_contains "--no-stacks takes none" "$GPUPERF" record --no-stacks --sample-launches 10/s -- true
-expect_stderr_contains "needs a time unit" "$GPUPERF" record --flight 10parsecs -- true
+expect_stderr_contains "is not a duration; use e.g." "$GPUPERF" record --flight 10parsecs -- true
 expect_exit 2 "$GPUPERF" record --sample-launches fast -- true
 finish

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "analyze/quantity.h"
+#include "base/quantity.h"
 #include "base/text_escape.h"
 #include "base/units.h"
 
@@ -234,6 +234,10 @@ bool ParseComparison(std::string_view text, Comparison* out, std::string* why) {
     *why = "no number after the comparison";
     return false;
   }
+  if (!std::isfinite(number)) {
+    *why = "the number is too large";
+    return false;
+  }
   out->number = sign * number;
   return true;
 }
@@ -299,11 +303,11 @@ Result<FailCondition> ParseFailCondition(std::string_view text) {
     if (c.metric->unit == MetricUnit::kNs && threshold != 0) return bad("a time needs a unit");
     c.threshold = threshold;
   } else if (c.metric->unit == MetricUnit::kNs) {
-    auto ns = ParseDurationNs(rest);
+    auto ns = ParseDurationNs("", rest, DurationSpec{});
     if (!ns.ok()) return bad(ns.status().message());
     c.threshold = (threshold < 0 ? -1.0 : 1.0) * static_cast<double>(*ns);
   } else if (c.metric->unit == MetricUnit::kBytes) {
-    auto bytes = ParseBytes(rest);
+    auto bytes = ParseBytes("", rest, SizeSpec{});
     if (!bytes.ok()) return bad(bytes.status().message());
     c.threshold = (threshold < 0 ? -1.0 : 1.0) * static_cast<double>(*bytes);
   } else {
