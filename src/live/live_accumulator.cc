@@ -5,13 +5,12 @@
 
 #include "analyze/cuda_errors.h"
 #include "analyze/demangle.h"
+#include "base/quantity.h"
 #include "live/live_seqlock.h"
 #include "live/live_text.h"
 
 namespace gpuperf::live {
 namespace {
-
-constexpr uint64_t kNsPerSecond = 1000000000ull;
 
 CopyKind ToCopyKind(MemcpyKind kind) {
   switch (kind) {

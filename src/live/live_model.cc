@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
+#include "base/quantity.h"
+
 namespace gpuperf::live {
 namespace {
-
-constexpr uint64_t kNsPerSecond = 1000000000ull;
 
 // The seconds the rates average over: [first, first + count).
 struct Window {

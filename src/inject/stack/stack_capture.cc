@@ -137,10 +137,10 @@ int TrimAndCut(uint64_t* pcs, int depth, const CodeRange* cut_after) {
 }
 
 // How many frames each unwinder gets: room for the ones the filter trims, and never more
-// than libunwind takes (kMaxStackDepth), so that all three cut a deep stack alike.
+// than libunwind takes (kMaxCapturedFrames), so that all three cut a deep stack alike.
 int RawDepth() {
   const int depth = static_cast<int>(g_max_depth) + 32;
-  return depth < kMaxStackDepth ? depth : kMaxStackDepth;
+  return depth < kMaxCapturedFrames ? depth : kMaxCapturedFrames;
 }
 
 // libunwind's stack. With `request_tables` (the table walk stopped for want of tables), the

@@ -167,12 +167,12 @@ void Count(const UnwindComparison& c) {
 
 __attribute__((noinline)) UnwindComparison CompareWithLibunwind(int max_depth) {
   UnwindComparison c;
-  if (max_depth > kMaxStackDepth) max_depth = kMaxStackDepth;
+  if (max_depth > kMaxCapturedFrames) max_depth = kMaxCapturedFrames;
   InitUnwinder();
   c.libunwind_available = CurrentUnwinder() == UnwinderKind::kLibunwind;
   if (!c.libunwind_available || max_depth <= 0) return c;
-  uint64_t table_pcs[kMaxStackDepth];
-  uint64_t libunwind_pcs[kMaxStackDepth];
+  uint64_t table_pcs[kMaxCapturedFrames];
+  uint64_t libunwind_pcs[kMaxCapturedFrames];
   TableCaptureStack(table_pcs, max_depth, &c.table);
   c.libunwind_depth = CaptureStack(libunwind_pcs, max_depth);
   for (int i = 1; i < c.table.depth; ++i) {

@@ -456,7 +456,7 @@ TEST(WalkStackWithTables, ACopyCutShortEndsAtItsEnd) {
 volatile int g_sink = 0;
 
 __attribute__((noinline)) UnwindComparison Nested(int levels) {
-  if (levels == 0) return CompareWithLibunwind(kMaxStackDepth);
+  if (levels == 0) return CompareWithLibunwind(kMaxCapturedFrames);
   UnwindComparison c = Nested(levels - 1);
   g_sink = g_sink + 1;
   return c;

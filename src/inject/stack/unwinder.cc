@@ -111,12 +111,12 @@ __attribute__((noinline)) int CaptureStack(uint64_t* pcs, int max_depth) {
   UnwinderKind kind = g_kind.load(std::memory_order_acquire);
   if (kind == UnwinderKind::kNone) kind = InitUnwinder();
   if (max_depth <= 0) return 0;
-  if (max_depth > kMaxStackDepth) max_depth = kMaxStackDepth;
+  if (max_depth > kMaxCapturedFrames) max_depth = kMaxCapturedFrames;
 
   // The unwinders start inside themselves or inside this function, at a depth that
   // differs between them; our caller's frame is the one that holds our return address.
   constexpr int kSlack = 4;
-  void* buffer[kMaxStackDepth + kSlack];
+  void* buffer[kMaxCapturedFrames + kSlack];
   int n = RawCapture(kind, buffer, max_depth + kSlack);
   void* return_address = __builtin_extract_return_addr(__builtin_return_address(0));
   int first = 0;

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/record_defaults.h"
+
 namespace gpuperf {
 
 enum class UnwinderKind : uint8_t {
@@ -26,7 +28,8 @@ enum class UnwinderKind : uint8_t {
 };
 
 // Deepest stack CaptureStack returns; deeper stacks are cut (their outermost frames lost).
-inline constexpr int kMaxStackDepth = 256;
+// The most --max-stack-depth / GPUPERF_STACK_DEPTH accept (base/record_defaults.h).
+inline constexpr int kMaxCapturedFrames = static_cast<int>(kMaxStackDepth);
 
 // Picks the unwinder: libunwind when it loads, otherwise _Unwind_Backtrace. Call once,
 // before the first CaptureStack (CaptureStack calls it itself when nobody did). Returns
