@@ -12,10 +12,10 @@
 // whole, so the BPF program must find the part that can.
 #include <sys/mman.h>
 
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "unwind/chain.h"
 
