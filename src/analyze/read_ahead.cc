@@ -11,7 +11,7 @@
 namespace gpuperf {
 namespace {
 
-constexpr size_t kMaxBytes = 32 << 20;
+constexpr size_t kMaxBytes = 8 << 20;
 
 struct StringItem {
   StringId id;
