@@ -92,6 +92,18 @@ const LoggedSlice* ApiSlice(const EventLog& log, uint32_t pid, size_t nth) {
   return nullptr;
 }
 
+// A text interned again, from a temporary the caller drops at once, must come back as the
+// stored copy: writers keep the view and send it again later (Perfetto, on each packet
+// sequence that uses it).
+TEST(TimelineNames, InterningAgainGivesTheStoredText) {
+  TimelineNames names;
+  const InternedText first = names.Intern(std::string("Memcpy ") + "HtoD");
+  const InternedText again = names.Intern(std::string("Memcpy ") + "HtoD");
+  EXPECT_EQ(again.key, first.key);
+  EXPECT_EQ(again.text.data(), first.text.data());
+  EXPECT_EQ(again.text, "Memcpy HtoD");
+}
+
 TEST(TimelineBuilder, ProcessesWithTheSameCorrelationIdsStayApart) {
   TestTrace t;
   const StackId a = t.Stack(10, {"main", "proc_a_step"});
