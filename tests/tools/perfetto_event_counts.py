@@ -92,6 +92,7 @@ def count(packets):
     interned = collections.defaultdict(dict)  # (sequence, kind) -> iid -> entry
     clock = {}  # sequence -> (incremental clock value or None, defaults)
     tracks = {}  # uuid -> name
+    parents = {}  # uuid -> parent uuid
     open_slices = collections.defaultdict(list)  # track -> begun slices
     arrow_starts, arrow_ends = {}, collections.defaultdict(list)
     submitted = []  # (event id, launch call)
@@ -138,6 +139,7 @@ def count(packets):
             for process in t.get("process", []):
                 name = first(process, "process_name")
             tracks[first(t, "uuid")] = name
+            parents[first(t, "uuid")] = first(t, "parent_uuid")
             name_of_track[first(t, "uuid")] = first(t, "name")
 
         def args_of(e):
@@ -187,7 +189,10 @@ def count(packets):
                 stack = stack_of(e, args)
                 counts["stacks on API calls"] += bool(stack)
                 name = text("event_names", first(e, "name_iid"))
-                slice_ = [category, tracks.get(track), name, ts, args, stack]
+                where = tracks.get(track)
+                if category in GPU_CATEGORIES:  # "GPU 0 (...) rank 1 / stream 7"
+                    where = f"{tracks.get(parents.get(track))} / {where}"
+                slice_ = [category, where, name, ts, args, stack]
                 open_slices[track].append(slice_)
                 track_event_slices.append(slice_)
                 for flow in e.get("flow_ids", []):
@@ -229,7 +234,10 @@ def count(packets):
                              first(a, "uint_value", first(a, "double_value",
                                                           first(a, "string_value"))))
             category = {"Kernel": "kernel", "Memcpy": "memcpy", "Memset": "memset"}.get(stage)
-            queue = first(lookup("gpu_specifications", first(g, "hw_queue_iid")), "name")
+            spec = lookup("gpu_specifications", first(g, "hw_queue_iid"))
+            # The stream's name without the process it names ("stream 7 (rank 1)"); its
+            # GPU's name, as the older encoding's parent track had it.
+            queue = f"{first(spec, 'description')} / {counter_name(first(spec, 'name'))}"
             slice_ = [category, queue, text("event_names", first(g, "name_iid")), ts, args, "",
                       ts + int(first(g, "duration", "0"))]
             content["slices"].append(slice_)
@@ -271,7 +279,7 @@ def main():
     for trace in args.traces:
         name_of_track.clear()
         counts, content = count(decode(trace, args.proto_path, protos))
-        column = {key: str(value) for key, value in counts.items()}
+        column = {key: str(value) for key, value in counts.items() if value}
         for kind, lines in content.items():
             column[f"content digest: {kind}"] = digest(repr(line) for line in lines)
         columns.append(column)
