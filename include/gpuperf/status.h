@@ -17,6 +17,7 @@ enum class StatusCode {
   kUnsupportedVersion,  // a gpuperf trace, but of a format version we cannot read
   kCorrupt,             // damaged beyond what the reader can recover
   kInternal,
+  kBusy,  // another process writes the file now (gpuperf/trace_lock.h)
 };
 
 class Status {

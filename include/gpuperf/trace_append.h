@@ -12,7 +12,10 @@
 namespace gpuperf {
 
 // Opens one existing trace file to add chunks at its end. A damaged tail is cut off first
-// so that new chunks stay readable; new strings get ids after the file's highest.
+// so that new chunks stay readable; new strings get ids after the file's highest. The
+// writer's lock (gpuperf/trace_lock.h) is taken before the file is read and held until the
+// writer closes; a file that a process still writes is left alone: kBusy, one line naming
+// the file and that pid (StillBeingRecorded).
 Result<std::unique_ptr<TraceWriter>> AppendToTrace(const std::string& path,
                                                    TraceWriterOptions options = {});
 

@@ -6,7 +6,8 @@
 // record that uses it. Damage is survived, not fatal: a chunk that fails its checksum
 // is skipped and counted, a file cut off mid-chunk yields every complete chunk and a
 // warning. Only input that is not a trace at all, or of a format version we cannot
-// read, is an error.
+// read, is an error. A file that a process still writes (gpuperf/trace_lock.h) is read as
+// far as it is written and said to be still being recorded; nothing of it counts as lost.
 #pragma once
 
 #include <cstdint>
@@ -48,12 +49,29 @@ struct ReadReport {
   uint64_t records_read = 0;
   uint32_t files_skipped = 0;         // files of a directory that could not be read at all
   uint32_t files_without_chunks = 0;  // files with a header but no complete chunk
+  uint32_t files_duplicate = 0;  // files of a directory left out: a link to or a copy of another
+  uint64_t chunks_repeated = 0;  // byte-for-byte repeats of an earlier chunk of the file: left out
   uint32_t max_local_string_id = 0;   // highest string id a file defined (for appending)
   uint64_t complete_bytes = 0;        // bytes of the last file up to its last whole chunk
   std::vector<std::string> warnings;  // one line each, for humans
+  // Files that a process still writes: read up to their last complete chunk. `pid` is that
+  // of the file's process record, else the one its name holds (0: unknown).
+  struct BeingRecorded {
+    std::string path;
+    uint32_t pid = 0;
+  };
+  std::vector<BeingRecorded> being_recorded;
+  bool StillRecording(uint32_t pid) const {
+    for (const BeingRecorded& file : being_recorded) {
+      if (file.pid == pid) return true;
+    }
+    return false;
+  }
 };
 
-// Reads FILE or every *.gpt file in DIR (sorted by name) into the sink.
+// Reads FILE or every *.gpt file in DIR (sorted by name) into the sink. Of a directory, each
+// file and each process's trace is read once (format/trace_directory.h says which are left
+// out, with a warning).
 Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report);
 
 // Reads FILE or DIR like ReadTrace, but only the chunks of `chunk_types` (record type

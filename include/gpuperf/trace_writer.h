@@ -35,7 +35,9 @@ struct TraceWriterStats {
 
 class TraceWriter {
  public:
-  // Creates (truncates) the file and writes the header.
+  // Creates (truncates) the file and writes the header. The writer holds the file's lock
+  // (gpuperf/trace_lock.h) until Close: a file that another process still writes is
+  // neither truncated nor written (kBusy).
   static Result<std::unique_ptr<TraceWriter>> Create(const std::string& path,
                                                      TraceWriterOptions options = {});
   // Adding to an existing trace needs its reader: AppendToTrace (gpuperf/trace_append.h).

@@ -60,12 +60,18 @@ std::vector<RecordingLoss> RecordingLossCollector::Rows() const {
                     StatUnit(static_cast<StatId>(key.second)), std::string(info.description)});
   }
   for (const auto& [pid, end_ns] : process_end_ns_) {
-    if (end_ns != 0) continue;
-    rows.push_back({pid, "process_incomplete", 1, "processes",
-                    "the process ended before its final flush: records of its last moments "
-                    "are missing"});
+    if (end_ns == 0) rows.push_back(UnfinishedProcess(pid, false));
   }
   return rows;
+}
+
+RecordingLoss UnfinishedProcess(uint32_t pid, bool still_recording) {
+  if (still_recording) {
+    return {pid, "process_recording", 1, "processes",
+            "the process is still being recorded: read as far as its trace is written"};
+  }
+  return {pid, "process_incomplete", 1, "processes",
+          "the process ended before its final flush: records of its last moments are missing"};
 }
 
 DataLossSummary SummarizeDataLoss(const ReadReport& read,
@@ -95,10 +101,17 @@ DataLossSummary SummarizeDataLoss(const ReadReport& read,
   // The line names the first few recorder counters; the rows have them all.
   constexpr size_t kNamedInLine = 3;
   size_t recorded = 0;
-  for (const RecordingLoss& r : recording) {
-    if (r.value == 0) continue;
+  for (const RecordingLoss& row : recording) {
+    if (row.value == 0) continue;
+    // The records say only that the process wrote no end; the reader knows whether a
+    // process still writes its file.
+    const bool still_recording = row.stat == "process_incomplete" && read.StillRecording(row.pid);
+    const RecordingLoss r = still_recording ? UnfinishedProcess(row.pid, true) : row;
     s.rows.push_back({r.pid, r.stat, r.value, r.unit, r.description});
-    if (++recorded <= kNamedInLine) {
+    if (still_recording) {
+      parts.insert(parts.begin(), "pid " + std::to_string(r.pid) +
+                                      " is still being recorded (read as far as it is written)");
+    } else if (++recorded <= kNamedInLine) {
       parts.push_back("pid " + std::to_string(r.pid) + " " + r.stat + " = " +
                       std::to_string(r.value) + " (" + r.unit + ")");
     }

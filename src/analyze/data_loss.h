@@ -56,8 +56,14 @@ class RecordingLossCollector {
   std::map<uint32_t, uint64_t> process_end_ns_;              // pid -> latest end_ns
 };
 
+// The row of a process whose trace holds no final flush: it ended before it
+// ("process_incomplete", data loss) or, `still_recording`, its trace is still being
+// written (ReadReport::being_recorded): nothing is lost, its end is still to come.
+RecordingLoss UnfinishedProcess(uint32_t pid, bool still_recording);
+
 // Loss the reader found (damaged or torn chunks, files with nothing recoverable, skipped
-// files) plus what the recorders counted.
+// files) plus what the recorders counted; an unfinished process that is still being
+// recorded is said to be.
 DataLossSummary SummarizeDataLoss(const ReadReport& read,
                                   const std::vector<RecordingLoss>& recording = {});
 

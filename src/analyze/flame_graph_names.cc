@@ -2,6 +2,7 @@
 
 #include "analyze/cpu_time.h"
 #include "analyze/ranks/rank_scan.h"
+#include "base/text_escape.h"
 #include "format/enum_names.h"
 
 namespace gpuperf::flame {
@@ -9,16 +10,19 @@ namespace {
 
 std::string Abbreviate(std::string_view text, size_t max_chars) {
   if (text.size() <= max_chars) return std::string(text);
+  // Not inside a UTF-8 character: back off its continuation bytes (10xxxxxx).
+  while (max_chars > 0 && (static_cast<unsigned char>(text[max_chars]) & 0xC0) == 0x80) {
+    --max_chars;
+  }
   return std::string(text.substr(0, max_chars)) + "...";
 }
 
 }  // namespace
 
 std::string Sanitize(std::string_view name) {
-  std::string out(name);
+  std::string out = DisplayText(name);
   for (char& c : out) {
     if (c == ';') c = ':';
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
   return out;
 }

@@ -36,7 +36,9 @@ struct NameSources {
 };
 
 // Folded stacks separate frames with ';' and end with " <weight>": keep names one line
-// and free of separators.
+// and free of separators. Names are in the display form of base/text_escape.h (control
+// characters and bytes that are not UTF-8 as \xNN), which every output of a flame graph
+// can show as it is.
 std::string Sanitize(std::string_view name);
 
 class GraphResolver {

@@ -220,7 +220,8 @@ TEST(FlameGraph, SeparatorsInNamesCannotBreakTheFormat) {
   t.Kernel(1, "k;2", 1, 0, 10);
   FlameGraphOptions full;
   full.full_names = true;
-  EXPECT_EQ(Folded(t.trace(), full), "odd:name with breaks;cudaLaunchKernel;[GPU0] k:2 10\n");
+  // The line break shows as \x0a (base/text_escape.h's display form): one line per stack.
+  EXPECT_EQ(Folded(t.trace(), full), "odd:name\\x0awith breaks;cudaLaunchKernel;[GPU0] k:2 10\n");
 }
 
 TEST(FlameGraph, StreamingFromAFileMatchesTheInMemoryGraph) {

@@ -27,4 +27,23 @@ inline constexpr uint32_t kMaxMemoryPhysicalFraction = 16;
 inline constexpr uint32_t kFlightMemoryMiB = 256;
 inline constexpr int kFlightDefaultSignal = 12;
 
+// What `record`'s options and the GPUPERF_* variables they become accept (both read through
+// base/quantity.h; a value outside is refused, never clamped).
+inline constexpr uint32_t kMinBufferKiB = 64;  // CUPTI needs room for a few records
+inline constexpr uint32_t kMaxBufferKiB = 1 << 20;
+inline constexpr uint32_t kMinMaxMemoryMiB = 4;
+inline constexpr uint32_t kMaxMaxMemoryMiB = 1 << 16;
+inline constexpr uint32_t kMinFlushPeriodMs = 10;
+inline constexpr uint32_t kMaxFlushPeriodMs = 600'000;
+inline constexpr uint32_t kMaxStackDepth = 256;
+inline constexpr uint32_t kMaxPowerHz = 1000;
+inline constexpr uint32_t kMinFlightWindowMs = 100;
+inline constexpr uint32_t kMaxFlightWindowMs = 24 * 3600 * 1000;
+inline constexpr uint32_t kMaxFlightMemoryMiB = 1 << 20;
+inline constexpr uint32_t kMaxSampleLaunchesPerSecond = 1'000'000;
+inline constexpr uint32_t kMinPcPeriod = 5;  // PC sampling: one sample per 2^N cycles
+inline constexpr uint32_t kMaxPcPeriod = 31;
+inline constexpr uint32_t kMaxCubinCapMiB = 1 << 20;
+inline constexpr uint32_t kMaxMetricWindowMs = 24 * 3600 * 1000;  // metrics --ranges window:
+
 }  // namespace gpuperf

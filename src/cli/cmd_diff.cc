@@ -5,13 +5,15 @@
 #include <memory>
 #include <sstream>
 
-#include "analyze/quantity.h"
 #include "analyze/report/hardware_conditions.h"
 #include "analyze/report/report_diff.h"
 #include "analyze/report/report_model.h"
+#include "base/quantity.h"
+#include "base/text_escape.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/quantity_options.h"
 #include "export/diff_text.h"
 #include "export/report_json.h"
 
@@ -23,7 +25,7 @@ struct DiffArgs {
   std::string now;
   std::vector<std::string> fail_if;
   int64_t top = 20;
-  std::string min_time = "0";
+  uint64_t min_time_ns = 0;
 };
 
 // A report from a `report --format json` file, or built from a trace. `what` names it
@@ -70,8 +72,6 @@ int RunDiff(const DiffArgs& a) {
     if (!c.ok()) return ReportError(c.status());
     conditions.push_back(*c);
   }
-  auto min_time = ParseDurationNs(a.min_time);
-  if (!min_time.ok()) return ReportError(min_time.status());
   auto base = LoadReport(a.base, "the baseline");
   if (!base.ok()) return ReportError(base.status());
   auto now = LoadReport(a.now, "the new report");
@@ -88,12 +88,12 @@ int RunDiff(const DiffArgs& a) {
   status = (*out)->Finish(status);
   if (!status.ok()) return ReportError(status);
 
-  std::vector<std::string> violations = CheckFailConditions(diff, conditions, *min_time);
+  std::vector<std::string> violations = CheckFailConditions(diff, conditions, a.min_time_ns);
   for (std::string& v : CheckHardwareConditions(*base, *now, hardware_conditions)) {
     violations.push_back(std::move(v));
   }
   for (const std::string& v : violations)
-    std::fprintf(stderr, "gpuperf: regression: %s\n", v.c_str());
+    std::fprintf(stderr, "gpuperf: regression: %s\n", DisplayText(v).c_str());
   return violations.empty() ? kExitOk : kExitFailure;
 }
 
@@ -115,10 +115,14 @@ void RegisterDiff(CLI::App& app, int* exit_code) {
                       metrics +
                       ". Hardware metrics (gpuperf metrics): kernel:NAME:METRIC OP THRESHOLD "
                       "or range:NAME:METRIC OP THRESHOLD, e.g. 'kernel:copy:dram_pct<50'");
-  cmd->add_option("--top", a->top, "Rows per table (default 20, 0: all)");
-  cmd->add_option("--min-time", a->min_time,
-                  "Per-kernel/per-API conditions ignore items whose baseline total time is "
-                  "below this (e.g. 1ms), to keep tiny kernels' noise out of CI");
+  TakesCount(cmd->add_option("--top", a->top,
+                             "Rows per table (default 20; 0 or more than there are: all)"),
+             kTopRowsSpec);
+  TakesDuration(
+      cmd->add_option("--min-time", a->min_time_ns,
+                      "Per-kernel/per-API conditions ignore items whose baseline total time is "
+                      "below this (e.g. 1ms), to keep tiny kernels' noise out of CI"),
+      1, DurationSpec{});
   cmd->footer(
       "Exit status: 0 no condition violated, 1 regression (one 'gpuperf: regression:' line "
       "per violation on stderr), 2 bad arguments, 3 unreadable input.\n"

@@ -9,11 +9,12 @@
 #include <memory>
 #include <optional>
 
-#include "analyze/quantity.h"
+#include "base/quantity.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/quantity_options.h"
 #include "export/gzip_stream.h"
 #include "export/pprof_export.h"
 #include "export/timeline_export.h"
@@ -107,28 +108,26 @@ Result<std::string> WritePprof(const std::string& trace, bool python_internals, 
 // Past about this many bytes a timeline gets a note offering a window: ui.perfetto.dev
 // holds traces up to about 2 GB. GPUPERF_TIMELINE_NOTE_BYTES sets another threshold
 // (the tests' way to see the note without writing a gigabyte).
-uint64_t LargeTimelineBytes() {
+Result<uint64_t> LargeTimelineBytes() {
   if (const char* env = std::getenv("GPUPERF_TIMELINE_NOTE_BYTES"); env && *env) {
-    return std::strtoull(env, nullptr, 10);
+    return ParseBytes("GPUPERF_TIMELINE_NOTE_BYTES", env, SizeSpec{});
   }
-  return 1'000'000'000;
+  return uint64_t{1'000'000'000};
 }
 
-// What the command line asks of a window (timeline_window.h).
+// What the command line asks of a window (timeline_window.h); the times already in ns.
 struct WindowArgs {
-  std::string from, to, steps;
+  uint64_t from_ns = 0, to_ns = 0;
+  bool has_from = false, has_to = false;
+  std::string steps;
   uint64_t max_kernels = 0;
-  bool any() const { return !from.empty() || !to.empty() || !steps.empty() || max_kernels; }
+  bool any() const { return has_from || has_to || !steps.empty() || max_kernels; }
 };
 
 Result<TimelineWindowRequest> ParseWindow(const WindowArgs& args) {
   TimelineWindowRequest request;
-  if (!args.from.empty()) {
-    GP_ASSIGN_OR_RETURN(request.from_ns, ParseDurationNs(args.from));
-  }
-  if (!args.to.empty()) {
-    GP_ASSIGN_OR_RETURN(request.to_ns, ParseDurationNs(args.to));
-  }
+  if (args.has_from) request.from_ns = args.from_ns;
+  if (args.has_to) request.to_ns = args.to_ns;
   if (request.from_ns && request.to_ns && *request.to_ns <= *request.from_ns) {
     return Error(StatusCode::kInvalidArgument, "--to must be later than --from");
   }
@@ -137,16 +136,15 @@ Result<TimelineWindowRequest> ParseWindow(const WindowArgs& args) {
     const size_t colon = args.steps.find(':');
     const std::string first = args.steps.substr(0, colon);
     const std::string last = colon == std::string::npos ? first : args.steps.substr(colon + 1);
-    char* end = nullptr;
-    const long long a = std::strtoll(first.c_str(), &end, 10);
-    const bool first_ok = !first.empty() && *end == '\0';
-    const long long b = std::strtoll(last.c_str(), &end, 10);
-    if (!first_ok || last.empty() || *end != '\0' || b < a) {
+    constexpr CountSpec kStep{0, INT64_MAX};
+    Result<uint64_t> a = ParseCount("--steps", first, kStep);
+    Result<uint64_t> b = ParseCount("--steps", last, kStep);
+    if (!a.ok() || !b.ok() || *b < *a) {
       return Error(
           StatusCode::kInvalidArgument,
           "--steps takes A:B (the first and the last step, A <= B) or A, not '" + args.steps + "'");
     }
-    request.steps = std::make_pair(static_cast<int64_t>(a), static_cast<int64_t>(b));
+    request.steps = std::make_pair(static_cast<int64_t>(*a), static_cast<int64_t>(*b));
   }
   request.max_kernels = args.max_kernels;
   return request;
@@ -156,6 +154,7 @@ Result<TimelineWindowRequest> ParseWindow(const WindowArgs& args) {
 Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat format, bool gzipped,
                                   bool python_internals, const TimelineWindowRequest& window,
                                   std::ostream& sink) {
+  GP_ASSIGN_OR_RETURN(const uint64_t large_bytes, LargeTimelineBytes());
   std::unique_ptr<GzipStream> gzip;
   if (gzipped) {
     GP_ASSIGN_OR_RETURN(gzip, GzipStream::Create(sink));
@@ -170,7 +169,7 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
   // part of it.
   options.on_counted = [&](const TimelineEventCounts& drawn) {
     const uint64_t bytes = EstimateTimelineBytes(format, gzipped, drawn);
-    if (bytes < LargeTimelineBytes()) return;
+    if (bytes < large_bytes) return;
     std::fprintf(stderr,
                  "gpuperf: note: this timeline will take about %s (%s kernels), more than a "
                  "browser tab holds well: draw part of it with --from/--to TIME, --steps A:B "
@@ -247,18 +246,29 @@ void RegisterExport(CLI::App& app, int* exit_code) {
                   "or .pb.gz)");
   cmd->add_flag("--python-internals", *python_internals,
                 "Keep the Python interpreter's own frames in launch stacks with Python frames");
-  cmd->add_option("--from", window->from,
-                  "Timeline: only events that start at or after this time since the trace's "
-                  "start (e.g. 2.5s, 300ms)");
-  cmd->add_option("--to", window->to,
-                  "Timeline: only events that start before this time since the trace's start");
+  // Times need a unit: "5" could be seconds or nanoseconds.
+  const DurationSpec time_since_start;
+  CLI::Option* from = TakesDuration(
+      cmd->add_option("--from", window->from_ns,
+                      "Timeline: only events that start at or after this time since the "
+                      "trace's start (e.g. 2.5s, 300ms)"),
+      1, time_since_start);
+  CLI::Option* to = TakesDuration(
+      cmd->add_option("--to", window->to_ns,
+                      "Timeline: only events that start before this time since the trace's "
+                      "start"),
+      1, time_since_start);
   cmd->add_option("--steps", window->steps,
                   "Timeline: only steps A to B (A:B, both drawn; or A) as the program marked "
                   "them: NVTX ranges named like steps (ProfilerStep#N, step N, train_step), "
                   "numbered by their name or else 1, 2, ... per thread");
-  cmd->add_option("--max-kernels", window->max_kernels,
-                  "Timeline: at most the first N kernels, and what starts before the next");
+  TakesCount(cmd->add_option("--max-kernels", window->max_kernels,
+                             "Timeline: at most the first N kernels, and what starts before "
+                             "the next"),
+             CountSpec{1, UINT64_MAX});
   cmd->callback([=] {
+    window->has_from = from->count() > 0;
+    window->has_to = to->count() > 0;
     Status status = Run(*trace, *format, *output, *python_internals, *window);
     *exit_code = status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, *trace));
   });

@@ -13,6 +13,8 @@
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/pid_check.h"
+#include "cli/quantity_options.h"
 #include "export/flamegraph_svg.h"
 #include "export/folded.h"
 
@@ -91,7 +93,12 @@ int RunFlamegraph(const FlamegraphArgs& args) {
                   : args.split == "thread" ? FlameSplit::kThread
                   : args.split == "rank"   ? FlameSplit::kRank
                                            : FlameSplit::kNone;
-  if (args.pid >= 0) options.pid = static_cast<uint32_t>(args.pid);
+  if (args.pid >= 0) {
+    options.pid = static_cast<uint32_t>(args.pid);
+    if (Status known = CheckPidRecorded(args.trace, *options.pid); !known.ok()) {
+      return ReportError(known);
+    }
+  }
   if (args.tid >= 0) options.tid = static_cast<uint32_t>(args.tid);
   options.kernel_regex = args.kernel;
   options.inverted = args.inverted;
@@ -132,7 +139,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
     AddPcFrames(*graph, *profile, options);
   }
   const DataLossSummary loss = SummarizeDataLoss(report, graph->recording_loss);
-  if (loss.any()) std::fprintf(stderr, "gpuperf: warning: %s\n", loss.line.c_str());
+  if (loss.any()) PrintWarning(loss.line);
   svg.data_loss = loss.line;
 
   auto file = OutputFile::Open(args.output, args.trace);
@@ -206,11 +213,11 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
                   "Separate graphs per device, stream, launching thread or rank (root frames)")
       ->check(CLI::IsMember({"none", "device", "stream", "thread", "rank"}))
       ->default_str("none");
-  cmd->add_option("--pid", args->pid, "Only this process")->check(CLI::Range(0, INT32_MAX));
-  cmd->add_option("--tid", args->tid,
-                  "Only this thread: its CPU time and the GPU work it launched (thread ids: "
-                  "report --sections cpu, or --split-by thread)")
-      ->check(CLI::Range(0, INT32_MAX));
+  TakesCount(cmd->add_option("--pid", args->pid, "Only this process"), kPidSpec);
+  TakesCount(cmd->add_option("--tid", args->tid,
+                             "Only this thread: its CPU time and the GPU work it launched (thread "
+                             "ids: report --sections cpu, or --split-by thread)"),
+             kPidSpec);
   cmd->add_option("--kernel", args->kernel,
                   "Only GPU frames (kernels, memcpy, memset) whose name matches this regex");
   cmd->add_flag("--inverted", args->inverted,
@@ -222,9 +229,10 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
                 "Above each kernel, its source lines and stall reasons, as wide as their share "
                 "of its PC samples (traces of `record --pc-sampling`)");
   cmd->add_option("--title", args->title, "SVG title");
-  cmd->add_option("--min-width", args->min_width_percent,
-                  "SVG: do not draw frames narrower than this % of the total")
-      ->check(CLI::Range(0.0, 50.0))
+  TakesPercent(cmd->add_option("--min-width", args->min_width_percent,
+                               "SVG: do not draw frames narrower than this % of the total (0 to "
+                               "50, e.g. 0.5 or 0.5%)"),
+               {0, 50})
       ->default_str("0.05");
   cmd->callback([args, exit_code] { *exit_code = RunFlamegraph(*args); });
 }

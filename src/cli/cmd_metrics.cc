@@ -6,9 +6,10 @@
 #include <memory>
 #include <sstream>
 
-#include "analyze/quantity.h"
 #include "analyze/report/report_model.h"
 #include "base/metric_sets.h"
+#include "base/quantity.h"
+#include "base/record_defaults.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
 #include "cli/record_options.h"
@@ -27,11 +28,11 @@ struct MetricsArgs {
 Result<std::string> RangesSetting(const std::string& text) {
   if (text == "kernel" || text == "nvtx") return text;
   if (text.rfind("window:", 0) == 0) {
-    auto ns = ParseDurationNs(text.substr(7));
+    // The injection library counts the window in whole milliseconds (GPUPERF_METRICS_RANGES).
+    auto ns = ParseDurationNs("--ranges window", text.substr(7),
+                              {0, kNsPerMs, kMaxMetricWindowMs * kNsPerMs});
     if (!ns.ok()) return ns.status();
-    const uint64_t ms = *ns / 1000000;
-    if (ms == 0) return Error(StatusCode::kInvalidArgument, "--ranges window: at least 1ms");
-    return "window:" + std::to_string(ms);
+    return "window:" + std::to_string(CeilDiv(*ns, kNsPerMs));
   }
   return Error(
       StatusCode::kInvalidArgument,

@@ -17,88 +17,23 @@
 #include <vector>
 
 #include "base/record_defaults.h"
+#include "base/text_escape.h"
 #include "cli/command.h"
+#include "cli/command_lookup.h"
+#include "cli/injection_library.h"
 #include "cli/other_profilers.h"
 #include "cli/pc_lines.h"
 #include "cli/record_cpu.h"
 #include "cli/record_options.h"
+#include "cli/record_signals.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
+#include "gpuperf/trace_lock.h"
 
 namespace gpuperf::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-pid_t g_child = -1;
-
-// Ctrl+C reaches the child directly (same process group); a signal sent to gpuperf
-// alone (kill, a job scheduler) is passed on, so the child can flush and exit cleanly.
-void ForwardSignal(int sig, siginfo_t* info, void*) {
-  if (g_child > 0 && info != nullptr && info->si_code != SI_KERNEL) kill(g_child, sig);
-}
-
-std::string ExecutableDir() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return ".";
-  return fs::path(std::string(path, n)).parent_path().string();
-}
-
-Result<std::string> FindInjectionLibrary(const std::string& explicit_path) {
-  std::vector<std::string> candidates;
-  if (!explicit_path.empty()) {
-    candidates.push_back(explicit_path);
-  } else if (const char* env = std::getenv("GPUPERF_INJECT_LIB"); env && *env) {
-    candidates.push_back(env);
-  } else {
-    const std::string dir = ExecutableDir();
-    for (const char* relative :
-         {"/libgpuperf_inject.so", "/../lib/libgpuperf_inject.so",
-          "/src/inject/libgpuperf_inject.so", "/../lib/gpuperf/libgpuperf_inject.so"}) {
-      candidates.push_back(dir + relative);
-    }
-  }
-  for (const std::string& candidate : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(candidate, ec)) return fs::canonical(candidate, ec).string();
-  }
-  return Error(StatusCode::kNotFound,
-               "injection library libgpuperf_inject.so not found (looked at " + candidates[0] +
-                   (candidates.size() > 1 ? " and next to the gpuperf binary" : "") +
-                   "); pass --inject-lib PATH");
-}
-
-enum class CommandLookup { kFound, kNotExecutable, kNotFound };
-
-// What execvp would find for a path: a file we may execute, a file or directory we may
-// not, or nothing.
-CommandLookup LookUpPath(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return CommandLookup::kNotFound;
-  if (S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0) return CommandLookup::kFound;
-  return CommandLookup::kNotExecutable;
-}
-
-// execvp's search, done first so that a typo is one clear message, not a child error.
-CommandLookup LookUpCommand(const std::string& command) {
-  if (command.find('/') != std::string::npos) return LookUpPath(command);
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  CommandLookup best = CommandLookup::kNotFound;
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    std::string dir = dirs.substr(start, colon - start);
-    if (dir.empty()) dir = ".";
-    const CommandLookup found = LookUpPath(dir + "/" + command);
-    if (found == CommandLookup::kFound) return found;
-    if (found == CommandLookup::kNotExecutable) best = found;
-    start = colon + 1;
-  }
-  return best;
-}
 
 // "Usage: gpuperf record [OPTIONS] -- COMMAND [ARGS...]" instead of CLI11's line, which
 // cannot show the "--".
@@ -116,6 +51,34 @@ bool HasTraceFiles(const std::string& dir, const std::string& except = "") {
     if (entry.path().extension() == ".gpt" && entry.path().filename() != except) return true;
   }
   return false;
+}
+
+// record --force: removes the traces in `dir`, or, while a process still writes one of them
+// (a recording in progress), none. Every file is held first (trace_lock.h), so that no
+// writer can start on one between the look and the removal.
+Status RemoveFinishedTraces(const std::string& dir) {
+  std::vector<std::pair<fs::path, int>> held;
+  auto let_go = [&held] {
+    for (const auto& [path, fd] : held) {
+      if (fd >= 0) close(fd);
+    }
+  };
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".gpt") continue;
+    const std::string path = entry.path().string();
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    held.emplace_back(entry.path(), fd);
+    if (fd < 0) continue;  // not ours to ask: removed as before
+    if (Status free = HoldTraceFile(fd, path); free.code() == StatusCode::kBusy) {
+      let_go();
+      return Error(StatusCode::kBusy, "--force removes no recording still in progress: " +
+                                          free.message() + "; nothing removed");
+    }
+  }
+  for (const auto& [path, fd] : held) fs::remove(path, ec);
+  let_go();
+  return Status::Ok();
 }
 
 Result<std::string> PrepareOutputDir(const RecordOptions& options) {
@@ -136,9 +99,7 @@ Result<std::string> PrepareOutputDir(const RecordOptions& options) {
                    "output directory " + dir +
                        " already holds a recording; choose another -o or pass --force");
     }
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() == ".gpt") fs::remove(entry.path(), ec);
-    }
+    GP_RETURN_IF_ERROR(RemoveFinishedTraces(dir));
   }
   fs::create_directories(dir, ec);
   std::error_code is_dir_error;  // a parent we may not search: an error, not an exception
@@ -166,9 +127,8 @@ int RecordSystemOnly(const RecordOptions& options) {
   sigaddset(&wait_for, SIGINT);
   sigaddset(&wait_for, SIGTERM);
   sigprocmask(SIG_BLOCK, &wait_for, nullptr);
-  const struct timespec window = {
-      static_cast<time_t>(options.duration_s),
-      static_cast<long>((options.duration_s - static_cast<time_t>(options.duration_s)) * 1e9)};
+  const struct timespec window = {static_cast<time_t>(options.duration_ms / 1000),
+                                  static_cast<long>(options.duration_ms % 1000 * 1000000)};
   sigtimedwait(&wait_for, nullptr, &window);
   if (!cpu->Finish(static_cast<uint32_t>(getpid()))) return kExitFailure;
   if (!options.no_symbolize) SymbolizeRecording(*dir, options.quiet);
@@ -187,7 +147,7 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
         Error(StatusCode::kInvalidArgument, "--system samples CPUs: add --cpu and/or --off-cpu"));
   }
   if (options.command.empty() && options.system) {
-    if (options.duration_s <= 0) {
+    if (options.duration_ms == 0) {
       return ReportError(Error(StatusCode::kInvalidArgument,
                                "--system without a command needs --duration SECONDS"));
     }
@@ -204,18 +164,10 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   }
   Status flight = ResolveFlightOptions(options);
   if (!flight.ok()) return ReportError(flight);
-  // The shell's exit codes: 127 not found, 126 found but not executable.
-  switch (LookUpCommand(options.command[0])) {
-    case CommandLookup::kFound:
-      break;
-    case CommandLookup::kNotFound:
-      ReportError(Error(StatusCode::kNotFound, "command not found: " + options.command[0]));
-      return 127;
-    case CommandLookup::kNotExecutable:
-      ReportError(Error(StatusCode::kInvalidArgument,
-                        options.command[0] + " is not executable (not a file with execute "
-                                             "permission)"));
-      return 126;
+  // The shell's exit codes: 127 not found, 126 found but not runnable.
+  if (const CommandCheck check = CheckCommand(options.command[0]); check.exit_code != 0) {
+    ReportError(Error(StatusCode::kInvalidArgument, check.message));
+    return check.exit_code;
   }
   auto library = FindInjectionLibrary(options.inject_lib);
   if (!library.ok()) return ReportError(library.status());
@@ -238,11 +190,14 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
     return ReportError(Error(StatusCode::kInternal, std::string("pipe: ") + std::strerror(errno)));
   }
 
+  const ChildGroup group = ChildGroupForThisRun();
+  const pid_t record_pid = getpid();
   pid_t child = fork();
   if (child < 0) {
     return ReportError(Error(StatusCode::kInternal, std::string("fork: ") + std::strerror(errno)));
   }
   if (child == 0) {
+    EnterChildGroup(group, record_pid);
     if (gate[0] >= 0) {
       close(gate[1]);
       char go;
@@ -257,30 +212,22 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
     std::fprintf(stderr, "gpuperf: error: cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
-  g_child = child;
+  // Before the gate opens: the program execs in its group, and nothing sent meanwhile is lost.
+  const FlightSettings& flight_settings = options.flight_settings;
+  ForwardSignals(
+      child, group,
+      flight_settings.window_ms && flight_settings.signal > 0 ? flight_settings.signal : 0);
   if (cpu != nullptr) {
     cpu->Follow(child);
     cpu->Run();
     close(gate[0]);
     close(gate[1]);  // the child's read returns: it execs
   }
-  struct sigaction forward;
-  std::memset(&forward, 0, sizeof(forward));
-  forward.sa_sigaction = ForwardSignal;
-  forward.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigaction(SIGINT, &forward, nullptr);
-  sigaction(SIGTERM, &forward, nullptr);
-  sigaction(SIGHUP, &forward, nullptr);
-  // The flight signal sent to gpuperf reaches the command too: it asks for a dump.
-  const FlightSettings& flight_settings = options.flight_settings;
-  if (flight_settings.window_ms && flight_settings.signal > 0) {
-    sigaction(flight_settings.signal, &forward, nullptr);
-  }
 
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  g_child = -1;
+  StopForwarding();
   const int exit_code = RecordExitCode(status);
   const uint32_t flush_period_ms =
       options.flush_period_ms ? options.flush_period_ms : kDefaultFlushPeriodMs;
@@ -312,15 +259,13 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   if (!options.no_symbolize) {
     Status symbolized = SymbolizeRecording(*dir, options.quiet);
     if (!symbolized.ok()) {
-      std::fprintf(stderr, "gpuperf: warning: symbolization failed: %s\n",
-                   symbolized.message().c_str());
+      PrintWarning("symbolization failed: " + symbolized.message());
     }
   }
   if (options.pc_sampling) {
     Status lines = ResolvePcSampleLines(*dir, options.quiet);
     if (!lines.ok()) {
-      std::fprintf(stderr, "gpuperf: warning: PC samples not mapped to lines: %s\n",
-                   lines.message().c_str());
+      PrintWarning("PC samples not mapped to lines: " + lines.message());
     }
   }
   if (!options.quiet && flight_settings.window_ms) {
@@ -332,11 +277,12 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
   } else if (!options.quiet) {
     auto totals = SummarizeRecording(*dir);
     if (totals.ok()) {
-      const std::string note = DescribeEmptyRange(*totals, options.delay_s, options.duration_s);
+      const std::string note =
+          DescribeEmptyRange(*totals, options.delay_ms / 1e3, options.duration_ms / 1e3);
       std::fputs(FormatRecordSummary(*totals, *dir, note).c_str(), stderr);
     } else {
       std::fprintf(stderr, "gpuperf: error: cannot read the recording: %s\n",
-                   totals.status().message().c_str());
+                   DisplayText(totals.status().message()).c_str());
     }
     const bool finished = totals.ok() && totals->FinishedProcess(static_cast<uint32_t>(child));
     std::fputs(DescribeSignalEnding(status, options.command[0], finished, flush_period_ms).c_str(),

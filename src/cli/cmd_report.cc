@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <memory>
 
-#include "analyze/quantity.h"
 #include "analyze/report/report_model.h"
+#include "base/quantity.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/pid_check.h"
+#include "cli/quantity_options.h"
 #include "cli/report_split.h"
 #include "export/report_export.h"
 #include "export/text_table.h"
@@ -24,8 +26,9 @@ struct ReportArgs {
   std::string sort = "total";
   int64_t pid = -1, device = -1, stream = -1;
   std::string kernel_regex, api_regex, nvtx_regex;
-  std::string from, to;
-  std::string gap_threshold = "1ms";
+  uint64_t from_ns = 0, to_ns = 0;  // with has_from, has_to: whether given
+  bool has_from = false, has_to = false;
+  uint64_t gap_threshold_ns = 1'000'000;
   bool full_names = false;
   bool python_internals = false;
   std::string split = "none";
@@ -57,7 +60,12 @@ int RunReport(const ReportArgs& a) {
   if (!sort.ok()) return ReportError(sort.status());
 
   ReportOptions options;
-  if (a.pid >= 0) options.pid = static_cast<uint32_t>(a.pid);
+  if (a.pid >= 0) {
+    options.pid = static_cast<uint32_t>(a.pid);
+    if (Status known = CheckPidRecorded(a.path, *options.pid); !known.ok()) {
+      return ReportError(known);
+    }
+  }
   if (a.device >= 0) options.device = static_cast<uint32_t>(a.device);
   if (a.stream >= 0) options.stream = static_cast<uint32_t>(a.stream);
   options.kernel_regex = a.kernel_regex;
@@ -67,22 +75,12 @@ int RunReport(const ReportArgs& a) {
   // Asking for the section is asking for the analysis.
   options.insights = a.insights || std::find(render.sections.begin(), render.sections.end(),
                                              "insights") != render.sections.end();
-  if (!a.from.empty()) {
-    auto from = ParseDurationNs(a.from);
-    if (!from.ok()) return ReportError(from.status());
-    options.begin_ns = *from;
-  }
-  if (!a.to.empty()) {
-    auto to = ParseDurationNs(a.to);
-    if (!to.ok()) return ReportError(to.status());
-    options.end_ns = *to;
-  }
+  if (a.has_from) options.begin_ns = a.from_ns;
+  if (a.has_to) options.end_ns = a.to_ns;
   if (options.begin_ns && options.end_ns && *options.end_ns <= *options.begin_ns) {
     return ReportError(Error(StatusCode::kInvalidArgument, "--to must be later than --from"));
   }
-  auto gap = ParseDurationNs(a.gap_threshold);
-  if (!gap.ok()) return ReportError(gap.status());
-  options.gap_threshold_ns = std::max<uint64_t>(*gap, 1);
+  options.gap_threshold_ns = std::max<uint64_t>(a.gap_threshold_ns, 1);
 
   if (a.split == "rank") {
     if (format == "csv") {
@@ -132,26 +130,40 @@ void RegisterReport(CLI::App& app, int* exit_code) {
   std::string section_help = "Comma-separated sections to show (default: all): ";
   for (std::string_view s : kReportSections) section_help += std::string(s) + " ";
   cmd->add_option("-s,--sections", a->sections, section_help);
-  cmd->add_option("--top", a->top,
-                  "Rows per table (0: all; default 30 for text, all for json and csv)");
+  TakesCount(cmd->add_option("--top", a->top,
+                             "Rows per table (0 or more than there are: all; default 30 for "
+                             "text, all for json and csv)"),
+             kTopRowsSpec);
   cmd->add_option("--sort", a->sort,
                   "Order of the kernel, API and NVTX tables: total (default), calls, avg, "
                   "median, max, name");
-  cmd->add_option("--pid", a->pid, "Only this process");
-  cmd->add_option("--device", a->device, "Only GPU work and memory of this device");
-  cmd->add_option("--stream", a->stream, "Only GPU work and synchronization of this stream");
+  TakesCount(cmd->add_option("--pid", a->pid, "Only this process"), kPidSpec);
+  TakesCount(cmd->add_option("--device", a->device, "Only GPU work and memory of this device"),
+             {0, UINT32_MAX});
+  TakesCount(
+      cmd->add_option("--stream", a->stream, "Only GPU work and synchronization of this stream"),
+      {0, UINT32_MAX});
   cmd->add_option("--kernel", a->kernel_regex,
                   "Only kernels whose mangled or demangled name matches this regex");
   cmd->add_option("--api", a->api_regex, "Only API functions whose name matches this regex");
-  cmd->add_option("--from", a->from,
-                  "Only activity starting at or after this time since the trace start "
-                  "(e.g. 1.5s, 200ms)");
-  cmd->add_option("--to", a->to, "Only activity starting before this time since the trace start");
+  // Times need a unit: "5" could be seconds or nanoseconds.
+  const DurationSpec time_since_start;
+  CLI::Option* from = TakesDuration(
+      cmd->add_option("--from", a->from_ns,
+                      "Only activity starting at or after this time since the trace start "
+                      "(e.g. 1.5s, 200ms)"),
+      1, time_since_start);
+  CLI::Option* to = TakesDuration(
+      cmd->add_option("--to", a->to_ns,
+                      "Only activity starting before this time since the trace start"),
+      1, time_since_start);
   cmd->add_option("--nvtx", a->nvtx_regex,
                   "Only GPU work launched, and API calls made, inside NVTX ranges whose name "
                   "matches this regex (on the same thread)");
-  cmd->add_option("--gap-threshold", a->gap_threshold,
-                  "Shortest GPU idle gap listed in the utilization section (default 1ms)");
+  TakesDuration(cmd->add_option("--gap-threshold", a->gap_threshold_ns,
+                                "Shortest GPU idle gap listed in the utilization section "
+                                "(default 1ms)"),
+                1, time_since_start);
   cmd->add_flag("--full-names", a->full_names,
                 "Show full demangled kernel names (default: shortened)");
   cmd->add_flag("--python-internals", a->python_internals,
@@ -172,7 +184,11 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       "trace is always shown.\nExample: gpuperf report out/ --sections kernels,memcpy --top 10\n"
       "         gpuperf report out/ --insights --sections insights   # only the findings\n"
       "         gpuperf report out/ --json -o base.json   # a baseline for gpuperf diff");
-  cmd->callback([a, exit_code] { *exit_code = RunReport(*a); });
+  cmd->callback([a, from, to, exit_code] {
+    a->has_from = from->count() > 0;
+    a->has_to = to->count() > 0;
+    *exit_code = RunReport(*a);
+  });
 }
 
 }  // namespace

@@ -2,8 +2,12 @@
 // endpoint (docs/live.md). Loopback unless --listen names another address.
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
+#include "cli/quantity_options.h"
 #include "cli/terminal.h"
 #include "live/http_server.h"
 #include "live/openmetrics.h"
@@ -18,11 +22,17 @@ struct ServeArgs {
   bool no_nvml = false;
 };
 
-int RunServe(const ServeArgs& a) {
-  if (a.top_kernels < 0 || a.top_kernels > live::kMaxKernels) {
-    return ReportError(Error(StatusCode::kInvalidArgument,
-                             "--top-kernels must be 0 to " + std::to_string(live::kMaxKernels)));
+// The scrape counts the pages it skipped; the log says which and why, once per page (each
+// scrape would say it again).
+void LogNewSkips(const std::vector<std::string>& skipped, std::set<std::string>& before) {
+  std::set<std::string> now(skipped.begin(), skipped.end());
+  for (const std::string& line : now) {
+    if (!before.contains(line)) std::fprintf(stderr, "gpuperf serve: skipped %s\n", line.c_str());
   }
+  before = std::move(now);
+}
+
+int RunServe(const ServeArgs& a) {
   live::ScanOptions scan;
   if (!a.dir.empty()) scan.dirs = {a.dir};
   std::string nvml_why = "--no-nvml";
@@ -36,6 +46,7 @@ int RunServe(const ServeArgs& a) {
   const bool v6 = host.find(':') != std::string::npos;
   std::fprintf(stderr, "gpuperf serve: metrics at http://%s%s%s:%u/metrics (Ctrl-C stops)\n",
                v6 ? "[" : "", host.c_str(), v6 ? "]" : "", static_cast<unsigned>(server.port()));
+  std::set<std::string> skipped_before;
   server.Serve(
       [&](const live::HttpRequest& request) {
         live::HttpResponse response;
@@ -43,8 +54,9 @@ int RunServe(const ServeArgs& a) {
           live::MetricsOptions options;
           options.top_kernels = static_cast<uint32_t>(a.top_kernels);
           options.openmetrics = live::WantsOpenMetrics(request.accept);
-          response.body =
-              live::RenderMetrics(live::ReadLiveModel(scan, nvml.get(), nvml_why), options);
+          const live::LiveModel model = live::ReadLiveModel(scan, nvml.get(), nvml_why);
+          LogNewSkips(model.scan.skipped, skipped_before);
+          response.body = live::RenderMetrics(model, options);
           response.content_type = live::MetricsContentType(options.openmetrics);
         } else if (request.path == "/") {
           response.body = "gpuperf serve: the metrics are at /metrics\n";
@@ -66,8 +78,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ServeArgs>();
   cmd->add_option("--listen", a->listen,
                   "HOST:PORT to listen on (default 127.0.0.1:9464, loopback only)");
-  cmd->add_option("--top-kernels", a->top_kernels,
-                  "Kernels named per process, by GPU time (default 20, at most 64)");
+  TakesCount(cmd->add_option("--top-kernels", a->top_kernels,
+                             "Kernels named per process, by GPU time (0 to 64; default 20)"),
+             {0, live::kMaxKernels});
   cmd->add_option("--dir", a->dir,
                   "Directory of live pages (default $GPUPERF_LIVE_DIR or /dev/shm/gpuperf-UID)");
   cmd->add_flag("--no-nvml", a->no_nvml, "Do not ask NVML for device indexes");

@@ -12,9 +12,12 @@
 #include "analyze/demangle.h"
 #include "analyze/pc_profile.h"
 #include "base/hardware_advice.h"
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
+#include "cli/pid_check.h"
+#include "cli/quantity_options.h"
 #include "export/text_table.h"
 
 namespace gpuperf::cli {
@@ -44,6 +47,21 @@ std::string TopStalls(const StallCounts& stalls, uint64_t total) {
   return out;
 }
 
+// A line of source as a table cell shows it: tabs as spaces to the next multiple of 8 and a
+// CRLF file's \r dropped (the cell would show them escaped, text_table.h).
+std::string SourceLineText(std::string_view line) {
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  std::string text;
+  for (char c : line) {
+    if (c == '\t') {
+      text.append(8 - text.size() % 8, ' ');
+    } else {
+      text += c;
+    }
+  }
+  return text;
+}
+
 // The source file as recorded, else by its name in one of the --source-dir directories.
 std::vector<std::string> ReadSource(const std::string& recorded, const SourceArgs& a,
                                     std::string* found) {
@@ -54,7 +72,7 @@ std::vector<std::string> ReadSource(const std::string& recorded, const SourceArg
     std::ifstream in(path);
     if (!in) continue;
     std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::string line; std::getline(in, line);) lines.push_back(SourceLineText(line));
     *found = path;
     return lines;
   }
@@ -72,9 +90,9 @@ void Annotated(const PcFunction& f, const SourceArgs& a, std::ostream& out) {
     for (const auto& [n, row] : lines) in_file += row.samples;
     std::string found;
     const std::vector<std::string> text = ReadSource(file, a, &found);
-    out << "\n" << file << "  (" << FormatCount(in_file) << " samples";
+    out << "\n" << DisplayText(file) << "  (" << FormatCount(in_file) << " samples";
     if (found.empty()) out << "; source not found: pass --source-dir";
-    if (!found.empty() && found != file) out << "; read from " << found;
+    if (!found.empty() && found != file) out << "; read from " << DisplayText(found);
     out << ")\n";
     TextTable t;
     for (const char* h : {"Samples", "Share", "Line"}) t.AddColumn(h);
@@ -141,7 +159,10 @@ void Sass(const PcFunction& f, std::ostream& out) {
 
 int RunSource(const SourceArgs& a) {
   std::optional<uint32_t> pid;
-  if (a.pid >= 0) pid = static_cast<uint32_t>(a.pid);
+  if (a.pid >= 0) {
+    pid = static_cast<uint32_t>(a.pid);
+    if (Status known = CheckPidRecorded(a.trace, *pid); !known.ok()) return ReportError(known);
+  }
   auto profile = LoadPcProfile(a.trace, pid);
   if (!profile.ok()) return ReportError(profile.status());
   if (profile->functions.empty()) {
@@ -175,7 +196,7 @@ int RunSource(const SourceArgs& a) {
   std::ostream& out = (*file)->stream();
   if ((*file)->is_stdout()) SetTableWidth(out, TerminalWidth(STDOUT_FILENO));
   for (const PcFunction* f : chosen) {
-    out << Demangle(f->name) << "\n  " << FormatCount(f->samples) << " PC samples ("
+    out << DisplayText(Demangle(f->name)) << "\n  " << FormatCount(f->samples) << " PC samples ("
         << FormatPercent(profile->samples ? double(f->samples) / profile->samples : 0)
         << " of the trace's); stalls: " << TopStalls(f->stalls, f->samples);
     if (f->not_issued > 0) {
@@ -183,7 +204,8 @@ int RunSource(const SourceArgs& a) {
           << FormatPercent(f->samples ? double(f->not_issued) / f->samples : 0);
     }
     out << '\n';
-    if (!f->has_lines) out << "  " << NoLineInfoLine(ShortName(Demangle(f->name))) << '\n';
+    if (!f->has_lines)
+      out << "  " << DisplayText(NoLineInfoLine(ShortName(Demangle(f->name)))) << '\n';
     if (f->has_lines && !a.sass) {
       Annotated(*f, a, out);
     } else {
@@ -208,9 +230,10 @@ void RegisterSource(CLI::App& app, int* exit_code) {
   cmd->add_flag("--sass", a->sass, "Show every instruction (SASS) rather than source lines");
   cmd->add_option("--source-dir", a->source_dirs,
                   "Where to look for a source file not at its recorded path (repeatable)");
-  cmd->add_option("--context", a->context, "Lines shown around sampled lines (default 3)")
-      ->check(CLI::Range(0, 1000));
-  cmd->add_option("--pid", a->pid, "Only this process's samples")->check(CLI::Range(0, INT32_MAX));
+  TakesCount(cmd->add_option("--context", a->context,
+                             "Lines shown around sampled lines (0 to 1000; default 3)"),
+             {0, 1000});
+  TakesCount(cmd->add_option("--pid", a->pid, "Only this process's samples"), kPidSpec);
   cmd->add_option("-o,--output", a->output, "Write to this file (default: stdout)");
   cmd->callback([a, exit_code] { *exit_code = RunSource(*a); });
 }

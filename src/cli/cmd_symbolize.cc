@@ -37,7 +37,7 @@ void RegisterSymbolize(CLI::App& app, int* exit_code) {
     SymbolizeSummary summary;
     Status status = SymbolizeTraceFile(args->path, options, &summary);
     for (const std::string& warning : summary.warnings) {
-      std::fprintf(stderr, "gpuperf: warning: %s\n", warning.c_str());
+      PrintWarning(warning);
     }
     if (summary.files > 0) std::printf("%s\n", summary.ToString().c_str());
     *exit_code = status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, args->path));

@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/output_file.h"
+#include "cli/quantity_options.h"
 #include "cli/terminal.h"
 #include "export/text_table.h"
 #include "live/live_json.h"
@@ -19,7 +20,7 @@ struct TopArgs {
   int64_t pid = 0;
   bool once = false;
   std::string format = "text";
-  double interval_s = 1.0;
+  uint64_t interval_ms = 1000;
   std::string sort = "active";
   std::string dir;
   bool no_nvml = false;
@@ -52,8 +53,14 @@ live::TopSort NextSort(live::TopSort sort) {
 
 int PrintOnce(const TopArgs& a, const live::LiveModel& model, live::TopSort sort) {
   if (a.pid > 0 && model.scan.processes.empty()) {
-    ReportError(Error(StatusCode::kNotFound, "no live page for pid " + std::to_string(a.pid) +
-                                                 " (not running, or not recorded by gpuperf)"));
+    // Its page may be there and not be one to trust: say why it was skipped.
+    std::string why = "not running, or not recorded by gpuperf";
+    const std::string page = "/" + std::to_string(a.pid) + ".live:";
+    for (const std::string& line : model.scan.skipped) {
+      if (line.find(page) != std::string::npos) why = "skipped " + line;
+    }
+    ReportError(Error(StatusCode::kNotFound,
+                      "no live page for pid " + std::to_string(a.pid) + " (" + why + ")"));
     return kExitFailure;  // nothing to show, not a bad input file
   }
   auto out = OutputFile::Open("-");
@@ -75,7 +82,7 @@ int PrintOnce(const TopArgs& a, const live::LiveModel& model, live::TopSort sort
 int RunInteractive(const TopArgs& a, const live::ScanOptions& scan, const live::Nvml* nvml,
                    const std::string& nvml_why, live::TopSort sort) {
   Terminal terminal;
-  const int interval_ms = static_cast<int>(a.interval_s * 1000);
+  const int interval_ms = static_cast<int>(a.interval_ms);
   while (!StopRequested()) {
     const live::LiveModel model = live::ReadLiveModel(scan, nvml, nvml_why);
     live::TopScreenOptions options;
@@ -102,12 +109,6 @@ int RunTop(const TopArgs& a) {
   if (a.format == "json" && !a.once) {
     return ReportError(Error(StatusCode::kInvalidArgument, "--format json needs --once"));
   }
-  if (!(a.interval_s >= 0.1 && a.interval_s <= 3600)) {
-    return ReportError(Error(StatusCode::kInvalidArgument, "--interval must be 0.1 to 3600 s"));
-  }
-  if (a.pid < 0 || a.pid > UINT32_MAX) {
-    return ReportError(Error(StatusCode::kInvalidArgument, "--pid must be a process id"));
-  }
   auto sort = ParseTopSort(a.sort);
   if (!sort.ok()) return ReportError(sort.status());
   live::ScanOptions scan;
@@ -132,10 +133,13 @@ void RegisterTop(CLI::App& app, int* exit_code) {
       "through them; q quits.\nEvery process recorded by 'gpuperf record' keeps a live page "
       "(docs/live.md); rates average the last 5 s of GPU time.");
   auto a = std::make_shared<TopArgs>();
-  cmd->add_option("--pid", a->pid, "Only this process");
+  TakesCount(cmd->add_option("--pid", a->pid, "Only this process"), kPidSpec);
   cmd->add_flag("--once", a->once, "Print one picture and exit (for scripts)");
   cmd->add_option("--format", a->format, "With --once: text (default) or json");
-  cmd->add_option("--interval", a->interval_s, "Seconds between refreshes (default 1)");
+  TakesDuration(cmd->add_option("--interval", a->interval_ms,
+                                "Time between refreshes: seconds, or with a unit (100ms to 1h; "
+                                "default 1)"),
+                kNsPerMs, {kNsPerSecond, 100 * kNsPerMs, kNsPerHour});
   cmd->add_option("--sort", a->sort, "active (default), launches, memory, api, pid");
   cmd->add_option("--dir", a->dir,
                   "Directory of live pages (default $GPUPERF_LIVE_DIR or /dev/shm/gpuperf-UID)");

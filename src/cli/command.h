@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuperf/status.h"
@@ -34,8 +35,13 @@ struct CommandRegistrar {
 #define GPUPERF_COMMAND(order, fn) \
   static ::gpuperf::cli::CommandRegistrar gp_registrar_##fn(order, fn)
 
-// Prints "gpuperf: <message>" to stderr and returns the exit code for the status.
+// Prints "gpuperf: error: <message>" to stderr and returns the exit code for the status.
+// Messages quote paths and names a recorded program chose: they are printed in the display
+// form of base/text_escape.h, as every line below is.
 int ReportError(const Status& status);
+
+// Prints "gpuperf: warning: <text>" to stderr.
+void PrintWarning(std::string_view text);
 
 // Exit codes shared by all commands (record returns the command's own code instead).
 inline constexpr int kExitOk = 0;

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "base/text_escape.h"
 #include "cli/command.h"
 #include "cli/command_names.h"
 #include "cli/output_file.h"
@@ -18,7 +19,7 @@ std::vector<CommandEntry>& CommandRegistry() {
 }
 
 int ReportError(const Status& status) {
-  std::fprintf(stderr, "gpuperf: error: %s\n", status.message().c_str());
+  std::fprintf(stderr, "gpuperf: error: %s\n", DisplayText(status.message()).c_str());
   switch (status.code()) {
     case StatusCode::kOk:
       return kExitOk;
@@ -34,10 +35,12 @@ int ReportError(const Status& status) {
   }
 }
 
+void PrintWarning(std::string_view text) {
+  std::fprintf(stderr, "gpuperf: warning: %s\n", DisplayText(text).c_str());
+}
+
 void PrintReadWarnings(const ReadReport& report) {
-  for (const std::string& warning : report.warnings) {
-    std::fprintf(stderr, "gpuperf: warning: %s\n", warning.c_str());
-  }
+  for (const std::string& warning : report.warnings) PrintWarning(warning);
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #include "analyze/demangle.h"
 #include "analyze/sass_listing.h"
 #include "base/hardware_advice.h"
+#include "base/text_escape.h"
 #include "gpuperf/trace_append.h"
 #include "gpuperf/trace_reader.h"
 
@@ -133,6 +134,9 @@ Status ResolveFile(const std::string& dir, const std::string& path, const std::s
   WantedSink sink(wanted);
   ReadReport report;
   GP_RETURN_IF_ERROR(ReadTrace(path, sink, &report));
+  // Still being recorded: its lines come when it is symbolized after its end (record's
+  // symbolize step already said so, in one line).
+  if (!report.being_recorded.empty()) return Status::Ok();
   if (wanted.offsets.empty() || wanted.resolved) return Status::Ok();
 
   std::vector<SassLineRecord> lines;
@@ -214,7 +218,7 @@ Status ResolvePcSampleLines(const std::string& dir, bool quiet) {
                counts.functions, counts.with_lines,
                counts.disassembled ? ("from " + nvdisasm).c_str() : "not available (no nvdisasm)");
   for (const std::string& kernel : counts.without_lines) {
-    std::fprintf(stderr, "gpuperf: %s\n", NoLineInfoLine(kernel).c_str());
+    std::fprintf(stderr, "gpuperf: %s\n", DisplayText(NoLineInfoLine(kernel)).c_str());
   }
   if (counts.missing_cubins) {
     std::fprintf(stderr,

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/units.h"
+#include "cli/command.h"
 #include "symbolize/symbolizer.h"
 
 #if GPUPERF_HAVE_EBPF
@@ -34,7 +35,7 @@ class EbpfCpuRecording final : public CpuRecording {
   EbpfCpuRecording(const RecordOptions& options, std::string dir)
       : quiet_(options.quiet),
         symbolize_(!options.no_symbolize),
-        duration_ns_(static_cast<uint64_t>(options.duration_s * 1e9)),
+        duration_ns_(options.duration_ms * 1000000),
         dir_(std::move(dir)),
         file_("cpu." + std::to_string(getpid()) + ".gpt") {}
 
@@ -70,9 +71,16 @@ class EbpfCpuRecording final : public CpuRecording {
     }
     profile_ = std::move(*profile);
     if (options.cpu || options.off_cpu) {  // Python frames in samples and off-CPU stacks
-      recorder_->SetPythonTargetSink([this](uint32_t pid, const gp_py_target* target) {
+      const bool verbose = options.verbose;
+      recorder_->SetPythonTargetSink([this, verbose](uint32_t pid, const gp_py_target* target) {
         Status set = profile_->SetPythonTarget(pid, target);
-        if (!set.ok()) std::fprintf(stderr, "gpuperf: warning: %s\n", set.message().c_str());
+        if (!set.ok()) {
+          PrintWarning(set.message());
+        } else if (verbose && target != nullptr) {
+          // Samples taken before this moment have no Python frames: say when it came.
+          std::fprintf(stderr, "gpuperf: pid %u: its CPU stacks carry Python frames from now on\n",
+                       pid);
+        }
       });
     }
     recorder_->LoadKernelSymbols();  // now that the programs are in it, before the command runs
@@ -87,7 +95,7 @@ class EbpfCpuRecording final : public CpuRecording {
 
   void Follow(pid_t pid) override {
     Status followed = profile_->Follow(static_cast<uint32_t>(pid));
-    if (!followed.ok()) std::fprintf(stderr, "gpuperf: warning: %s\n", followed.message().c_str());
+    if (!followed.ok()) PrintWarning(followed.message());
   }
 
   bool Finish(uint32_t stats_pid) override {
@@ -104,8 +112,7 @@ class EbpfCpuRecording final : public CpuRecording {
                    static_cast<unsigned long long>(drain_cpu_ns_));
     }
     if (!written.ok()) {
-      std::fprintf(stderr, "gpuperf: warning: CPU samples not written: %s\n",
-                   written.message().c_str());
+      PrintWarning("CPU samples not written: " + written.message());
       return false;
     }
     if (symbolize_) {
@@ -115,8 +122,7 @@ class EbpfCpuRecording final : public CpuRecording {
       options.innermost_is_return_address = false;
       Status named = SymbolizeTraceFile(dir_ + "/" + file_, options, nullptr);
       if (!named.ok()) {
-        std::fprintf(stderr, "gpuperf: warning: CPU samples not symbolized: %s\n",
-                     named.message().c_str());
+        PrintWarning("CPU samples not symbolized: " + named.message());
       }
     }
     if (measure_cost_) {

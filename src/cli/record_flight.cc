@@ -9,8 +9,9 @@
 #include <map>
 #include <vector>
 
-#include "analyze/quantity.h"
 #include "base/flight_signal.h"
+#include "base/quantity.h"
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "cli/record_summary.h"
 
@@ -53,33 +54,20 @@ bool ParseDumpName(const std::string& name, uint32_t* pid, uint32_t* number) {
 
 }  // namespace
 
-Result<uint64_t> ParseFlightWindowMs(const std::string& text) {
-  std::string typed = text;
-  if (!typed.empty() && std::all_of(typed.begin(), typed.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
-      })) {
-    typed += "s";  // a bare number is seconds
-  }
-  auto ns = ParseDurationNs(typed);
-  if (!ns.ok()) return Error(StatusCode::kInvalidArgument, "--flight: " + ns.status().message());
-  const uint64_t ms = *ns / 1'000'000ull;
-  if (ms < 100 || ms > 24ull * 3600 * 1000) {
-    return Error(StatusCode::kInvalidArgument,
-                 "--flight " + text + ": the window must be between 100ms and 24 hours");
-  }
-  return ms;
-}
-
 Result<int> ParseFlightSignal(const std::string& text) {
   if (text == "none") return -1;
   std::string name = text;
   for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (name.starts_with("SIG")) name = name.substr(3);
+  // Digits through the strict parser: "4294967308" is no signal, not SIGUSR2 after a wrap.
+  const CountSpec any_signal{0, 64};
   int number = -1;
   if (AllDigits(name)) {
-    number = std::atoi(name.c_str());
+    if (auto n = ParseCount("", name, any_signal); n.ok()) number = static_cast<int>(*n);
   } else if (name.starts_with("RTMIN+") && AllDigits(name.substr(6))) {
-    number = SIGRTMIN + std::atoi(name.c_str() + 6);
+    if (auto n = ParseCount("", name.substr(6), any_signal); n.ok()) {
+      number = SIGRTMIN + static_cast<int>(*n);
+    }
   } else if (name == "RTMIN") {
     number = SIGRTMIN;
   } else {
@@ -99,18 +87,6 @@ Result<int> ParseFlightSignal(const std::string& text) {
                      "RTMIN+N");
   }
   return number;
-}
-
-Result<uint32_t> ParseSampleRate(const std::string& text) {
-  std::string number = text;
-  if (number.ends_with("/s")) number.resize(number.size() - 2);
-  const long long value = AllDigits(number) ? std::atoll(number.c_str()) : -1;
-  if (value < 1 || value > 1'000'000) {
-    return Error(StatusCode::kInvalidArgument,
-                 "--sample-launches " + text +
-                     ": give launch stacks per second per thread, 1 to 1000000 (e.g. 100/s)");
-  }
-  return static_cast<uint32_t>(value);
 }
 
 std::string SignalName(int signal) {
@@ -149,9 +125,11 @@ std::string DescribeFlightRecording(const std::string& dir, uint32_t main_pid, b
     return out;
   }
   const std::string& last = main->second.back().second;
+  // The dump's name starts with the program's file name, which the program chose.
+  const std::string shown = DisplayText(last);
   auto totals = SummarizeRecording(last);
   if (!totals.ok()) {
-    out += "  cannot read " + last + ": " + totals.status().message() + "\n";
+    out += "  cannot read " + shown + ": " + DisplayText(totals.status().message()) + "\n";
     return out;
   }
   totals->bytes_on_disk = fs::file_size(last, ec);
@@ -163,7 +141,7 @@ std::string DescribeFlightRecording(const std::string& dir, uint32_t main_pid, b
   *finished = exit_dump && totals->FinishedProcess(main_pid);
   if (!exit_dump) out += "  pid " + std::to_string(main_pid) + " ended without its exit dump\n";
   out += "  the last dump of pid " + std::to_string(main_pid) + ":\n";
-  out += FormatRecordSummary(*totals, last);
+  out += FormatRecordSummary(*totals, shown);
   return out;
 }
 

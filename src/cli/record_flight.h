@@ -17,13 +17,9 @@ struct FlightSettings {
   uint32_t sample_launches_per_s = 0;  // 0: every launch's stack
 };
 
-// "60s", "2min", "500ms" or a number of seconds.
-Result<uint64_t> ParseFlightWindowMs(const std::string& text);
 // "USR2", "SIGUSR2", "12", "RTMIN+2", or "none" (-1). Refuses the signals that end a run
 // (gpuperf flushes at those) and those that cannot be caught.
 Result<int> ParseFlightSignal(const std::string& text);
-// "100/s" or "100": stacks per second per thread.
-Result<uint32_t> ParseSampleRate(const std::string& text);
 
 // A signal's name for messages: "SIGUSR2", "SIGRTMIN+2", "signal 40".
 std::string SignalName(int signal);

@@ -7,10 +7,19 @@
 
 #include "base/activities.h"
 #include "base/record_defaults.h"
+#include "cli/command.h"
+#include "cli/quantity_options.h"
 #include "cli/record_preload.h"
 #include "symbolize/symbolizer.h"
 
 namespace gpuperf::cli {
+namespace {
+
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * 1024;
+
+}  // namespace
+
 void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_option("-o,--output", o.output_dir,
                  "Directory for the trace files, one <program>.<pid>.gpt per process\n"
@@ -37,50 +46,72 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                "Take kernel times from the GPU's Hardware Event System instead of CUPTI's\n"
                "instrumentation of each launch: less cost per launch (Blackwell and newer;\n"
                "elsewhere one notice, and kernels are timed the usual way)");
-  cmd.add_option("--stack-depth", o.stack_depth, "Deepest stack kept, in frames (default 64)")
-      ->check(CLI::Range(1, 256));
-  cmd.add_option(
-         "--buffer-size", o.buffer_kb,
-         "CUPTI activity buffer size in KiB (default " + std::to_string(kDefaultBufferKiB) + ")")
-      ->check(CLI::Range(64, 1 << 20));
-  cmd.add_option("--max-memory", o.max_memory_mb,
-                 "Most memory the recorder may hold in the target, MiB (default: " +
-                     std::to_string(kMaxMemoryCapMiB) + ", or 1/" +
-                     std::to_string(kMaxMemoryPhysicalFraction) + " of RAM if less). It uses\n" +
-                     std::to_string(kSoftMemoryMiB) +
-                     " MiB and grows past that only under load, saying so once; past the\n"
-                     "cap, records are dropped and counted, never silently")
-      ->check(CLI::Range(4, 1 << 16));
-  cmd.add_option("--flush-period", o.flush_period_ms,
-                 "How often the trace file is brought up to date, ms (default " +
-                     std::to_string(kDefaultFlushPeriodMs) +
-                     ");\na process that is killed loses at most this much")
-      ->check(CLI::Range(10, 600000));
-  cmd.add_option("--delay", o.delay_s, "Start recording this many seconds after CUDA starts")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--duration", o.duration_s, "Stop recording after this many seconds")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--flight", o.flight,
-                 "Flight recorder: keep only the last WINDOW (e.g. 60s, 5min) in\n"
-                 "memory; write it as a trace on SIGUSR2, gpuperf dump-now PID, a CUDA\n"
-                 "error and at exit (PROG.PID.flight-N.gpt; docs/flight-recorder.md)");
-  cmd.add_option("--flight-memory", o.flight_memory_mb,
-                 "Most memory the flight recorder's window may take, MiB (default " +
-                     std::to_string(kFlightMemoryMiB) +
-                     ");\npast it the oldest records go first, counted")
-      ->check(CLI::Range(1, 1 << 20));
+  TakesCount(cmd.add_option("--stack-depth", o.stack_depth,
+                            "Deepest stack kept, in frames (1 to " +
+                                std::to_string(kMaxStackDepth) + "; default 64)"),
+             {1, kMaxStackDepth});
+  const SizeSpec buffer{kKiB, kMinBufferKiB * kKiB, uint64_t{kMaxBufferKiB} * kKiB};
+  TakesSize(
+      cmd.add_option("--buffer-size", o.buffer_kb,
+                     "CUPTI activity buffer size: KiB, or with a unit (default " +
+                         std::to_string(kDefaultBufferKiB) + " KiB;\n" +
+                         SizeText(buffer.min_bytes) + " to " + SizeText(buffer.max_bytes) + ")"),
+      kKiB, buffer);
+  const SizeSpec memory{kMiB, kMinMaxMemoryMiB * kMiB, uint64_t{kMaxMaxMemoryMiB} * kMiB};
+  TakesSize(cmd.add_option("--max-memory", o.max_memory_mb,
+                           "Most memory the recorder may hold in the target: MiB, or with a\n"
+                           "unit (default " +
+                               std::to_string(kMaxMemoryCapMiB) + " MiB, or 1/" +
+                               std::to_string(kMaxMemoryPhysicalFraction) + " of RAM if less; " +
+                               SizeText(memory.min_bytes) + " to " + SizeText(memory.max_bytes) +
+                               "). It\nuses " + std::to_string(kSoftMemoryMiB) +
+                               " MiB and grows past that only under load, saying so\nonce; past "
+                               "the cap, records are dropped and counted, never silently"),
+            kMiB, memory);
+  const DurationSpec flush{kNsPerMs, kMinFlushPeriodMs * kNsPerMs, kMaxFlushPeriodMs * kNsPerMs};
+  TakesDuration(
+      cmd.add_option("--flush-period", o.flush_period_ms,
+                     "How often the trace file is brought up to date: ms, or with a\n"
+                     "unit (default " +
+                         std::to_string(kDefaultFlushPeriodMs) + "ms; " +
+                         DurationText(flush.min_ns) + " to " + DurationText(flush.max_ns) +
+                         "); a process that is killed\nloses at most this much"),
+      kNsPerMs, flush);
+  const DurationSpec capture{kNsPerSecond, 0, kMaxDurationNs};
+  TakesDuration(cmd.add_option("--delay", o.delay_ms,
+                               "Start recording this long after CUDA starts: seconds, or with a\n"
+                               "unit (ms, s, m, h; e.g. 2.5, 500ms, 1.5s, 2m)"),
+                kNsPerMs, capture);
+  TakesDuration(cmd.add_option("--duration", o.duration_ms,
+                               "Stop recording this long after it started (as --delay)"),
+                kNsPerMs, capture);
+  TakesDuration(cmd.add_option("--flight", o.flight_ms,
+                               "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; 100ms "
+                               "to\n24h) in memory; write it as a trace on SIGUSR2, gpuperf "
+                               "dump-now PID,\na CUDA error and at exit (PROG.PID.flight-N.gpt;\n"
+                               "docs/flight-recorder.md)"),
+                kNsPerMs,
+                {kNsPerSecond, kMinFlightWindowMs * kNsPerMs, kMaxFlightWindowMs * kNsPerMs});
+  TakesSize(cmd.add_option("--flight-memory", o.flight_memory_mb,
+                           "Most memory the flight recorder's window may take: MiB, or with a\n"
+                           "unit (default " +
+                               std::to_string(kFlightMemoryMiB) +
+                               " MiB); past it the oldest records go first, counted"),
+            kMiB, {kMiB, kMiB, uint64_t{kMaxFlightMemoryMiB} * kMiB});
   cmd.add_option("--flight-signal", o.flight_signal,
                  "Signal that asks for a dump (default USR2; or USR1, RTMIN+2, none);\n"
                  "a handler the program installed first still gets it");
   cmd.add_flag("--no-flight-on-error", o.no_flight_on_error,
                "Do not dump when a CUDA call returns an error");
-  cmd.add_option("--sample-launches", o.sample_launches,
-                 "Take at most N launch stacks per second per thread (N/s); every\n"
-                 "kernel is still recorded, the others under [launch not sampled]");
-  cmd.add_option("--power-hz", o.power_hz,
-                 "GPU power readings per second through NVML, for energy estimates\n"
-                 "(default 20; 0: none; docs/energy.md)")
-      ->check(CLI::Range(0, 1000));
+  TakesCount(cmd.add_option("--sample-launches", o.sample_launches,
+                            "Take at most N launch stacks per second per thread (N or N/s); "
+                            "every\nkernel is still recorded, the others under [launch not "
+                            "sampled]"),
+             {1, kMaxSampleLaunchesPerSecond, "/s"});
+  TakesCount(cmd.add_option("--power-hz", o.power_hz,
+                            "GPU power readings per second through NVML, for energy estimates\n"
+                            "(0 to 1000; default 20; 0: none; docs/energy.md)"),
+             {0, kMaxPowerHz});
   cmd.add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
   cmd.add_flag("-v,--verbose", o.verbose, "Let the injection library explain what it does");
   cmd.add_option("--inject-lib", o.inject_lib,
@@ -90,8 +121,9 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_flag("--cpu", o.cpu,
                "Also sample where the CPU runs (user and kernel stacks, eBPF; needs root or\n"
                "CAP_BPF+CAP_PERFMON), for `flamegraph --weight cpu|all` and the report's CPU part");
-  cmd.add_option("--freq", o.cpu_frequency_hz, "--cpu samples per second of CPU time (default 99)")
-      ->check(CLI::Range(1, 10000));
+  TakesCount(cmd.add_option("--freq", o.cpu_frequency_hz,
+                            "--cpu samples per second of CPU time (1 to 10000; default 99)"),
+             {1, 10000});
   cmd.add_flag("--off-cpu", o.off_cpu,
                "Also time where threads block (sleeps, locks, I/O, waits for the GPU), with\n"
                "their stacks (eBPF, as --cpu)");
@@ -102,10 +134,10 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                "Sample the GPU's program counters with their stall reasons; `report`, `source` "
                "and `flamegraph --pc-frames` then show the hot source lines of each kernel "
                "(kernels built with nvcc -lineinfo)");
-  cmd.add_option("--pc-period", o.pc_period,
-                 "PC sampling period: one sample per SM every 2^N cycles (5..31; default: "
-                 "CUPTI's choice)")
-      ->check(CLI::Range(5, 31));
+  TakesCount(cmd.add_option("--pc-period", o.pc_period,
+                            "PC sampling period: one sample per SM every 2^N cycles (5 to 31; "
+                            "default: CUPTI's choice)"),
+             {kMinPcPeriod, kMaxPcPeriod});
   cmd.add_option("command", o.command, "The command to record, after --")->expected(-1);
 }
 
@@ -121,9 +153,8 @@ bool ValidateActivities(const std::string& list, std::string* error) {
 
 Status ResolveFlightOptions(RecordOptions& o) {
   FlightSettings& f = o.flight_settings;
-  if (!o.flight.empty()) {
-    GP_ASSIGN_OR_RETURN(f.window_ms, ParseFlightWindowMs(o.flight));
-  } else if (o.flight_memory_mb || !o.flight_signal.empty() || o.no_flight_on_error) {
+  f.window_ms = o.flight_ms;
+  if (!f.window_ms && (o.flight_memory_mb || !o.flight_signal.empty() || o.no_flight_on_error)) {
     return Error(StatusCode::kInvalidArgument,
                  "--flight-memory, --flight-signal and --no-flight-on-error need --flight WINDOW");
   }
@@ -138,13 +169,11 @@ Status ResolveFlightOptions(RecordOptions& o) {
                  "--pc-sampling does not go with --flight: PC samples are totals of the whole "
                  "run, not records of a window (record them without --flight)");
   }
-  if (!o.sample_launches.empty()) {
-    if (o.no_stacks) {
-      return Error(StatusCode::kInvalidArgument,
-                   "--sample-launches samples launch stacks, and --no-stacks takes none");
-    }
-    GP_ASSIGN_OR_RETURN(f.sample_launches_per_s, ParseSampleRate(o.sample_launches));
+  if (o.sample_launches != 0 && o.no_stacks) {
+    return Error(StatusCode::kInvalidArgument,
+                 "--sample-launches samples launch stacks, and --no-stacks takes none");
   }
+  f.sample_launches_per_s = o.sample_launches;
   return Status::Ok();
 }
 
@@ -172,12 +201,8 @@ std::vector<std::pair<std::string, std::string>> RecordEnvironment(const RecordO
   if (o.max_memory_mb) env.emplace_back("GPUPERF_MAX_MEMORY_MB", std::to_string(o.max_memory_mb));
   if (o.flush_period_ms)
     env.emplace_back("GPUPERF_FLUSH_PERIOD_MS", std::to_string(o.flush_period_ms));
-  if (o.delay_s > 0) {
-    env.emplace_back("GPUPERF_DELAY_MS", std::to_string(std::llround(o.delay_s * 1000)));
-  }
-  if (o.duration_s > 0) {
-    env.emplace_back("GPUPERF_DURATION_MS", std::to_string(std::llround(o.duration_s * 1000)));
-  }
+  if (o.delay_ms > 0) env.emplace_back("GPUPERF_DELAY_MS", std::to_string(o.delay_ms));
+  if (o.duration_ms > 0) env.emplace_back("GPUPERF_DURATION_MS", std::to_string(o.duration_ms));
   if (o.power_hz >= 0) env.emplace_back("GPUPERF_POWER_HZ", std::to_string(o.power_hz));
   if (o.quiet) env.emplace_back("GPUPERF_LOG", "quiet");
   if (o.verbose) env.emplace_back("GPUPERF_LOG", "verbose");
@@ -220,7 +245,7 @@ Status SymbolizeRecording(const std::string& dir, bool quiet) {
   GP_RETURN_IF_ERROR(SymbolizeTraceFile(dir, options, &summary));
   if (!quiet) {
     for (const std::string& warning : summary.warnings) {
-      std::fprintf(stderr, "gpuperf: warning: %s\n", warning.c_str());
+      PrintWarning(warning);
     }
   }
   return Status::Ok();

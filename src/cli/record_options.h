@@ -27,8 +27,8 @@ struct RecordOptions {
   uint32_t buffer_kb = 0;
   uint32_t max_memory_mb = 0;
   uint32_t flush_period_ms = 0;
-  double delay_s = 0;
-  double duration_s = 0;
+  uint64_t delay_ms = 0;     // --delay
+  uint64_t duration_ms = 0;  // --duration; 0: until the program ends
   uint32_t stack_depth = 0;
   int32_t power_hz = -1;        // -1: the injection library's default
   bool no_nccl_plugin = false;  // leave NCCL_PROFILER_PLUGIN unset (docs/multi-rank.md)
@@ -39,12 +39,12 @@ struct RecordOptions {
   bool off_cpu = false;
   bool system = false;
   uint32_t cpu_frequency_hz = 99;
-  // --flight and --sample-launches as typed, then as checked (ResolveFlightOptions).
-  std::string flight;
+  // --flight and the options that go with it as given, then as checked (ResolveFlightOptions).
+  uint64_t flight_ms = 0;  // 0: no flight recorder
   uint32_t flight_memory_mb = 0;
   std::string flight_signal;
   bool no_flight_on_error = false;
-  std::string sample_launches;
+  uint32_t sample_launches = 0;  // --sample-launches N/s; 0: every launch's stack
   FlightSettings flight_settings;
   // Hardware profilers (docs/hardware-metrics.md): set by `gpuperf metrics`, and by
   // `record --pc-sampling`.

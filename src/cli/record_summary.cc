@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "gpuperf/stack_marker.h"
 #include "gpuperf/stats.h"
+#include "gpuperf/trace_lock.h"
 #include "gpuperf/trace_reader.h"
 
 namespace gpuperf::cli {
@@ -123,6 +124,10 @@ Result<RecordTotals> SummarizeRecording(const std::string& dir) {
   ReadReport report;
   GP_RETURN_IF_ERROR(ReadTrace(dir, sink, &report));
   sink.Finish();
+  // A process still writing its trace (one that outlived the command, or another run's)
+  // has not ended at all: it is listed as still being recorded, not as unfinished.
+  totals.being_recorded = report.being_recorded;
+  std::erase_if(totals.unfinished_pids, [&](uint32_t pid) { return report.StillRecording(pid); });
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".gpt") totals.bytes_on_disk += entry.file_size(ec);
@@ -193,6 +198,10 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir,
     out += "  nccl      " + FormatCount(t.nccl_collectives) + " collectives on " +
            FormatCount(t.nccl_comms) + " communicator" + (t.nccl_comms == 1 ? "" : "s") +
            " (NCCL profiler plugin)\n";
+  }
+  for (const ReadReport::BeingRecorded& file : t.being_recorded) {
+    out += "  running   " + StillBeingRecorded(file.path, file.pid).message() +
+           ": counted as far as it is written\n";
   }
   if (t.lost > 0 || !t.unfinished_pids.empty()) {
     out += "  LOST      " + t.lost_detail + UnfinishedDetail(t, t.lost > 0) + "\n";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpuperf/status.h"
+#include "gpuperf/trace_reader.h"
 
 namespace gpuperf::cli {
 
@@ -35,6 +36,9 @@ struct RecordTotals {
   // Processes whose trace ends without a final flush (killed, _exit, exec): up to one flush
   // period of their records is missing, and no counter says how much.
   std::vector<uint32_t> unfinished_pids;
+  // Trace files a process still writes (it outlived the command, or is another run's): not
+  // unfinished, not ended at all.
+  std::vector<ReadReport::BeingRecorded> being_recorded;
   std::vector<uint32_t> finished_pids;
   uint64_t longest_cuda_ns = 0;  // the longest a finished process ran after CUDA started
   bool FinishedProcess(uint32_t pid) const {

@@ -1,7 +1,9 @@
 #include "cli/report_split.h"
 
 #include "analyze/ranks/rank_scan.h"
+#include "base/text_escape.h"
 #include "cli/command.h"
+#include "export/json_output.h"
 #include "export/report_json.h"
 #include "export/report_ranks.h"
 
@@ -59,11 +61,11 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
       list.push_back(std::move(entry));
     }
     doc["per_rank"] = std::move(list);
-    out << doc.dump(2) << '\n';
+    out << DumpJson(std::move(doc)) << '\n';
   } else {
     for (const RankReport& r : reports) {
-      out << "==== " << ProcessLabel(whole.ranks, r.process->pid) << ", pid " << r.process->pid
-          << " ====\n";
+      out << "==== " << DisplayText(ProcessLabel(whole.ranks, r.process->pid)) << ", pid "
+          << r.process->pid << " ====\n";
       GP_RETURN_IF_ERROR(ExportReportText(r.model, per_rank, out));
       out << '\n';
     }

@@ -6,7 +6,9 @@
 #include <set>
 #include <sstream>
 
+#include "base/text_escape.h"
 #include "export/chrome_json_writer.h"
+#include "export/json_output.h"
 #include "export/timeline_export.h"
 #include "gpuperf/trace_writer.h"
 #include "support/golden.h"
@@ -118,8 +120,8 @@ TEST_F(ChromeJsonExport, SlicesOnOneTrackNeverPartiallyOverlap) {
   size_t slices = 0;
   for (const json& e : doc_["traceEvents"]) slices += e["ph"] == "X";
   EXPECT_EQ(slices, stats_.slices);
-  const json* nasty =
-      Find("evil\"kernel\\\n\t\x01name\xef\xbf\xbd\xef\xbf\xbd");  // invalid bytes -> U+FFFD
+  // Bytes that are not UTF-8 are \xNN text (base/text_escape.h).
+  const json* nasty = Find(Utf8Text(testing::kNastyKernelName));
   ASSERT_NE(nasty, nullptr);
   EXPECT_EQ(ThreadOf(*nasty), "stream 7 (lane 2)");
   EXPECT_EQ(ThreadOf(*Find("cuLaunchKernel")), "main (lane 2)");
@@ -211,9 +213,11 @@ TEST(ChromeJson, EscapesEveryControlCharacter) {
   for (char c : out) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << out;
   EXPECT_EQ(json::parse(out).get<std::string>(), raw);
   out.clear();
-  AppendJsonString(out, "a\xff\xc3(b\xed\xa0\x80");  // stray, truncated, surrogate
-  EXPECT_EQ(json::parse(out).get<std::string>(),
-            "a\xef\xbf\xbd\xef\xbf\xbd(b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  // Bytes that are not UTF-8 (stray, truncated, a surrogate) as \xNN text
+  // (base/text_escape.h); C1 controls, valid UTF-8, as \u escapes: no control in the text.
+  AppendJsonString(out, "a\xff\xc3(b\xed\xa0\x80 \xc2\x9b");
+  EXPECT_EQ(out, R"("a\\xff\\xc3(b\\xed\\xa0\\x80 \u009b")");
+  EXPECT_EQ(json::parse(out).get<std::string>(), "a\\xff\\xc3(b\\xed\\xa0\\x80 \xc2\x9b");
 }
 
 // Writes the hand-made trace to a file, `records_per_chunk` records per chunk.

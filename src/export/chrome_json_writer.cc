@@ -8,6 +8,8 @@
 #include <set>
 #include <vector>
 
+#include "export/json_output.h"
+
 namespace gpuperf {
 namespace {
 
@@ -25,31 +27,6 @@ void AppendDouble(std::string& out, double value) {
   char buf[64];
   int n = std::snprintf(buf, sizeof(buf), "%.3f", value);
   out.append(buf, static_cast<size_t>(n));
-}
-
-// Length of the valid UTF-8 sequence at text[i], or 0 when it is not one.
-size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  size_t length;
-  uint32_t min_code;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2, min_code = 0x80;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3, min_code = 0x800;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4, min_code = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  uint32_t code = lead & (0x7f >> length);
-  for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (byte(i + k) & 0x3f);
-  }
-  if (code < min_code || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
-  return length;
 }
 
 struct JsonTrack {
@@ -344,58 +321,6 @@ class ChromeJsonWriter final : public TimelineWriter {
 };
 
 }  // namespace
-
-void AppendJsonString(std::string& out, std::string_view text) {
-  static const char kHex[] = "0123456789abcdef";
-  out += '"';
-  size_t plain_from = 0;  // characters that need no escaping are appended in runs
-  auto append_plain = [&](size_t up_to) {
-    out.append(text.data() + plain_from, up_to - plain_from);
-  };
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      ++i;
-      continue;
-    }
-    if (c >= 0x80) {
-      const size_t length = Utf8SequenceLength(text, i);
-      if (length != 0) {
-        i += length;
-        continue;
-      }
-    }
-    append_plain(i);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c >= 0x80) {
-          out += "\\ufffd";  // not valid UTF-8
-        } else {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xf];
-        }
-    }
-    plain_from = ++i;
-  }
-  append_plain(text.size());
-  out += '"';
-}
 
 void AppendMicros(std::string& out, uint64_t ns) {
   AppendInt(out, ns / 1000);

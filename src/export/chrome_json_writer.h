@@ -4,9 +4,9 @@
 // order, `X` complete slices, `i` instants, `C` counters, and Kineto-style `ac2g` flow
 // pairs (`s` on the launch call, `f` with "bp":"e" on the GPU work). Timestamps are
 // microseconds printed from integer nanoseconds with exactly three decimals, so no
-// floating-point rounding moves an event. Every string is escaped, control characters
-// included, and invalid UTF-8 becomes U+FFFD, so any kernel or NVTX name yields valid
-// JSON. GPUs appear as their own processes (pid kGpuPidBase + n, above any Linux pid).
+// floating-point rounding moves an event. Every string is written by AppendJsonString
+// (export/json_output.h), so any kernel or NVTX name yields valid JSON. GPUs appear as
+// their own processes (pid kGpuPidBase + n, above any Linux pid).
 // Launch stacks go to the "stackFrames" table, referenced by "sf".
 #pragma once
 
@@ -26,8 +26,6 @@ inline constexpr uint32_t kSyntheticTidBase = 200'000'000;
 
 std::unique_ptr<TimelineWriter> MakeChromeJsonWriter(std::ostream& out);
 
-// Appends `text` as a JSON string literal (quotes included).
-void AppendJsonString(std::string& out, std::string_view text);
 // Appends ns as microseconds with exactly three decimals: 1234567 -> "1234.567".
 void AppendMicros(std::string& out, uint64_t ns);
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/text_table.h"
 
@@ -68,7 +69,8 @@ void Items(const char* title, const std::vector<ItemDelta>& items, bool failures
 }  // namespace
 
 Status ExportDiffText(const ReportDiff& diff, const DiffTextOptions& o, std::ostream& out) {
-  out << "gpuperf diff: " << o.base_label << " -> " << o.new_label << '\n';
+  out << "gpuperf diff: " << DisplayText(o.base_label) << " -> " << DisplayText(o.new_label)
+      << '\n';
   TextTable t;
   t.AddColumn("Metric", TextTable::Align::kLeft);
   t.AddColumn("Baseline");
@@ -85,7 +87,7 @@ Status ExportDiffText(const ReportDiff& diff, const DiffTextOptions& o, std::ost
   Items("CUDA API", diff.apis, true, o, out);
   if (!diff.new_api_errors.empty()) {
     out << "\nAPI errors not in the baseline:\n";
-    for (const std::string& e : diff.new_api_errors) out << "  " << e << '\n';
+    for (const std::string& e : diff.new_api_errors) out << "  " << DisplayText(e) << '\n';
   }
   if (!out) return Error(StatusCode::kIoError, "cannot write the diff");
   return Status::Ok();

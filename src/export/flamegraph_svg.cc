@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/flamegraph_palette.h"
 #include "export/flamegraph_svg_script.h"
@@ -80,8 +81,11 @@ std::vector<Node> BuildTree(const FlameGraph& graph, FlameWeight weight) {
 
 // ---- text ----
 
-void AppendEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
+// Text as XML character data or attribute value: the display form of base/text_escape.h
+// (valid UTF-8, no character XML forbids, nothing hidden), then XML's own escapes.
+void AppendXml(std::string& out, std::string_view bytes) {
+  std::string storage;
+  for (char c : EscapedView(bytes, TextForm::kDisplay, storage)) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -104,9 +108,9 @@ void AppendEscaped(std::string& out, std::string_view text) {
   }
 }
 
-std::string Escaped(std::string_view text) {
+std::string Xml(std::string_view text) {
   std::string out;
-  AppendEscaped(out, text);
+  AppendXml(out, text);
   return out;
 }
 
@@ -390,21 +394,21 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
 
     const std::string title = svg_.title.empty() ? DefaultTitle(options_) : svg_.title;
     out_ += "<text class=\"title\" data-anchor=\"middle\" x=\"" + std::to_string(kWidth / 2) +
-            "\" y=\"28\" text-anchor=\"middle\">" + Escaped(title) + "</text>\n";
+            "\" y=\"28\" text-anchor=\"middle\">" + Xml(title) + "</text>\n";
     out_ += "<text class=\"sub\" id=\"subtitle\" data-anchor=\"middle\" x=\"" +
-            std::to_string(kWidth / 2) + "\" y=\"49\" text-anchor=\"middle\">" +
-            Escaped(Totals(s)) + "</text>\n";
+            std::to_string(kWidth / 2) + "\" y=\"49\" text-anchor=\"middle\">" + Xml(Totals(s)) +
+            "</text>\n";
     out_ += "<text class=\"note\" id=\"notes\" data-anchor=\"middle\" x=\"" +
             std::to_string(kWidth / 2) + "\" y=\"67\" text-anchor=\"middle\">" +
-            Escaped(Notes(options_, svg_, s, pruned_)) + "</text>\n";
+            Xml(Notes(options_, svg_, s, pruned_)) + "</text>\n";
     // Loss is said where the eye goes first, in the row of the controls (left of them
     // is only the reset button, shown while zoomed); undamaged traces draw nothing here.
     if (!svg_.data_loss.empty()) {
       out_ +=
           "<text class=\"sub\" id=\"data-loss\" data-anchor=\"middle\" "
           "style=\"fill:#c00;font-weight:600\" x=\"" +
-          std::to_string(kWidth / 2) + "\" y=\"89\" text-anchor=\"middle\">" +
-          Escaped(svg_.data_loss) + "</text>\n";
+          std::to_string(kWidth / 2) + "\" y=\"89\" text-anchor=\"middle\">" + Xml(svg_.data_loss) +
+          "</text>\n";
     }
     // Controls: reset (shown while zoomed), the matched share, the search box.
     out_ += "<g id=\"reset\" class=\"btn hide\"><rect x=\"" + std::to_string(kPad) +
@@ -430,7 +434,8 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
     const double x = kPad + (total ? span * static_cast<double>(offset) / total : 0);
     const double w = total ? span * static_cast<double>(node.value) / total : span;
     const bool is_root = index == 0;
-    const std::string name = is_root ? "all" : graph_.frames[node.frame].name;
+    // Escaped before it is fitted, so the label is cut to the width of what shows.
+    const std::string name = is_root ? "all" : DisplayText(graph_.frames[node.frame].name);
 
     out_ += "<g class=\"f ";
     out_ += is_root ? 'r' : KindClass(graph_.frames[node.frame].kind);
@@ -440,14 +445,14 @@ input:focus { outline: 2px solid #b300b3; outline-offset: -1px; }
                         std::to_string(node.offcpu_ns)
                   : std::string()) +
             "\" data-d=\"" + std::to_string(depth) + "\"><title>";
-    AppendEscaped(out_, name);
+    AppendXml(out_, name);
     out_ += "</title><rect x=\"" + Fixed1(x) + "\" y=\"" + std::to_string(RowY(depth)) +
             "\" width=\"" + Fixed1(w) + "\" height=\"" + std::to_string(kFrameHeight) +
             "\" rx=\"2\" fill=\"" +
             (is_root ? std::string("#d5d8dd") : FrameColour(graph_.frames[node.frame])) + "\"/>";
     out_ += "<text x=\"" + Fixed1(x + kTextPad) + "\" y=\"" +
             std::to_string(RowY(depth) + kFrameHeight - 4) + "\">";
-    AppendEscaped(out_, FitLabel(name, w));
+    AppendXml(out_, FitLabel(name, w));
     out_ += "</text></g>\n";
 
     uint64_t child_offset = offset;

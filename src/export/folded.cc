@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "base/text_escape.h"
+
 namespace gpuperf {
 
 Status ExportFolded(const FlameGraph& graph, FlameWeight weight, std::ostream& out) {
@@ -12,7 +14,9 @@ Status ExportFolded(const FlameGraph& graph, FlameWeight weight, std::ostream& o
     line.clear();
     for (size_t i = 0; i < stack.frames.size(); ++i) {
       if (i > 0) line += ';';
-      line += graph.frames[stack.frames[i]].name;
+      // Names are one line already (flame::Sanitize); the display form keeps it so for any
+      // other producer of a flame graph.
+      AppendEscaped(line, graph.frames[stack.frames[i]].name, TextForm::kDisplay);
     }
     line += ' ';
     line += std::to_string(value);

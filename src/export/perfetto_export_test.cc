@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text_escape.h"
 #include "export/timeline_export.h"
 #include "support/golden.h"
 #include "support/proto_text.h"
@@ -445,7 +446,8 @@ TEST_F(PerfettoExport, ArrowsJoinEachLaunchToItsGpuWork) {
 }
 
 TEST_F(PerfettoExport, OverlappingKernelsGoToAnotherLane) {
-  const Slice* nasty = Find(testing::kNastyKernelName);
+  // Bytes that are not UTF-8 are \xNN text (base/text_escape.h).
+  const Slice* nasty = Find(Utf8Text(testing::kNastyKernelName));
   ASSERT_NE(nasty, nullptr);
   EXPECT_EQ(nasty->queue, "stream 7 (lane 2)");
   // No two slices on one track or queue partially overlap.

@@ -104,17 +104,17 @@ class PerfettoWriter final : public TimelineWriter {
     if (t.kind == TrackKind::kProcess) {
       auto process = w_.BeginNested(pf::track::kProcess);
       w_.Varint(pf::track::kProcessPid, t.pid);
-      w_.Bytes(pf::track::kProcessName, t.name);
+      w_.String(pf::track::kProcessName, t.name);
       w_.EndNested(process);
     } else if (t.kind == TrackKind::kThread && t.lane == 0) {
       auto thread = w_.BeginNested(pf::track::kThread);
       w_.Varint(pf::track::kThreadPid, t.pid);
       w_.Varint(pf::track::kThreadTid, t.tid);
-      w_.Bytes(pf::track::kThreadName, t.name);
+      w_.String(pf::track::kThreadName, t.name);
       w_.EndNested(thread);
       w_.Varint(pf::track::kChildOrdering, pf::track::kChildOrderingExplicit);
     } else {
-      w_.Bytes(pf::track::kName, t.name);
+      w_.String(pf::track::kName, t.name);
       w_.Int(pf::track::kSiblingOrderRank, t.sort_rank);
     }
     w_.EndNested(d);
@@ -159,7 +159,7 @@ class PerfettoWriter final : public TimelineWriter {
       auto descriptor = w_.BeginNested(pf::counter::kInternedDescriptor);
       auto spec = w_.BeginNested(pf::counter::kSpecs);
       w_.Varint(pf::counter::kCounterId, kCounterId);
-      w_.Bytes(pf::counter::kSpecName, ScopedName(t));
+      w_.String(pf::counter::kSpecName, ScopedName(t));
       w_.Varint(pf::counter::kSpecNumeratorUnits,
                 t.unit == CounterUnit::kBytes ? pf::counter::kUnitByte : pf::counter::kUnitPercent);
       // A value holds from its timestamp until the next one.
@@ -277,7 +277,7 @@ class PerfettoWriter final : public TimelineWriter {
     OpenInterned();
     auto entry = w_.BeginNested(field);
     w_.Varint(pf::interned::kIid, iid);
-    w_.Bytes(pf::interned::kNameOrStr, text);
+    w_.String(pf::interned::kNameOrStr, text);
     w_.EndNested(entry);
   }
 
@@ -369,13 +369,13 @@ class PerfettoWriter final : public TimelineWriter {
         w_.Double(fields.double_value, arg.double_value);
         break;
       case TimelineArg::Type::kString:
-        w_.Bytes(fields.string_value, arg.string_value.text);
+        w_.String(fields.string_value, arg.string_value.text);
         break;
       case TimelineArg::Type::kInternedString:
         w_.Varint(fields.string_value_iid, arg.string_value.key);
         break;
       case TimelineArg::Type::kDim3:
-        w_.Bytes(fields.string_value, Dim3Text(arg));
+        w_.String(fields.string_value, Dim3Text(arg));
         break;
     }
   }
@@ -445,8 +445,8 @@ class PerfettoWriter final : public TimelineWriter {
     OpenInterned();
     auto entry = w_.BeginNested(pf::interned::kComputeKernels);
     w_.Varint(pf::interned::kIid, iid);
-    w_.Bytes(pf::kernel::kName, s.symbol.key ? s.symbol.text : s.name.text);
-    w_.Bytes(pf::kernel::kDemangledName, s.name.text);
+    w_.String(pf::kernel::kName, s.symbol.key ? s.symbol.text : s.name.text);
+    w_.String(pf::kernel::kDemangledName, s.name.text);
     for (const TimelineArg& arg : s.args) {
       if (IsKernelProperty(arg)) WriteComputeArg(pf::kernel::kArgs, arg);
     }
@@ -481,15 +481,15 @@ class PerfettoWriter final : public TimelineWriter {
     OpenInterned();
     auto queue = w_.BeginNested(pf::interned::kGpuSpecifications);
     w_.Varint(pf::interned::kIid, kFirstQueueIid + t.id);
-    w_.Bytes(pf::spec::kName, ScopedName(t));
+    w_.String(pf::spec::kName, ScopedName(t));
     const TimelineTrack& gpu = tracks_[t.parent_id].definition;
-    if (!gpu.name.empty()) w_.Bytes(pf::spec::kDescription, gpu.name);
+    if (!gpu.name.empty()) w_.String(pf::spec::kDescription, gpu.name);
     w_.EndNested(queue);
     auto stage_spec = w_.BeginNested(pf::interned::kGpuSpecifications);
     w_.Varint(pf::interned::kIid, stage);
-    w_.Bytes(pf::spec::kName, stage == kStageKernel   ? "Kernel"
-                              : stage == kStageMemcpy ? "Memcpy"
-                                                      : "Memset");
+    w_.String(pf::spec::kName, stage == kStageKernel   ? "Kernel"
+                               : stage == kStageMemcpy ? "Memcpy"
+                                                       : "Memset");
     w_.Varint(pf::spec::kCategory,
               stage == kStageKernel ? pf::spec::kCategoryCompute : pf::spec::kCategoryOther);
     w_.EndNested(stage_spec);

@@ -181,7 +181,7 @@ std::string PprofProfileBuilder::Serialize() const {
     w.EndNested(nested);
   }
 
-  for (const std::string& text : strings_) w.Bytes(kStringTable, text);
+  for (const std::string& text : strings_) w.String(kStringTable, text);
   if (time_nanos_ != 0) w.Int(kTimeNanos, time_nanos_);
   if (duration_nanos_ != 0) w.Int(kDurationNanos, duration_nanos_);
   if (period_type_.type != 0) value_type(kPeriodType, period_type_);

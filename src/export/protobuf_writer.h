@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/text_escape.h"
+
 namespace gpuperf {
 
 // The encoder's field writers are a handful of stores each; calls would cost more than
@@ -117,6 +119,12 @@ class BasicProtoWriter {
     at = EncodeVarint(bytes.size(), at);
     if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
     Commit(at + bytes.size());
+  }
+  // A `string` field, which protobuf requires to be valid UTF-8: recorded names are made so
+  // by the rule of base/text_escape.h.
+  void String(uint32_t field, std::string_view text) {
+    std::string storage;
+    Bytes(field, EscapedView(text, TextForm::kUtf8, storage));
   }
 
   // A repeated varint field in packed form (one length-delimited run of varints, the

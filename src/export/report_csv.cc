@@ -6,14 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "base/text_escape.h"
 #include "export/report_export.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
 namespace {
 
-std::string Quote(std::string_view field) {
-  if (field.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(field);
+// A cell in the display form of base/text_escape.h (one line, nothing a terminal acts on),
+// quoted when it holds a comma or a quote.
+std::string Quote(std::string_view bytes) {
+  std::string storage;
+  const std::string_view field = EscapedView(bytes, TextForm::kDisplay, storage);
+  if (field.find_first_of(",\"") == std::string_view::npos) return std::string(field);
   std::string out = "\"";
   for (char c : field) {
     if (c == '"') out += '"';

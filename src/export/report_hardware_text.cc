@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/report_hardware.h"
 #include "export/text_table.h"
@@ -87,7 +88,7 @@ void PcSampling(const ReportModel& m, std::ostream& out) {
   out << "\nPC sampling: hot lines  (" << FormatCount(total) << " samples; 'gpuperf source KERNEL' "
       << "shows every line)\n";
   for (const PcKernelRow& k : m.pc_sampling) {
-    out << "  " << k.display_name << "  " << FormatCount(k.samples) << " samples ("
+    out << "  " << DisplayText(k.display_name) << "  " << FormatCount(k.samples) << " samples ("
         << FormatPercent(k.fraction) << ")";
     if (!k.stalls.empty()) out << "; stalls: " << Stalls(k.stalls, k.samples, 3);
     out << '\n';

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analyze/insights/rules.h"
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/text_table.h"
 
@@ -87,12 +88,14 @@ void InsightsText(const ReportModel& model, std::ostream& out) {
     }
     WriteNote(out, evidence, indent);
     if (!in.stack_role.empty()) {
-      out << indent << in.stack_role << ":";
+      out << indent << DisplayText(in.stack_role) << ":";
       if (in.stack.empty()) {
         out << " (no stack in the trace)\n";
       } else {
         out << '\n';
-        for (const std::string& frame : in.stack) out << indent << "  " << frame << '\n';
+        for (const std::string& frame : in.stack) {
+          out << indent << "  " << DisplayText(frame) << '\n';
+        }
       }
     }
     WriteNote(out, "try: " + in.suggestion, indent);

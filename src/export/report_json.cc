@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "export/json_output.h"
 #include "export/report_cpu.h"
 #include "export/report_hardware.h"
 #include "export/report_insights.h"
@@ -325,7 +326,7 @@ Json ReportToJson(const ReportModel& model, const ReportRenderOptions& options) 
 
 Status ExportReportJson(const ReportModel& model, const ReportRenderOptions& options,
                         std::ostream& out) {
-  out << ReportToJson(model, options).dump(2) << '\n';
+  out << DumpJson(ReportToJson(model, options)) << '\n';
   if (!out) return Error(StatusCode::kIoError, "cannot write the report");
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/text_table.h"
 #include "format/enum_names.h"
@@ -14,10 +15,6 @@ namespace {
 
 using Align = TextTable::Align;
 using Json = nlohmann::ordered_json;
-
-std::string Dur(uint64_t ns) {
-  return FormatDuration(ns);
-}
 
 std::string SignedDur(int64_t ns) {
   return (ns < 0 ? "-" : "+") + FormatDuration(static_cast<uint64_t>(ns < 0 ? -ns : ns));
@@ -39,10 +36,6 @@ double Rounded(double value, double scale) {
   return std::round(value * scale) / scale;
 }
 
-void Heading(std::ostream& out, const std::string& title, const std::string& note) {
-  out << '\n' << title << "  (" << note << ")\n";
-}
-
 std::string Devices(const std::vector<uint32_t>& devices) {
   std::string out;
   for (uint32_t d : devices) out += (out.empty() ? "" : ",") + std::to_string(d);
@@ -54,8 +47,8 @@ void Clocks(const RanksModel& r, std::ostream& out) {
     out << "  clocks: one host, one CLOCK_MONOTONIC: times across ranks are exact\n";
     return;
   }
-  out << "  clocks: " << r.clocks.size() << " hosts, aligned on " << r.clocks[0].hostname
-      << "'s clock\n";
+  out << "  clocks: " << r.clocks.size() << " hosts, aligned on "
+      << DisplayText(r.clocks[0].hostname) << "'s clock\n";
   TextTable t;
   t.AddColumn("Host", Align::kLeft);
   for (const char* h :
@@ -63,10 +56,10 @@ void Clocks(const RanksModel& r, std::ostream& out) {
     t.AddColumn(h);
   }
   for (const HostClock& h : r.clocks) {
-    const std::string uncertainty = h.method == ClockMethod::kReference ? "0"
-                                    : h.uncertainty_ns < 0
-                                        ? "unknown"
-                                        : "±" + Dur(static_cast<uint64_t>(h.uncertainty_ns));
+    const std::string uncertainty =
+        h.method == ClockMethod::kReference ? "0"
+        : h.uncertainty_ns < 0              ? "unknown"
+                               : "±" + FormatDuration(static_cast<uint64_t>(h.uncertainty_ns));
     t.AddRow({h.hostname, std::to_string(h.pids.size()), ClockMethodName(h.method),
               SignedDur(h.offset_ns), SignedDur(h.offset_ns - h.anchor_offset_ns), uncertainty,
               std::to_string(h.collectives)});
@@ -106,10 +99,10 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
     hosts.insert(row.hostname);
     ranks += row.rank >= 0;
   }
-  Heading(out, "Ranks",
-          FormatCount(ranks) + (ranks == 1 ? " rank" : " ranks") + " on " +
-              FormatCount(hosts.size()) + (hosts.size() == 1 ? " host" : " hosts") +
-              "; communication = NCCL kernels, compute = all other kernels");
+  WriteHeading(out, "Ranks",
+               FormatCount(ranks) + (ranks == 1 ? " rank" : " ranks") + " on " +
+                   FormatCount(hosts.size()) + (hosts.size() == 1 ? " host" : " hosts") +
+                   "; communication = NCCL kernels, compute = all other kernels");
   TextTable t;
   t.AddColumn("Rank", Align::kLeft);
   const std::pair<const char*, int> columns[] = {
@@ -119,11 +112,13 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
   for (const auto& [header, drop] : columns) t.AddColumn(header, Align::kRight, drop);
   for (const RankRow& row : r.ranks) {
     t.AddRow({row.rank >= 0 ? std::to_string(row.rank) : "pid " + std::to_string(row.pid),
-              row.hostname, Devices(row.devices), Dur(row.compute_ns), Dur(row.comm_ns),
-              Dur(row.overlap_ns), Dur(row.exposed_comm_ns()),
+              row.hostname, Devices(row.devices), FormatDuration(row.compute_ns),
+              FormatDuration(row.comm_ns), FormatDuration(row.overlap_ns),
+              FormatDuration(row.exposed_comm_ns()),
               row.comm_ns ? FormatPercent(row.overlap_fraction()) : "-",
               FormatCount(row.last_arrivals) + "/" + FormatCount(row.collectives),
-              Dur(row.delay_median_ns), Dur(row.delay_total_ns), Dur(row.delay_max_ns)});
+              FormatDuration(row.delay_median_ns), FormatDuration(row.delay_total_ns),
+              FormatDuration(row.delay_max_ns)});
   }
   t.Render(out);
   WriteNote(out,
@@ -141,8 +136,9 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
     c.AddColumn("Kernel", Align::kLeft);
     for (const CollectiveRow& row : r.collectives) {
       c.AddRow({row.kind, FormatCount(row.instances), std::to_string(row.ranks),
-                Dur(row.arrival_spread_median_ns), Dur(row.arrival_spread_max_ns),
-                Dur(row.end_spread_median_ns), row.name});
+                FormatDuration(row.arrival_spread_median_ns),
+                FormatDuration(row.arrival_spread_max_ns), FormatDuration(row.end_spread_median_ns),
+                row.name});
     }
     out << '\n';
     c.Render(out);
@@ -167,13 +163,14 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
     const Straggler& s = *r.straggler;
     char share[32];
     std::snprintf(share, sizeof(share), "%.0f%%", s.share_of_waiting * 100);
-    out << "  straggler: " << s.label << " arrived last at " << FormatCount(s.last_arrivals)
-        << " of " << FormatCount(s.collectives) << " collectives, a median "
-        << Dur(s.delay_median_ns) << " after the next rank; " << Dur(s.delay_total_ns)
-        << " of waiting in all (" << share << " of all ranks' waiting)\n";
+    out << "  straggler: " << DisplayText(s.label) << " arrived last at "
+        << FormatCount(s.last_arrivals) << " of " << FormatCount(s.collectives)
+        << " collectives, a median " << FormatDuration(s.delay_median_ns)
+        << " after the next rank; " << FormatDuration(s.delay_total_ns) << " of waiting in all ("
+        << share << " of all ranks' waiting)\n";
   }
   Clocks(r, out);
-  for (const std::string& w : r.warnings) out << "  ! " << w << '\n';
+  for (const std::string& w : r.warnings) out << "  ! " << DisplayText(w) << '\n';
 }
 
 void WriteEnergyText(const ReportModel& model, const ReportRenderOptions& options,
@@ -188,10 +185,10 @@ void WriteEnergyText(const ReportModel& model, const ReportRenderOptions& option
   }
   char rate_text[32];
   std::snprintf(rate_text, sizeof(rate_text), "%.0f", rate);
-  Heading(out, "Energy",
-          std::string("an estimate: NVML board power read ") + rate_text + " times a second (" +
-              (averaged ? "averaged" : "instant") +
-              " readings), shared among the kernels running at each moment");
+  WriteHeading(out, "Energy",
+               std::string("an estimate: NVML board power read ") + rate_text +
+                   " times a second (" + (averaged ? "averaged" : "instant") +
+                   " readings), shared among the kernels running at each moment");
   TextTable d;
   d.AddColumn("GPU", Align::kLeft);
   for (const char* h : {"Readings", "Window", "Sampled", "Kernels", "Idle", "Unsampled kernels",
@@ -205,8 +202,9 @@ void WriteEnergyText(const ReportModel& model, const ReportRenderOptions& option
       if (dev.counter_j > 0) ratio = FormatPercent(dev.sampled_over_counter_j / dev.counter_j);
     }
     d.AddRow({DeviceLabel(model.ranks, dev.pid, dev.device), FormatCount(dev.samples),
-              Dur(dev.last_ns - dev.first_ns), Joules(dev.sampled_j), Joules(dev.attributed_j),
-              Joules(dev.idle_j), Dur(dev.unsampled_kernel_ns), counter, ratio});
+              FormatDuration(dev.last_ns - dev.first_ns), Joules(dev.sampled_j),
+              Joules(dev.attributed_j), Joules(dev.idle_j), FormatDuration(dev.unsampled_kernel_ns),
+              counter, ratio});
   }
   d.Render(out);
   TextTable k;
@@ -215,7 +213,7 @@ void WriteEnergyText(const ReportModel& model, const ReportRenderOptions& option
   for (const EnergyKernelRow& row : e.kernels) {
     char watts[32];
     std::snprintf(watts, sizeof(watts), "%.1f", row.watts());
-    k.AddRow({FormatPercent(row.share), Joules(row.joules), watts, Dur(row.gpu_ns),
+    k.AddRow({FormatPercent(row.share), Joules(row.joules), watts, FormatDuration(row.gpu_ns),
               FormatCount(row.calls),
               options.full_names ? row.name : Ellipsize(row.display_name, options.name_width)});
   }

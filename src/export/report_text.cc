@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/text_escape.h"
 #include "base/units.h"
 #include "export/report_cpu.h"
 #include "export/report_export.h"
@@ -33,12 +34,6 @@ std::string Dim3(const uint32_t (&v)[3]) {
   return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
 }
 
-void Heading(std::ostream& out, const std::string& title, const std::string& note = "") {
-  out << '\n' << title;
-  if (!note.empty()) out << "  (" << note << ")";
-  out << '\n';
-}
-
 std::string TopNote(size_t shown, uint32_t total, const char* what) {
   if (total > shown) {
     return "top " + std::to_string(shown) + " of " + FormatCount(total) + " " + what;
@@ -53,12 +48,16 @@ void Summary(const ReportModel& m, std::ostream& out) {
       << (m.devices.size() == 1 ? " device" : " devices") << ", span " << Dur(s.span_ns) << '\n';
   for (const ProcessRow& p : m.processes) {
     out << "  pid " << p.pid;
-    if (!p.command.empty()) out << "  " << Ellipsize(p.command, 80);
-    if (!p.hostname.empty()) out << "  on " << p.hostname;
-    out << "  wall " << Dur(p.wall_ns) << (p.complete ? "" : "  (incomplete)") << '\n';
+    if (!p.command.empty()) out << "  " << Ellipsize(DisplayText(p.command), 80);
+    if (!p.hostname.empty()) out << "  on " << DisplayText(p.hostname);
+    out << "  wall " << Dur(p.wall_ns)
+        << (p.complete    ? ""
+            : p.recording ? "  (still being recorded)"
+                          : "  (incomplete)")
+        << '\n';
   }
   for (const DeviceRow& d : m.devices) {
-    out << "  device " << d.device << " of pid " << d.pid << ": " << d.name << " (sm_"
+    out << "  device " << d.device << " of pid " << d.pid << ": " << DisplayText(d.name) << " (sm_"
         << d.compute_major << d.compute_minor << ", " << d.sm_count << " SMs)\n";
   }
   out << "  GPU time " << Dur(s.gpu_ns()) << ": kernels " << Dur(s.kernel_ns) << " ("
@@ -80,13 +79,13 @@ void Loss(const ReportModel& m, std::ostream& out) {
   for (const LossRow& l : m.loss) {
     out << "  " << (l.severity == "data_loss" ? "LOST " : "WARN ");
     if (l.pid) out << "pid " << *l.pid << ": ";
-    out << Count(l.value) << " " << l.description << " [" << l.stat << "]\n";
+    out << Count(l.value) << " " << DisplayText(l.description) << " [" << l.stat << "]\n";
   }
-  for (const std::string& w : m.read_warnings) out << "  READ " << w << '\n';
+  for (const std::string& w : m.read_warnings) out << "  READ " << DisplayText(w) << '\n';
 }
 
 void Kernels(const ReportModel& m, const ReportRenderOptions& o, std::ostream& out) {
-  Heading(out, "Kernels", TopNote(m.kernels.size(), o.total_kernels, "kernel names"));
+  WriteHeading(out, "Kernels", TopNote(m.kernels.size(), o.total_kernels, "kernel names"));
   if (m.kernels.empty()) {
     out << "  no kernels\n";
     return;
@@ -121,7 +120,7 @@ void Kernels(const ReportModel& m, const ReportRenderOptions& o, std::ostream& o
 }
 
 void Apis(const std::vector<ApiRow>& rows, const char* title, uint32_t total, std::ostream& out) {
-  Heading(out, title, TopNote(rows.size(), total, "functions"));
+  WriteHeading(out, title, TopNote(rows.size(), total, "functions"));
   if (rows.empty()) {
     out << "  no calls\n";
     return;
@@ -146,7 +145,7 @@ void Apis(const std::vector<ApiRow>& rows, const char* title, uint32_t total, st
 }
 
 void Memcpy(const ReportModel& m, std::ostream& out) {
-  Heading(out, "Memory copies by kind");
+  WriteHeading(out, "Memory copies by kind");
   if (m.memcpy.empty()) {
     out << "  no copies\n";
     return;
@@ -167,7 +166,7 @@ void Memcpy(const ReportModel& m, std::ostream& out) {
 }
 
 void Memset(const ReportModel& m, std::ostream& out) {
-  Heading(out, "Memsets by memory kind");
+  WriteHeading(out, "Memsets by memory kind");
   if (m.memset.empty()) {
     out << "  no memsets\n";
     return;
@@ -190,7 +189,7 @@ std::string Frames(const std::vector<std::string>& stack, size_t n) {
 }
 
 void Sync(const ReportModel& m, std::ostream& out) {
-  Heading(out, "Synchronization: where the CPU waited");
+  WriteHeading(out, "Synchronization: where the CPU waited");
   if (m.sync.empty()) {
     out << "  no synchronization records\n";
     return;
@@ -210,7 +209,7 @@ void Sync(const ReportModel& m, std::ostream& out) {
 }
 
 void Memory(const ReportModel& m, std::ostream& out) {
-  Heading(out, "Device memory");
+  WriteHeading(out, "Device memory");
   if (m.memory.empty()) {
     out << "  no memory records (record with memory tracking on to see allocations)\n";
     return;
@@ -239,8 +238,8 @@ void Memory(const ReportModel& m, std::ostream& out) {
     std::snprintf(address, sizeof(address), "0x%" PRIx64, l.address);
     out << "    " << FormatBytes(l.bytes) << " at " << address << " (pid " << l.pid << ", device "
         << l.device << ", " << EnumName(l.memory_kind) << ", allocated at " << Dur(l.at_ns)
-        << (l.api.empty() ? "" : " by " + l.api) << ")\n";
-    for (const std::string& frame : l.stack) out << "        " << frame << '\n';
+        << (l.api.empty() ? "" : " by " + DisplayText(l.api)) << ")\n";
+    for (const std::string& frame : l.stack) out << "        " << DisplayText(frame) << '\n';
   }
 }
 
@@ -255,7 +254,7 @@ std::string CpuSummary(const IdleGap& g) {
 }
 
 void Utilization(const ReportModel& m, std::ostream& out) {
-  Heading(out, "GPU utilization", "idle gaps >= " + Dur(m.gap_threshold_ns));
+  WriteHeading(out, "GPU utilization", "idle gaps >= " + Dur(m.gap_threshold_ns));
   if (m.utilization.empty()) {
     out << "  no GPU activity\n";
     return;
@@ -286,7 +285,7 @@ void Utilization(const ReportModel& m, std::ostream& out) {
 }
 
 void Nvtx(const ReportModel& m, std::ostream& out) {
-  Heading(out, "NVTX ranges");
+  WriteHeading(out, "NVTX ranges");
   if (m.nvtx.empty()) {
     out << "  no NVTX ranges\n";
     return;
@@ -307,7 +306,7 @@ void Nvtx(const ReportModel& m, std::ostream& out) {
 
 void Overhead(const ReportModel& m, std::ostream& out) {
   const OverheadSummary& o = m.overhead;
-  Heading(out, "Profiler overhead");
+  WriteHeading(out, "Profiler overhead");
   if (!o.cupti.empty()) {
     TextTable t;
     t.AddColumn("CUPTI overhead", Align::kLeft);

@@ -14,7 +14,9 @@ size_t DisplayWidth(std::string_view text) {
   return width;
 }
 
-std::string Ellipsize(std::string_view text, size_t width) {
+std::string Ellipsize(std::string_view bytes, size_t width) {
+  std::string storage;
+  const std::string_view text = EscapedView(bytes, TextForm::kDisplay, storage);
   if (DisplayWidth(text) <= width || width == 0) return std::string(text);
   std::string out;
   size_t chars = 0;
@@ -130,7 +132,15 @@ void TextTable::Render(std::ostream& out, std::string_view indent) const {
   for (const auto& row : rows_) line(row);
 }
 
-void WriteNote(std::ostream& out, std::string_view text, std::string_view indent) {
+void WriteHeading(std::ostream& out, std::string_view title, std::string_view note) {
+  out << '\n' << title;
+  if (!note.empty()) out << "  (" << note << ")";
+  out << '\n';
+}
+
+void WriteNote(std::ostream& out, std::string_view bytes, std::string_view indent) {
+  std::string storage;
+  std::string_view text = EscapedView(bytes, TextForm::kDisplay, storage);
   const size_t width = static_cast<size_t>(std::max(0L, out.iword(TableWidthSlot())));
   std::string line(indent);
   size_t line_width = DisplayWidth(indent);

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/text_escape.h"
+
 namespace gpuperf {
 
 class TextTable {
@@ -18,11 +20,19 @@ class TextTable {
   // drop_order > 0: a column that a width limit may leave out, highest order first, once
   // the names are cut to kMinNameWidth and the lines are still too wide.
   void AddColumn(std::string header, Align align = Align::kRight, int drop_order = 0) {
-    headers_.push_back(std::move(header));
+    headers_.push_back(DisplayText(header));
     aligns_.push_back(align);
     drop_orders_.push_back(drop_order);
   }
-  void AddRow(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  // Cells are bytes, names from a recorded program among them: they are kept in the
+  // display form of base/text_escape.h, so no cell can break a line or steer a terminal.
+  void AddRow(std::vector<std::string> cells) {
+    for (std::string& cell : cells) {
+      std::string storage;
+      if (EscapedView(cell, TextForm::kDisplay, storage).data() != cell.data()) cell = storage;
+    }
+    rows_.push_back(std::move(cells));
+  }
   bool empty() const { return rows_.empty(); }
 
   // Lines no wider than `max_width` characters where names can be cut and columns left
@@ -50,8 +60,13 @@ class TextTable {
 void SetTableWidth(std::ostream& out, size_t max_width);
 
 // Writes `text` as one line after `indent`, or, under a SetTableWidth limit, as several
-// that fit it (broken at spaces; a word longer than the limit stays whole).
+// that fit it (broken at spaces; a word longer than the limit stays whole). The text is
+// written in the display form of base/text_escape.h: a name in it cannot break the line.
 void WriteNote(std::ostream& out, std::string_view text, std::string_view indent = "  ");
+
+// A section's heading in a text report: a blank line, the title, and the note in parentheses
+// when there is one.
+void WriteHeading(std::ostream& out, std::string_view title, std::string_view note = "");
 
 // The width a report written to `fd` should fit: 0 (no limit) unless `fd` is a terminal;
 // then $COLUMNS when set to a number, else the terminal's own width, else 80.
@@ -60,7 +75,8 @@ size_t TerminalWidth(int fd);
 // Characters in a UTF-8 string (its display width for the text we print).
 size_t DisplayWidth(std::string_view text);
 
-// Cuts `text` to at most `width` characters, ending in "…" when cut.
+// `text` in the display form of base/text_escape.h, cut to at most `width` characters
+// (0: not cut), ending in "…" when cut.
 std::string Ellipsize(std::string_view text, size_t width);
 
 }  // namespace gpuperf

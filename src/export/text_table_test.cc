@@ -40,6 +40,25 @@ TEST(TextTable, WithoutALimitNamesStayWhole) {
   EXPECT_GT(DisplayWidth(lines[2]), 90u);
 }
 
+// A cell, a note and a cut name are bytes a recorded program chose: none breaks a line or
+// reaches the terminal as a control character (base/text_escape.h's display form).
+TEST(TextTable, CellsNotesAndCutNamesAreEscaped) {
+  const std::string name = "caf\xe9 \x1b]0;title\x07\n!! DATA LOSS \x1b[2J";
+  const std::string shown = "caf\\xe9 \\x1b]0;title\\x07\\x0a!! DATA LOSS \\x1b[2J";
+  TextTable t;
+  t.AddColumn("Calls");
+  t.AddColumn("Kernel", TextTable::Align::kLeft);
+  t.AddRow({"7", name});
+  std::vector<std::string> lines = Lines(t);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2], "      7  " + shown);
+  std::ostringstream note;
+  WriteNote(note, "most often " + name);
+  EXPECT_EQ(note.str(), "  most often " + shown + "\n");
+  EXPECT_EQ(Ellipsize(name, 12), "caf\\xe9 \\x1…");
+  EXPECT_EQ(Ellipsize(name, 0), shown);
+}
+
 TEST(TextTable, ALimitCutsNamesButNotNumbers) {
   TextTable t = KernelLikeTable();
   t.set_max_width(50);

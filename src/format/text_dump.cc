@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/text_escape.h"
 #include "format/enum_names.h"
 #include "format/record_schema.h"
 #include "gpuperf/stats.h"
@@ -164,31 +165,19 @@ class DumpSink final : public RecordSink {
 
 void AppendQuoted(std::string& out, std::string_view text) {
   out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
+  for (size_t i = 0; i < text.size();) {
+    if (AppendShortEscape(out, text[i])) {
+      ++i;
+      continue;
+    }
+    // The rest as base/text_escape.h's display form: every byte of a control character or
+    // of something that is not UTF-8 as \xNN.
+    const size_t kept = KeptLength(text, i, TextForm::kDisplay);
+    if (kept == 0) {
+      AppendByteEscape(out, static_cast<unsigned char>(text[i++]));
+    } else {
+      out.append(text, i, kept);
+      i += kept;
     }
   }
   out += '"';

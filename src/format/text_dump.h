@@ -15,7 +15,9 @@ namespace gpuperf {
 // the reader saw (chunks, damage). Returns the reader's status.
 Status DumpTrace(const std::string& path, std::ostream& out, ReadReport* report);
 
-// Appends `text` quoted, with control characters, quotes and backslashes escaped.
+// Appends `text` quoted: quotes and backslashes escaped, newline, tab and CR as \n \t \r,
+// and every other byte of a control character or of something that is not UTF-8 as \xNN
+// (base/text_escape.h).
 void AppendQuoted(std::string& out, std::string_view text);
 
 }  // namespace gpuperf

@@ -7,27 +7,61 @@
 #include <cstring>
 
 #include "format/file_trace_writer.h"
+#include "format/mapped_file.h"
+#include "gpuperf/trace_lock.h"
 #include "gpuperf/trace_reader.h"
 
 namespace gpuperf {
+namespace {
+
+// The pid in the process record of a trace file someone writes (its name holds none).
+uint32_t WriterOfTrace(const std::string& path) {
+  constexpr uint16_t kProcessChunk = 1;  // records.h
+  RecordSink ignore;
+  ReadReport report;
+  ReadTraceChunks(path, {&kProcessChunk, 1}, ignore, &report);
+  return report.being_recorded.empty() ? 0 : report.being_recorded.front().pid;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<TraceWriter>> AppendToTrace(const std::string& path,
                                                    TraceWriterOptions options) {
+  // Non-blocking: a FIFO is refused by the mapping, not waited on.
+  int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kIoError,
+                 "cannot open " + path + " to append: " + std::strerror(errno));
+  }
+  // Locked before it is read: from here until the writer closes, nobody else writes it,
+  // and what is read is what the new chunks follow.
+  Status locked = LockTraceFile(fd, path);
+  if (!locked.ok()) {
+    ::close(fd);
+    if (locked.code() == StatusCode::kBusy && PidInTraceName(path) == 0) {
+      return StillBeingRecorded(path, WriterOfTrace(path));
+    }
+    return locked;
+  }
   // Learn the file's highest string id: appended strings continue after it (the reader
   // merges equal texts, so a string written again under a new id costs only bytes).
   RecordSink ignore;
   ReadReport report;
-  GP_RETURN_IF_ERROR(ReadTrace(path, ignore, &report));
-  if (report.files != 1) return Error(StatusCode::kInvalidArgument, path + " is not one file");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Error(StatusCode::kIoError,
-                 "cannot open " + path + " to append: " + std::strerror(errno));
+  Status read;
+  {
+    format::MappedFile file;
+    read = file.Map(fd, path);
+    if (read.ok()) read = ReadTraceBytes(file.bytes(), path, ignore, &report);
+  }
+  if (!read.ok()) {
+    ::close(fd);
+    return read;
   }
   if (::ftruncate(fd, static_cast<off_t>(report.complete_bytes)) != 0 ||
       ::lseek(fd, 0, SEEK_END) < 0) {
+    const int error = errno;
     ::close(fd);
-    return Error(StatusCode::kIoError, "cannot append to " + path + ": " + std::strerror(errno));
+    return Error(StatusCode::kIoError, "cannot append to " + path + ": " + std::strerror(error));
   }
   return format::WriterOnOpenFile(fd, options, report.max_local_string_id + 1);
 }

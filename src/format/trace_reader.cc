@@ -1,37 +1,26 @@
 #include "gpuperf/trace_reader.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zstd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "base/crc32c.h"
+#include "format/chunk_view.h"
 #include "format/file_format.h"
 #include "format/gpu_profile_codec.h"
+#include "format/mapped_file.h"
 #include "format/record_codec.h"
+#include "format/trace_directory.h"
+#include "gpuperf/trace_lock.h"
 
 namespace gpuperf {
 namespace {
 
-uint32_t GetU32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-uint16_t GetU16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
+// Chunk types the reader looks into beyond decoding them (records.h numbers).
+constexpr uint16_t kProcessChunk = 1;
+constexpr uint16_t kStatChunk = 16;
 
 std::string HumanBytes(uint64_t bytes) {
   char buf[64];
@@ -55,64 +44,87 @@ class Reader {
     only_.assign(chunk_types.begin(), chunk_types.end());
   }
 
-  Status ReadBytes(std::span<const uint8_t> bytes, std::string_view name) {
+  // `being_written`: a process still writes the file (gpuperf/trace_lock.h), so a torn
+  // last chunk is one it has not finished yet, and its end is still to come.
+  Status ReadBytes(std::span<const uint8_t> bytes, std::string_view name,
+                   bool being_written = false) {
     GP_RETURN_IF_ERROR(CheckHeader(bytes, name));
     ++report_.files;
     report_.format_version = format::kFormatVersion;
     string_map_.assign(1, 0);
     stack_map_.assign(1, 0);
-    chunks_in_file_ = 0;
+    file_ = FileState{};
+    file_.being_written = being_written;
     size_t pos = format::kFileHeaderSize;
     while (pos < bytes.size()) {
-      const size_t left = bytes.size() - pos;
-      const uint8_t* header = bytes.data() + pos;
-      if (left < format::kChunkHeaderSize) {
-        Truncated(name, left);
+      format::ChunkView chunk;
+      const format::ChunkAt at = format::ChunkAtOffset(bytes, pos, chunk);
+      if (at == format::ChunkAt::kTorn) {
+        Truncated(name, bytes.size() - pos);
         break;
       }
-      const uint32_t payload_size = GetU32(header + 8);
-      const uint32_t raw_size = GetU32(header + 12);
-      if (GetU32(header) != format::kChunkMagic || payload_size > format::kMaxChunkBytes ||
-          raw_size > format::kMaxChunkBytes) {
+      if (at == format::ChunkAt::kBadHeader) {
         pos = Resync(bytes, pos, name);
         continue;
       }
-      if (left - format::kChunkHeaderSize < payload_size) {
-        Truncated(name, left);
-        break;
-      }
-      const uint8_t* payload = header + format::kChunkHeaderSize;
-      if (!Wanted(GetU16(header + 4))) {
-        pos += format::kChunkHeaderSize + payload_size;
-        ++chunks_in_file_;
+      const size_t chunk_start = pos;
+      pos += chunk.whole.size();
+      if (!Wanted(chunk.type)) {
+        ++file_.chunks;
         continue;
       }
-      uint32_t crc = Crc32c(0, header, 20);
-      crc = Crc32c(crc, payload, payload_size);
-      pos += format::kChunkHeaderSize + payload_size;
-      if (crc != GetU32(header + 20)) {
+      if (!format::ChunkChecksumOk(chunk)) {
         Corrupt(name, "checksum mismatch");
         continue;
       }
-      ++chunks_in_file_;
-      ReadChunk(GetU16(header + 4), GetU16(header + 6), payload, payload_size, raw_size,
-                GetU32(header + 16), name);
+      ++file_.chunks;
+      if (Repeats(bytes, chunk, chunk_start)) continue;
+      ReadChunk(chunk, name);
     }
     // On truncation the loop stops at the start of the torn chunk.
     report_.complete_bytes = std::min<size_t>(pos, bytes.size());
-    if (chunks_in_file_ == 0) {
+    if (file_.chunks == 0 && !being_written) {
       ++report_.files_without_chunks;
       report_.warnings.push_back(std::string(name) + " has no complete chunk: nothing recoverable");
     }
-    if (ids_.unresolved > 0) {
-      report_.warnings.push_back(std::string(name) + ": " + std::to_string(ids_.unresolved) +
-                                 " references to names or stacks lost with damaged chunks");
-      ids_.unresolved = 0;
+    if (file_.repeated > 0) {
+      report_.warnings.push_back(
+          std::string(name) + ": skipped " + std::to_string(file_.repeated) +
+          (file_.repeated == 1 ? " chunk that repeats" : " chunks that repeat") +
+          " an earlier one byte for byte (its records would count twice)");
+    }
+    WarnUnresolved(name);
+    if (being_written) {
+      const std::string path(name);
+      const uint32_t pid = file_.pid != 0 ? file_.pid : PidInTraceName(path);
+      report_.being_recorded.push_back({path, pid});
+      report_.warnings.push_back(StillBeingRecorded(path, pid).message() +
+                                 ": read as far as it is written");
     }
     return Status::Ok();
   }
 
  private:
+  // References whose name or stack was not defined before them: lost with a damaged chunk,
+  // or defined only later (a writer defines each one before its first use, so the chunks
+  // were put out of order), or never defined at all.
+  void WarnUnresolved(std::string_view name) {
+    if (ids_.unresolved == 0) return;
+    std::string why;
+    if (file_.corrupt > 0) {
+      why = " lost with damaged chunks";
+    } else if (file_.defined_after_unresolved) {
+      why =
+          " defined only after their use: the file's chunks are out of order (was it edited "
+          "or spliced?)";
+    } else {
+      why = " that the file never defines (was it edited or spliced?)";
+    }
+    report_.warnings.push_back(std::string(name) + ": " + std::to_string(ids_.unresolved) +
+                               " references to names or stacks" + why);
+    ids_.unresolved = 0;
+  }
+
   Status CheckHeader(std::span<const uint8_t> bytes, std::string_view name) {
     if (bytes.empty()) {
       return Error(StatusCode::kNotATrace,
@@ -128,7 +140,7 @@ class Reader {
       return Error(StatusCode::kCorrupt,
                    std::string(name) + " is cut off inside its header: no records to recover");
     }
-    const uint32_t version = GetU32(bytes.data() + 8);
+    const uint32_t version = format::ChunkU32(bytes.data() + 8);
     if (version != format::kFormatVersion) {
       return Error(StatusCode::kUnsupportedVersion,
                    std::string(name) + " has trace format version " + std::to_string(version) +
@@ -146,9 +158,10 @@ class Reader {
   }
 
   void Truncated(std::string_view name, size_t bytes) {
+    if (file_.being_written) return;  // the chunk its writer is adding now
     report_.bytes_truncated += bytes;
     report_.warnings.push_back(
-        std::string(name) + " ends inside a chunk after " + std::to_string(chunks_in_file_) +
+        std::string(name) + " ends inside a chunk after " + std::to_string(file_.chunks) +
         " complete chunks: the " + HumanBytes(bytes) +
         " after them are unreadable and anything recorded later is missing (how many records "
         "is unknown; was the process killed or the file cut?)");
@@ -156,6 +169,7 @@ class Reader {
 
   void Corrupt(std::string_view name, const char* why) {
     ++report_.chunks_corrupt;
+    ++file_.corrupt;
     report_.warnings.push_back(std::string(name) + ": skipped a damaged chunk (" + why + ")");
   }
 
@@ -163,34 +177,50 @@ class Reader {
   size_t Resync(std::span<const uint8_t> bytes, size_t pos, std::string_view name) {
     Corrupt(name, "bad chunk header");
     for (size_t p = pos + 1; p + 4 <= bytes.size(); ++p) {
-      if (GetU32(bytes.data() + p) == format::kChunkMagic) return p;
+      if (format::ChunkU32(bytes.data() + p) == format::kChunkMagic) return p;
     }
     return bytes.size();
   }
 
-  void ReadChunk(uint16_t type, uint16_t flags, const uint8_t* payload, uint32_t payload_size,
-                 uint32_t raw_size, uint32_t count, std::string_view name) {
-    const uint8_t* data = payload;
-    size_t size = payload_size;
-    if (flags & format::kChunkFlagZstd) {
-      raw_.resize(raw_size);
-      size_t n = ZSTD_decompress(raw_.data(), raw_.size(), payload, payload_size);
-      if (ZSTD_isError(n) || n != raw_size) {
-        Corrupt(name, "cannot decompress");
-        return;
-      }
-      data = raw_.data();
-      size = raw_size;
+  // A byte-for-byte repeat of an earlier chunk of this file: left out, counted. A writer
+  // never writes the same records twice (every event has its own times and ids, every
+  // definition is written once), so a repeat is a copy that would count them twice. Stats
+  // are the exception: cumulative counters, written again unchanged when nothing moved, and
+  // read as the largest value anyway.
+  bool Repeats(std::span<const uint8_t> bytes, const format::ChunkView& chunk, size_t start) {
+    if (chunk.type == kStatChunk) return false;
+    const uint32_t crc = format::ChunkU32(chunk.whole.data() + 20);
+    auto [it, first] = file_.chunk_at_crc.try_emplace(crc, start);
+    if (first) return false;
+    const size_t earlier = it->second;
+    if (earlier + chunk.whole.size() > bytes.size() ||
+        std::memcmp(bytes.data() + earlier, chunk.whole.data(), chunk.whole.size()) != 0) {
+      return false;
     }
-    format::ByteCursor in(data, size);
+    ++file_.repeated;
+    ++report_.chunks_repeated;
+    return true;
+  }
+
+  void ReadChunk(const format::ChunkView& chunk, std::string_view name) {
+    const uint16_t type = chunk.type;
+    const uint32_t count = chunk.record_count;
+    std::span<const uint8_t> raw;
+    if (!format::ChunkRawBytes(chunk, raw_, raw)) {
+      Corrupt(name, "cannot decompress");
+      return;
+    }
+    format::ByteCursor in(raw.data(), raw.size());
     ids_.strings = string_map_;
     ids_.stacks = stack_map_;
     bool ok = true;
     switch (type) {
       case format::kChunkStrings:
+        file_.defined_after_unresolved |= ids_.unresolved > 0;
         ok = ReadStrings(in, count);
         break;
       case format::kChunkStacks:
+        file_.defined_after_unresolved |= ids_.unresolved > 0;
         ok = ReadStacks(in, count);
         break;
       case format::kChunkSymbols:
@@ -235,6 +265,9 @@ class Reader {
       Corrupt(name, "malformed records");
       return;
     }
+    if (type == kProcessChunk && file_.pid == 0 && !processes_.empty()) {
+      file_.pid = processes_.front().pid;
+    }
     ++report_.chunks_read;
     report_.records_read += count;
   }
@@ -270,8 +303,18 @@ class Reader {
 
   RecordSink& sink_;
   ReadReport& report_;
-  std::vector<uint16_t> only_;   // chunk types to read (strings always); empty: all
-  uint64_t chunks_in_file_ = 0;  // whole chunks with a good checksum in the current file
+  std::vector<uint16_t> only_;  // chunk types to read (strings always); empty: all
+  // What the reader learns of the file it is reading.
+  struct FileState {
+    bool being_written = false;
+    uint64_t chunks = 0;                    // whole chunks with a good checksum
+    uint64_t corrupt = 0;                   // damaged chunks
+    uint64_t repeated = 0;                  // byte-for-byte repeats left out
+    uint32_t pid = 0;                       // of its first process record
+    bool defined_after_unresolved = false;  // names or stacks came after a use that missed them
+    std::unordered_map<uint32_t, size_t> chunk_at_crc;  // a chunk's checksum -> its offset
+  };
+  FileState file_;
   std::unordered_map<std::string, StringId> global_strings_;
   StringId next_string_ = 1;
   StackId next_stack_ = 1;
@@ -289,66 +332,10 @@ class Reader {
 #undef GPUPERF_READER_BUFFER
 };
 
-// What a path is when it is not a regular file, for the one-line refusal.
-const char* NonRegularKind(mode_t mode) {
-  if (S_ISFIFO(mode)) return "FIFO";
-  if (S_ISCHR(mode)) return "character device";
-  if (S_ISBLK(mode)) return "block device";
-  if (S_ISSOCK(mode)) return "socket";
-  if (S_ISDIR(mode)) return "directory";
-  return "special file";
-}
-
-// A read-only mapping of a whole file; the OS pages it in as the reader walks it.
-class MappedFile {
- public:
-  ~MappedFile() {
-    if (data_ != nullptr && data_ != MAP_FAILED) ::munmap(data_, size_);
-  }
-  Status Open(const std::string& path) {
-    // Non-blocking, so that a FIFO without a writer is refused below instead of hanging
-    // in open(); it changes nothing for the regular file that is mapped.
-    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-      return Error(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kIoError,
-                   "cannot open " + path + ": " + std::strerror(errno));
-    }
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      ::close(fd);
-      return Error(StatusCode::kIoError, "cannot stat " + path + ": " + std::strerror(errno));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return Error(StatusCode::kNotATrace,
-                   path + " is a " + NonRegularKind(st.st_mode) + ", not a trace file");
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      data_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (data_ == MAP_FAILED) {
-        ::close(fd);
-        return Error(StatusCode::kIoError, "cannot map " + path + ": " + std::strerror(errno));
-      }
-      ::madvise(data_, size_, MADV_SEQUENTIAL);
-    }
-    ::close(fd);
-    return Status::Ok();
-  }
-  std::span<const uint8_t> bytes() const {
-    return size_ == 0 ? std::span<const uint8_t>()
-                      : std::span<const uint8_t>(static_cast<const uint8_t*>(data_), size_);
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 Status ReadOneFile(Reader& reader, const std::string& path) {
-  MappedFile file;
+  format::MappedFile file;
   GP_RETURN_IF_ERROR(file.Open(path));
-  return reader.ReadBytes(file.bytes(), path);
+  return reader.ReadBytes(file.bytes(), path, file.being_written());
 }
 
 }  // namespace
@@ -376,21 +363,15 @@ Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_
   reader.Only(chunk_types);
   if (!std::filesystem::is_directory(path, ec)) return ReadOneFile(reader, path);
 
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-    // Every *.gpt name is tried: one that is not a regular file is skipped with a
-    // warning below, not silently.
-    if (entry.path().extension() == ".gpt") files.push_back(entry.path().string());
-  }
-  if (ec) return Error(StatusCode::kIoError, "cannot list " + path + ": " + ec.message());
-  std::sort(files.begin(), files.end());
-  if (files.empty()) {
-    return Error(StatusCode::kNotFound, path + " holds no trace files (*.gpt)");
-  }
   // In a directory, one bad file must not hide the others: warn and go on.
   Status first_error;
-  for (const std::string& file : files) {
-    Status status = ReadOneFile(reader, file);
+  GP_ASSIGN_OR_RETURN(std::vector<format::DirectoryTraceFile> files,
+                      format::OpenTraceDirectory(path, out, first_error));
+  if (files.empty() && out.files_skipped == 0 && out.files_duplicate == 0) {
+    return Error(StatusCode::kNotFound, path + " holds no trace files (*.gpt)");
+  }
+  for (const format::DirectoryTraceFile& entry : files) {
+    Status status = reader.ReadBytes(entry.file.bytes(), entry.path, entry.file.being_written());
     if (!status.ok()) {
       out.warnings.push_back("skipped " + status.message());
       ++out.files_skipped;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -17,9 +18,30 @@
 #include "format/file_trace_writer.h"
 #include "format/gpu_profile_codec.h"
 #include "format/record_codec.h"
+#include "gpuperf/trace_lock.h"
 
 namespace gpuperf {
 namespace {
+
+// The descriptors of the traces this process writes (fd + 1; 0 = free), so that a forked
+// child can let go of them (CloseTraceFilesInForkedChild). Lock-free: fork() may come from
+// any thread at any moment. A writer beyond the table is only not let go of in a child.
+constexpr int kWriterSlots = 64;
+std::atomic<int> g_writer_fds[kWriterSlots];
+
+void RememberWriterFd(int fd) {
+  for (std::atomic<int>& slot : g_writer_fds) {
+    int free_slot = 0;
+    if (slot.compare_exchange_strong(free_slot, fd + 1)) return;
+  }
+}
+
+void ForgetWriterFd(int fd) {
+  for (std::atomic<int>& slot : g_writer_fds) {
+    int mine = fd + 1;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
 
 struct StringHash {
   using is_transparent = void;
@@ -38,6 +60,7 @@ class FileTraceWriter final : public TraceWriter {
   FileTraceWriter(int fd, TraceWriterOptions options, StringId first_string_id = 1)
       : fd_(fd), options_(options), cctx_(ZSTD_createCCtx()), next_string_id_(first_string_id) {
     if (options_.records_per_chunk == 0) options_.records_per_chunk = 1;
+    RememberWriterFd(fd_);
   }
   ~FileTraceWriter() override {
     Close();
@@ -127,6 +150,9 @@ class FileTraceWriter final : public TraceWriter {
   Status Close() override {
     if (fd_ < 0) return Status::Ok();
     Status status = Flush();
+    // Forgotten first: a fork between the two leaves the child holding the lock until it
+    // exits or execs, never closing a descriptor the number was reused for.
+    ForgetWriterFd(fd_);
     if (::close(fd_) != 0 && status.ok()) {
       status = Error(StatusCode::kIoError, std::string("closing trace: ") + std::strerror(errno));
     }
@@ -293,12 +319,30 @@ std::unique_ptr<TraceWriter> format::WriterOnOpenFile(int fd, TraceWriterOptions
   return std::make_unique<FileTraceWriter>(fd, options, first_string_id);
 }
 
+void CloseTraceFilesInForkedChild() {
+  for (std::atomic<int>& slot : g_writer_fds) {
+    const int fd_plus_one = slot.exchange(0);
+    if (fd_plus_one != 0) ::close(fd_plus_one - 1);
+  }
+}
+
 Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
                                                          TraceWriterOptions options) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Locked before it is emptied: a file another process still writes is left whole.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return Error(StatusCode::kIoError,
                  "cannot create trace file " + path + ": " + std::strerror(errno));
+  }
+  if (Status locked = LockTraceFile(fd, path); !locked.ok()) {
+    ::close(fd);
+    return Error(locked.code(), "cannot create trace file: " + locked.message());
+  }
+  if (::ftruncate(fd, 0) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return Error(StatusCode::kIoError,
+                 "cannot create trace file " + path + ": " + std::strerror(error));
   }
   auto writer = std::make_unique<FileTraceWriter>(fd, options);
   GP_RETURN_IF_ERROR(writer->WriteHeader());

@@ -2,24 +2,55 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+
+#include "base/quantity.h"
 
 namespace gpuperf::inject {
 namespace {
 
-bool ReadUint(const char* name, uint64_t* out, std::string* error) {
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * 1024;
+
+// A GPUPERF_* number, read as `record` reads the option it comes from (base/quantity.h):
+// false when unset or bad; the first bad one fills `error` ("GPUPERF_BUFFER_KB: "nan" is not
+// a size; ...") and the setting keeps its default. The number counts the unit in the
+// variable's name, or carries its own ("GPUPERF_DELAY_MS=1.5s").
+template <class Parse>
+bool ReadNumber(const char* name, Parse parse, uint64_t* out, std::string* error) {
   const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return true;
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (*end != '\0') {
-    if (error->empty()) *error = std::string(name) + "=" + text + " is not a number";
+  if (text == nullptr || *text == '\0') return false;
+  Result<uint64_t> value = parse(name, text);
+  if (!value.ok()) {
+    if (error->empty()) *error = value.status().message();
     return false;
   }
-  *out = value;
+  *out = *value;
   return true;
+}
+
+// Durations in whole milliseconds (a bare number is milliseconds).
+bool ReadMs(const char* name, uint64_t min_ms, uint64_t max_ms, uint64_t* ms, std::string* error) {
+  uint64_t ns = 0;
+  const DurationSpec spec{kNsPerMs, min_ms * kNsPerMs, max_ms * kNsPerMs};
+  auto parse = [&](const char* n, const char* text) { return ParseDurationNs(n, text, spec); };
+  if (!ReadNumber(name, parse, &ns, error)) return false;
+  *ms = CeilDiv(ns, kNsPerMs);
+  return true;
+}
+
+// Sizes in bytes (a bare number counts `unit`).
+bool ReadBytes(const char* name, uint64_t unit, uint64_t min, uint64_t max, uint64_t* bytes,
+               std::string* error) {
+  const SizeSpec spec{unit, min * unit, max * unit};
+  auto parse = [&](const char* n, const char* text) { return ParseBytes(n, text, spec); };
+  return ReadNumber(name, parse, bytes, error);
+}
+
+bool ReadCount(const char* name, const CountSpec& spec, uint64_t* count, std::string* error) {
+  auto parse = [&](const char* n, const char* text) { return ParseCount(n, text, spec); };
+  return ReadNumber(name, parse, count, error);
 }
 
 // A variable with two accepted words: `*value` becomes true for `yes`, false for `no`.
@@ -43,26 +74,25 @@ void ReadHardwareSettings(Config& config, std::string* error) {
     const std::string text = ranges;
     if (text == "nvtx") {
       config.metric_ranges = MetricRanges::kNvtx;
-    } else if (text.rfind("window:", 0) == 0 && text.size() > 7 &&
-               text.find_first_not_of("0123456789", 7) == std::string::npos) {
-      config.metric_ranges = MetricRanges::kWindows;
-      config.metric_window_ms = static_cast<uint32_t>(std::strtoul(text.c_str() + 7, nullptr, 10));
+    } else if (text.rfind("window:", 0) == 0) {
+      const DurationSpec spec{kNsPerMs, kNsPerMs, uint64_t{kMaxMetricWindowMs} * kNsPerMs};
+      auto ns = ParseDurationNs("GPUPERF_METRICS_RANGES window", text.substr(7), spec);
+      if (ns.ok()) {
+        config.metric_ranges = MetricRanges::kWindows;
+        config.metric_window_ms = static_cast<uint32_t>(CeilDiv(*ns, kNsPerMs));
+      } else if (error->empty()) {
+        *error = ns.status().message();
+      }
     } else if (text != "kernel" && error->empty()) {
       *error = "GPUPERF_METRICS_RANGES=" + text + " is not kernel, nvtx or window:MS";
     }
   }
   ReadSwitch("GPUPERF_PC_SAMPLING", "1", "0", &config.pc_sampling, error);
   uint64_t value = 0;
-  if (ReadUint("GPUPERF_PC_PERIOD", &value, error) && value) {
-    if (value >= 5 && value <= 31) {
-      config.pc_sampling_period = static_cast<uint32_t>(value);
-    } else if (error->empty()) {
-      *error = "GPUPERF_PC_PERIOD=" + std::to_string(value) + " is not within 5..31";
-    }
+  if (ReadCount("GPUPERF_PC_PERIOD", {kMinPcPeriod, kMaxPcPeriod}, &value, error)) {
+    config.pc_sampling_period = static_cast<uint32_t>(value);
   }
-  value = 0;
-  if (ReadUint("GPUPERF_CUBIN_CAP_MB", &value, error) && value)
-    config.cubin_cap_bytes = value << 20;
+  ReadBytes("GPUPERF_CUBIN_CAP_MB", kMiB, 1, kMaxCubinCapMiB, &config.cubin_cap_bytes, error);
 }
 
 }  // namespace
@@ -91,52 +121,39 @@ Config ReadConfigFromEnvironment(std::string* error) {
   ReadSwitch("GPUPERF_STACK_MEMO", "on", "off", &config.stack_memo, error);
   ReadSwitch("GPUPERF_HW_TRACE", "on", "off", &config.hw_trace, error);
   ReadSwitch("GPUPERF_LIVE", "on", "off", &config.live_page, error);
-  uint64_t value = 0;
-  if (ReadUint("GPUPERF_BUFFER_KB", &value, error) && value) config.buffer_bytes = value << 10;
+  ReadBytes("GPUPERF_BUFFER_KB", kKiB, kMinBufferKiB, kMaxBufferKiB, &config.buffer_bytes, error);
   config.max_memory_bytes = DefaultMemoryCap(static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                                              static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
-  value = 0;
-  if (ReadUint("GPUPERF_MAX_MEMORY_MB", &value, error) && value) {
-    config.max_memory_bytes = value << 20;
-  }
-  value = 0;
-  if (ReadUint("GPUPERF_FLUSH_PERIOD_MS", &value, error) && value) {
+  ReadBytes("GPUPERF_MAX_MEMORY_MB", kMiB, kMinMaxMemoryMiB, kMaxMaxMemoryMiB,
+            &config.max_memory_bytes, error);
+  uint64_t value = 0;
+  if (ReadMs("GPUPERF_FLUSH_PERIOD_MS", kMinFlushPeriodMs, kMaxFlushPeriodMs, &value, error)) {
     config.flush_period_ms = static_cast<uint32_t>(value);
   }
-  value = config.cupti_flush_period_ms;
-  if (ReadUint("GPUPERF_CUPTI_FLUSH_MS", &value, error)) {
-    config.cupti_flush_period_ms = static_cast<uint32_t>(value);
+  if (ReadMs("GPUPERF_CUPTI_FLUSH_MS", 0, kMaxFlushPeriodMs, &value, error)) {
+    config.cupti_flush_period_ms = static_cast<uint32_t>(value);  // 0: CUPTI's own heuristics
   }
-  value = 0;
-  if (ReadUint("GPUPERF_STACK_DEPTH", &value, error) && value) {
-    config.max_stack_depth = static_cast<uint32_t>(value > 256 ? 256 : value);
+  if (ReadCount("GPUPERF_STACK_DEPTH", {1, kMaxStackDepth}, &value, error)) {
+    config.max_stack_depth = static_cast<uint32_t>(value);
   }
-  value = config.power_hz;
-  if (ReadUint("GPUPERF_POWER_HZ", &value, error)) {
-    config.power_hz = static_cast<uint32_t>(value > 1000 ? 1000 : value);
+  if (ReadCount("GPUPERF_POWER_HZ", {0, kMaxPowerHz}, &value, error)) {
+    config.power_hz = static_cast<uint32_t>(value);
   }
-  ReadUint("GPUPERF_DELAY_MS", &config.delay_ms, error);
-  ReadUint("GPUPERF_DURATION_MS", &config.duration_ms, error);
+  const uint64_t max_capture_ms = kMaxDurationNs / kNsPerMs;
+  ReadMs("GPUPERF_DELAY_MS", 0, max_capture_ms, &config.delay_ms, error);
+  ReadMs("GPUPERF_DURATION_MS", 0, max_capture_ms, &config.duration_ms, error);
   if (const char* dir = std::getenv("GPUPERF_SAVE_BUFFERS"); dir && *dir) {
     config.save_buffers_dir = dir;
   }
-  ReadUint("GPUPERF_FLIGHT_MS", &config.flight_window_ms, error);
-  value = 0;
-  if (ReadUint("GPUPERF_FLIGHT_MEMORY_MB", &value, error) && value) {
-    config.flight_memory_bytes = value << 20;
-  }
-  value = static_cast<uint64_t>(config.flight_signal);
-  if (ReadUint("GPUPERF_FLIGHT_SIGNAL", &value, error)) {
-    if (value < 65) {
-      config.flight_signal = static_cast<int>(value);
-    } else if (error->empty()) {
-      *error = "GPUPERF_FLIGHT_SIGNAL=" + std::to_string(value) + " is not a signal number";
-    }
+  ReadMs("GPUPERF_FLIGHT_MS", 0, kMaxFlightWindowMs, &config.flight_window_ms, error);  // 0: off
+  ReadBytes("GPUPERF_FLIGHT_MEMORY_MB", kMiB, 1, kMaxFlightMemoryMiB, &config.flight_memory_bytes,
+            error);
+  if (ReadCount("GPUPERF_FLIGHT_SIGNAL", {0, 64}, &value, error)) {
+    config.flight_signal = static_cast<int>(value);  // 0: no signal asks for dumps
   }
   ReadSwitch("GPUPERF_FLIGHT_ON_ERROR", "on", "off", &config.flight_on_error, error);
-  value = 0;
-  if (ReadUint("GPUPERF_SAMPLE_LAUNCHES", &value, error)) {
-    config.sample_launches_per_s = static_cast<uint32_t>(std::min<uint64_t>(value, 1u << 30));
+  if (ReadCount("GPUPERF_SAMPLE_LAUNCHES", {0, kMaxSampleLaunchesPerSecond, "/s"}, &value, error)) {
+    config.sample_launches_per_s = static_cast<uint32_t>(value);  // 0: every launch's stack
   }
   ReadHardwareSettings(config, error);
   // The flight ring keeps timed records of a window; PC samples and metric ranges are totals
@@ -146,8 +163,6 @@ Config ReadConfigFromEnvironment(std::string* error) {
     config.metric_set.clear();
     if (error->empty()) *error = "GPUPERF_FLIGHT_MS turns PC sampling and metrics off";
   }
-  // Keep buffers sane: CUPTI needs room for at least a few records per buffer.
-  if (config.buffer_bytes < (64u << 10)) config.buffer_bytes = 64u << 10;
   if (config.first_buffer_bytes > config.buffer_bytes) {
     config.first_buffer_bytes = config.buffer_bytes;
   }

@@ -3,7 +3,6 @@
 // InitializeInjection; no exception, abort or blocking wait ever reaches the host.
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/trace_lock.h"
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/detach.h"
@@ -29,6 +29,7 @@
 #include "inject/record_batch.h"
 #include "inject/recorder.h"
 #include "inject/recorder_memory.h"
+#include "inject/signal_flush.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
@@ -43,8 +44,6 @@ namespace {
 Recorder* g_recorder = nullptr;
 PowerSampler* g_power = nullptr;
 std::once_flag g_init_once;
-struct sigaction g_old_actions[65];
-volatile sig_atomic_t g_in_signal_flush = 0;
 
 std::string ReadCommandLine() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -117,52 +116,9 @@ void OnForkChild() {
   // The child has no CUPTI worker and no writer thread; flushing CUPTI there hangs
   // (HPCToolkit #195). A child that execs gets injected afresh through the environment.
   if (g_recorder != nullptr) g_recorder->disabled.store(true);
-}
-
-void OnSignal(int sig, siginfo_t* info, void* context) {
-  Recorder* recorder = g_recorder;
-  const struct sigaction& old = g_old_actions[sig];
-  const bool default_action = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
-  if (recorder != nullptr && !recorder->disabled.load() && !g_in_signal_flush &&
-      static_cast<uint32_t>(getpid()) == recorder->pid && recorder->writer.running()) {
-    g_in_signal_flush = 1;
-    // Flushing is not async-signal-safe: the writer thread does it. We wait for it a
-    // bounded time (nanosleep is async-signal-safe), then let the signal go on.
-    recorder->writer.RequestSignalFlush(default_action);
-    // A flight recorder's exit dump writes its whole window: give it longer.
-    const int wait_ms = recorder->writer.flight() ? 20000 : 3000;
-    for (int i = 0; i < wait_ms && !recorder->writer.SignalFlushDone(); ++i) {
-      timespec ms{0, 1000000};
-      nanosleep(&ms, nullptr);
-    }
-    if (default_action) recorder->disabled.store(true);
-    g_in_signal_flush = 0;
-  }
-  if (old.sa_flags & SA_SIGINFO) {
-    if (old.sa_sigaction != nullptr) old.sa_sigaction(sig, info, context);
-  } else if (old.sa_handler == SIG_DFL) {
-    sigaction(sig, &old, nullptr);
-    raise(sig);  // delivered with the default action once we return
-  } else if (old.sa_handler != SIG_IGN) {
-    old.sa_handler(sig);
-  }
-}
-
-// SIGINT and SIGTERM end most runs; SIGABRT is how an uncaught C++ exception ends one.
-// SIGKILL cannot be caught: the periodic flush bounds what it loses.
-void InstallSignalHandlers() {
-  for (int sig : {SIGINT, SIGTERM, SIGABRT}) {
-    struct sigaction action;
-    std::memset(&action, 0, sizeof(action));
-    action.sa_sigaction = OnSignal;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaction(sig, &action, &g_old_actions[sig]);
-    // An app that ignores the signal keeps ignoring it.
-    if (!(g_old_actions[sig].sa_flags & SA_SIGINFO) && g_old_actions[sig].sa_handler == SIG_IGN) {
-      sigaction(sig, &g_old_actions[sig], nullptr);
-    }
-  }
+  // Its copies of the trace's descriptor would keep the writer's lock after the parent
+  // ends: the trace would read as still being recorded for as long as the child lives.
+  CloseTraceFilesInForkedChild();
 }
 
 // PyTorch loaded after CUDA started (rare: torch normally comes first) is found once new
@@ -376,7 +332,6 @@ void Initialize() {
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
   atexit(OnExit);
   pthread_atfork(nullptr, OnForkParent, OnForkChild);
-  InstallSignalHandlers();
   if (r.writer.flight() && r.config.flight_signal != 0) {
     // The handler only sets a bit and wakes the writer (async-signal-safe); the writer dumps.
     InstallFlightSignal(r.config.flight_signal, [] {
@@ -387,6 +342,8 @@ void Initialize() {
       }
     });
   }
+  // After the flight signal's handler, which the final flush then leaves in place.
+  InstallSignalFlush();
   LogVerbose("%s %s (stacks: %s)",
              r.writer.flight() ? "flight recorder, dumps named after" : "recording to",
              path.c_str(), r.config.stacks ? StackUnwinderName() : "off");

@@ -80,7 +80,12 @@ void WriterThread::Enqueue(std::unique_ptr<RecordBatch> batch) {
 
 void WriterThread::RequestSignalFlush(bool final) {
   signal_flush_done_.store(false, std::memory_order_release);
-  signal_flush_.store(final ? 2 : 1, std::memory_order_release);
+  if (final) {
+    signal_flush_.store(2, std::memory_order_release);
+  } else {
+    int none = 0;  // a final flush asked for on another thread stays final
+    signal_flush_.compare_exchange_strong(none, 1, std::memory_order_acq_rel);
+  }
   Wake();
 }
 

@@ -1,6 +1,9 @@
-// A small HTTP/1.1 server for a metrics endpoint: one request per connection, one connection
-// at a time, every read and write bounded in size and time, so a slow or broken client
-// delays a scrape by at most kRequestDeadlineMs and never wedges the server.
+// A small HTTP/1.1 server for a metrics endpoint: one request per connection, every read
+// and write bounded in size and time. Connections are served concurrently by one thread
+// that polls them all: a client that connects and sends nothing, or half a request, or reads
+// its reply slowly, holds only its own connection (until its deadline, or until it is the
+// oldest of too many), never a scrape. The handler runs on that thread, one request at a
+// time: it must not block (the live reader never does).
 //
 // Ours rather than a library's: Debian's cpp-httplib and prometheus-cpp come as shared
 // libraries only (libcpp-httplib.so.0.11 with OpenSSL, libprometheus-cpp-pull.so with
@@ -9,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -29,10 +33,17 @@ struct HttpResponse {
   std::string body;
 };
 
-inline constexpr int kRequestDeadlineMs = 5000;
+struct HttpServerLimits {
+  // A client has this long to send its request, and again to read the reply.
+  int deadline_ms = 5000;
+  // Connections open at once; past it, the oldest is closed for each new one (a flood of
+  // idle connections then costs each one its turn, not the scrapes their answer).
+  size_t max_connections = 128;
+};
 
 class HttpServer {
  public:
+  explicit HttpServer(HttpServerLimits limits = {}) : limits_(limits) {}
   ~HttpServer();
 
   // Binds "HOST:PORT" ("127.0.0.1:9464", "[::1]:9464", "0.0.0.0:9464"); port 0 picks one.
@@ -45,7 +56,7 @@ class HttpServer {
              const std::atomic<bool>& stop);
 
  private:
-  void HandleConnection(int fd, const std::function<HttpResponse(const HttpRequest&)>& handler);
+  HttpServerLimits limits_;
   int listen_fd_ = -1;
   uint16_t port_ = 0;
 };

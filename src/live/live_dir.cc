@@ -14,6 +14,8 @@
 namespace gpuperf::live {
 namespace {
 
+constexpr size_t kMaxBaseEntries = 1u << 20;
+
 bool IsDirectory(const char* path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -31,22 +33,22 @@ bool IsOwnedPrivateDir(const std::string& dir, uid_t uid, std::string* why) {
     if (why) *why = dir + ": " + std::strerror(errno);
     return false;
   }
-  if (!S_ISDIR(st.st_mode)) {
-    if (why) *why = dir + " is not a directory";
-    return false;
-  }
-  if (st.st_uid != uid) {
-    if (why) *why = dir + " belongs to another user";
-    return false;
-  }
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    if (why) *why = dir + " is writable by other users";
-    return false;
-  }
-  return true;
+  const std::string problem = WhyNotPrivateDir(st, uid);
+  if (why && !problem.empty()) *why = dir + problem;
+  return problem.empty();
 }
 
 }  // namespace
+
+std::string WhyNotPrivateDir(const struct stat& st, std::optional<uid_t> uid) {
+  if (S_ISLNK(st.st_mode)) return " is a symbolic link";
+  if (!S_ISDIR(st.st_mode)) return " is not a directory";
+  if (uid && st.st_uid != *uid) {
+    return " belongs to uid " + std::to_string(st.st_uid) + ", not " + std::to_string(*uid);
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return " is writable by other users";
+  return "";
+}
 
 std::string DefaultLiveDir() {
   if (const char* dir = std::getenv("GPUPERF_LIVE_DIR"); dir != nullptr && *dir != '\0') {
@@ -64,20 +66,31 @@ Status PrepareLiveDir(const std::string& dir) {
   return Status::Ok();
 }
 
-std::vector<std::string> ReaderLiveDirs() {
-  std::vector<std::string> dirs{DefaultLiveDir()};
-  if (geteuid() != 0 || std::getenv("GPUPERF_LIVE_DIR") != nullptr) return dirs;
+std::vector<LiveDirToRead> ReaderLiveDirs() {
+  std::vector<LiveDirToRead> dirs;
+  if (std::getenv("GPUPERF_LIVE_DIR") != nullptr && *std::getenv("GPUPERF_LIVE_DIR") != '\0') {
+    dirs.push_back({DefaultLiveDir(), std::nullopt});
+    return dirs;
+  }
+  dirs.push_back({DefaultLiveDir(), geteuid()});
+  if (geteuid() != 0) return dirs;
   for (const char* base : {"/dev/shm", "/tmp"}) {
     DIR* listing = opendir(base);
     if (listing == nullptr) continue;
+    // Bounded: anyone can fill /tmp with names.
+    size_t entries = 0;
     while (dirent* entry = readdir(listing)) {
+      if (++entries > kMaxBaseEntries) break;
       const char* name = entry->d_name;
-      if (std::strncmp(name, "gpuperf-", 8) != 0) continue;
+      if (std::strncmp(name, "gpuperf-", 8) != 0 || name[8] < '0' || name[8] > '9') continue;
       char* end = nullptr;
+      errno = 0;
       const unsigned long uid = std::strtoul(name + 8, &end, 10);
       const std::string path = std::string(base) + "/" + name;
-      if (end == name + 8 || *end != '\0' || path == dirs[0]) continue;
-      if (IsOwnedPrivateDir(path, static_cast<uid_t>(uid), nullptr)) dirs.push_back(path);
+      if (*end != '\0' || errno != 0 || uid > UINT32_MAX || path == dirs[0].path) continue;
+      // Whose it is and whether it is a private directory at all is the reader's to check,
+      // on the directory it opens (this listing is only a list of names).
+      dirs.push_back({path, static_cast<uid_t>(uid)});
     }
     closedir(listing);
   }

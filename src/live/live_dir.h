@@ -6,9 +6,11 @@
 // plant, read or remove a page; each page is <pid>.live, mode 0600.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +25,23 @@ std::string DefaultLiveDir();
 // directory of this user that others cannot write.
 Status PrepareLiveDir(const std::string& dir);
 
+// A page directory for a reader, and whose it must be.
+struct LiveDirToRead {
+  std::string path;
+  // The user it must belong to (its pages too): the uid in its name for the default
+  // directories; unset for a directory named on the command line or in $GPUPERF_LIVE_DIR,
+  // whose owner is taken as it is.
+  std::optional<uid_t> owner;
+};
+
 // For readers: the page directories to scan. The user's own; for root, every user's under
-// /dev/shm and /tmp as well (each must still belong to its user).
-std::vector<std::string> ReaderLiveDirs();
+// /dev/shm and /tmp as well (each must belong to the user its name says: the reader checks).
+std::vector<LiveDirToRead> ReaderLiveDirs();
+
+// What keeps `st` (lstat or fstat of a page directory) from being a directory of `uid` that
+// no one else can write: "" when nothing, else " is a symbolic link", " belongs to uid N,
+// not M", ... (to follow its path). `uid` unset: any owner.
+std::string WhyNotPrivateDir(const struct stat& st, std::optional<uid_t> uid);
 
 // "<dir>/<pid>.live"
 std::string PagePath(const std::string& dir, uint32_t pid);

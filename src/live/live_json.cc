@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "export/json_output.h"
 #include "live/live_text.h"
 
 namespace gpuperf::live {
@@ -148,8 +149,7 @@ std::string LiveModelJson(const LiveModel& model) {
               {"stale_pages", model.scan.stale},
               {"stale_pages_removed", model.scan.removed},
               {"skipped", model.scan.skipped}};
-  // Names come from other processes: never let a stray byte make the output invalid JSON.
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return DumpJson(std::move(out)) + "\n";
 }
 
 }  // namespace gpuperf::live

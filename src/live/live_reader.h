@@ -50,7 +50,10 @@ struct ScanResult {
   std::vector<ProcessSnapshot> processes;  // by pid
   uint32_t stale = 0;                      // pages of processes that are gone, skipped
   uint32_t removed = 0;                    // ... and removed
-  std::vector<std::string> skipped;        // one line per other page not shown, and why
+  // One line per other page (or page directory) not read, and why; past 256, one last line
+  // says how many more.
+  std::vector<std::string> skipped;
+  uint64_t skipped_unlisted = 0;
 };
 
 ScanResult ScanLivePages(const ScanOptions& options);

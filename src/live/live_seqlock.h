@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 
 #include "live/live_page.h"
@@ -28,6 +29,28 @@ bool SeqlockReadBytes(const Seqlock& lock, const void* data, void* out, size_t b
 template <class T>
 bool SeqlockRead(const Block<T>& block, T& out, int tries) {
   return SeqlockReadBytes(block.lock, &block.data, &out, sizeof(T), tries);
+}
+
+enum class BlockRead {
+  kOk,
+  kBusy,   // mid-write through every try
+  kShort,  // the file ended before the block (truncated under the reader), or a read error
+};
+
+// The same copy from a page file read with pread rather than mapped: a file that another
+// user can truncate must not be mapped (touching a mapping past the file's end is SIGBUS).
+// The block's counter is at `sequence_offset`, its data at `data_offset`.
+BlockRead SeqlockReadFileBytes(int fd, uint64_t sequence_offset, uint64_t data_offset, void* out,
+                               size_t bytes, int tries);
+
+// `bytes` bytes of `fd` at `offset` with pread; false when the file ends first.
+bool ReadExactly(int fd, void* out, size_t bytes, uint64_t offset);
+
+// Block `T` of a page file, the block at `block_offset` (offsetof(Page, ...)).
+template <class T>
+BlockRead SeqlockReadFile(int fd, size_t block_offset, T& out, int tries) {
+  return SeqlockReadFileBytes(fd, block_offset + offsetof(Block<T>, lock),
+                              block_offset + offsetof(Block<T>, data), &out, sizeof(T), tries);
 }
 
 // Enough to outlast a writer descheduled inside a block on a busy machine (~20 ms).

@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "base/text_escape.h"
 #include "live/live_text.h"
 
 namespace gpuperf::live {
@@ -23,37 +24,16 @@ struct Family {
   std::map<std::string, uint64_t> samples = {};
 };
 
-// Label values are UTF-8 with \, " and newline escaped; bytes that are not UTF-8 (a name cut
-// by another program) become '?'.
-std::string EscapeLabel(std::string_view text) {
+// Label values in the display form of base/text_escape.h (valid UTF-8 with no control
+// character: the text is read with curl on terminals too), then backslash and quote
+// escaped as the format asks (a newline is \x0a already).
+std::string EscapeLabel(std::string_view bytes) {
   std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t length = c < 0x80           ? 1
-                    : (c >> 5) == 0x6  ? 2
-                    : (c >> 4) == 0xE  ? 3
-                    : (c >> 3) == 0x1E ? 4
-                                       : 0;
-    bool valid = length != 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    }
-    if (!valid) {
-      out += '?';
-      ++i;
-      continue;
-    }
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out.append(text.substr(i, length));
-    }
-    i += length;
+  out.reserve(bytes.size());
+  std::string storage;
+  for (char c : EscapedView(bytes, TextForm::kDisplay, storage)) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
   }
   return out;
 }
@@ -170,7 +150,7 @@ std::vector<Family> NewFamilies() {
        "When the process started recording (Unix time)."},
       {"gpuperf_live_pages", Kind::kGauge, Scale::kCount, "",
        "Live pages read by state (ok, busy: mid-write, stalled: not updated lately, stale: "
-       "process gone)."},
+       "process gone, skipped: not a page gpuperf can trust; gpuperf serve's log says why)."},
   };
 }
 
@@ -267,6 +247,7 @@ std::string RenderMetrics(const LiveModel& model, const MetricsOptions& options)
   pages.samples[Labels().Add("state", "busy").text()] = states[1];
   pages.samples[Labels().Add("state", "stalled").text()] = states[2];
   pages.samples[Labels().Add("state", "stale").text()] = model.scan.stale;
+  pages.samples[Labels().Add("state", "skipped").text()] = model.scan.skipped.size();
   std::string out;
   for (const Family& family : families) Write(family, options.openmetrics, out);
   if (options.openmetrics) out += "# EOF\n";

@@ -80,11 +80,13 @@ TEST(OpenMetricsTest, PrometheusTextWithDcgmLabels) {
   EXPECT_EQ(text.find("# UNIT"), std::string::npos);
 }
 
-TEST(OpenMetricsTest, KernelNamesEscapedMergedAndLimited) {
+TEST(OpenMetricsTest, KernelNamesEscapedAndLimited) {
   const std::string text = RenderMetrics(OneProcess(), {});
-  EXPECT_NE(text.find(R"(kernel="gemm<\"a\\b\">\nx"} 0.000000100)"), std::string::npos) << text;
-  // Two names that differ only in bytes that are not UTF-8: one series, their sum.
-  EXPECT_NE(text.find(R"(kernel="same?"} 0.000000197)"), std::string::npos);
+  // The display form of base/text_escape.h (a newline is \x0a), then the format's escapes.
+  EXPECT_NE(text.find(R"(kernel="gemm<\"a\\b\">\\x0ax"} 0.000000100)"), std::string::npos) << text;
+  // Bytes that are not UTF-8 are \xNN: two names that differ only there stay two series.
+  EXPECT_NE(text.find(R"(kernel="same\\xff"} 0.000000099)"), std::string::npos);
+  EXPECT_NE(text.find(R"(kernel="same\\xfe"} 0.000000098)"), std::string::npos);
   EXPECT_EQ(text.find("same\xff"), std::string::npos);
   MetricsOptions one;
   one.top_kernels = 1;

@@ -24,9 +24,10 @@ std::string Compact(double value) {
   return text;
 }
 
-// Cut to the screen's width; 0: no limit.
+// In the display form of base/text_escape.h (commands, names and paths come from other
+// users' processes: none may steer the terminal), cut to the screen's width; 0: no limit.
 std::string Fit(const std::string& text, size_t width) {
-  return width == 0 ? text : Ellipsize(text, width);
+  return Ellipsize(text, width);
 }
 
 struct ProcessRow {
@@ -277,6 +278,7 @@ std::vector<std::string> RenderTopScreen(const LiveModel& model, const TopScreen
   ApiTable(model, width, api_rows, lines);
   if (options.height > 0 && lines.size() > options.height) lines.resize(options.height);
   // A line the terminal would wrap moves every line below it: none is wider than the screen.
+  // Every line is escaped here, whatever built it.
   for (std::string& line : lines) line = Fit(line, width);
   return lines;
 }

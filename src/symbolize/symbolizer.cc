@@ -13,6 +13,7 @@
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stack_marker.h"
 #include "gpuperf/trace_append.h"
+#include "gpuperf/trace_lock.h"
 #include "gpuperf/trace_reader.h"
 #include "gpuperf/trace_writer.h"
 #include "symbolize/elf_symbolizer.h"
@@ -121,6 +122,11 @@ Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options
   sink.innermost_is_return_address = options.innermost_is_return_address;
   ReadReport report;
   GP_RETURN_IF_ERROR(ReadTrace(path, sink, &report));
+  // Its writer is not done: symbols appended now would land among its chunks. It gets
+  // them once it ends (AppendToTrace would refuse too; this says so before the work).
+  if (!report.being_recorded.empty()) {
+    return StillBeingRecorded(path, report.being_recorded.front().pid);
+  }
   ++summary.files;
 
   // Sorted work list: deterministic output, and PCs of one module together.
@@ -212,7 +218,13 @@ Status SymbolizeTraceFile(const std::string& path, const SymbolizeOptions& optio
   SymbolizeSummary& out = summary != nullptr ? *summary : local;
   RunState run;
   std::error_code ec;
-  if (!std::filesystem::is_directory(path, ec)) return SymbolizeOneFile(path, options, run, out);
+  if (!std::filesystem::is_directory(path, ec)) {
+    Status status = SymbolizeOneFile(path, options, run, out);
+    if (status.code() == StatusCode::kBusy) {
+      return Error(status.code(), status.message() + ": symbolize it when it ends");
+    }
+    return status;
+  }
 
   std::vector<std::string> files;
   for (const auto& item : std::filesystem::directory_iterator(path, ec)) {
@@ -223,11 +235,17 @@ Status SymbolizeTraceFile(const std::string& path, const SymbolizeOptions& optio
   if (ec) return Error(StatusCode::kIoError, "cannot list " + path + ": " + ec.message());
   if (files.empty()) return Error(StatusCode::kNotFound, path + " holds no .gpt trace files");
   std::sort(files.begin(), files.end());
-  // One bad file does not stop the others; the first failure is returned.
+  // One bad file does not stop the others; the first failure is returned. A file still
+  // being recorded is no failure: it is left for later, with one line.
   Status first_error;
   for (const std::string& file : files) {
     Status status = SymbolizeOneFile(file, options, run, out);
-    if (!status.ok() && first_error.ok()) first_error = status;
+    if (status.code() == StatusCode::kBusy) {
+      out.warnings.push_back("skipped " + status.message() + ": symbolize it when it ends");
+      ++out.files_being_recorded;
+    } else if (!status.ok() && first_error.ok()) {
+      first_error = status;
+    }
   }
   return first_error;
 }

@@ -48,6 +48,7 @@ struct SymbolizeSummary {
   uint64_t modules_build_id_mismatch = 0;
   uint64_t modules_unreadable = 0;  // there but not an ELF libdw could read
   uint64_t symbols_written = 0;
+  uint32_t files_being_recorded = 0;  // of a directory: still written by a process, left alone
   std::vector<std::string> warnings;  // one line per problem module, for humans
 
   // One line: "symbolized 1234 PCs: 1100 with source lines, ...".
@@ -55,9 +56,10 @@ struct SymbolizeSummary {
 };
 
 // Symbolizes one trace file, or every *.gpt file of a directory, appending SymbolRecords
-// to each file. PCs that already have a named SymbolRecord are skipped, so running it
-// again changes nothing (and a PC that had only module+offset is tried again, in case
-// debug info was installed since). `summary` may be null.
+// to each file. A file that a process still writes is left alone (gpuperf/trace_lock.h):
+// kBusy for one file; in a directory, one warning and the other files. PCs that already have a
+// named SymbolRecord are skipped, so running it again changes nothing (and a PC that had only
+// module+offset is tried again, in case debug info was installed since). `summary` may be null.
 Status SymbolizeTraceFile(const std::string& path, const SymbolizeOptions& options,
                           SymbolizeSummary* summary);
 

@@ -3,14 +3,16 @@
 // chain of three shared libraries built -O2 -fomit-frame-pointer (tests/unwind/chain.h),
 // which reaches unwind_chain_spin (here, also without frame pointers) through libc's
 // qsort_r: main -> Run (a) -> Descend (b) -> SortAndCallLeaf (a) -> qsort_r (libc) ->
-// CompareInts (a) -> CallLeaf (c) -> unwind_chain_spin, which spins for argv[1] ms.
+// CompareInts (a) -> CallLeaf (c) -> unwind_chain_spin, which spins for argv[1] ms of its own
+// CPU time (not of the clock's: on a busy machine it gets fewer cycles a second, and the
+// profiler samples CPU time, so the test sees the same number of samples either way).
 // With "small-stack" as argv[2], the chain runs on a 12 KiB stack of its own with an
 // unmapped page above it (entered through gp_run_on_stack, whose call-frame information
 // marks the outermost frame there): a 16 KiB copy from the stack pointer cannot be read
 // whole, so the BPF program must find the part that can.
 #include <sys/mman.h>
 
-#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,13 +23,18 @@ namespace {
 
 volatile unsigned long g_sink = 0;
 
+long ThreadCpuMs() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 }  // namespace
 
 extern "C" __attribute__((noinline)) int unwind_chain_spin(void* arg) {
-  const auto until =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(*static_cast<const long*>(arg));
+  const long until = ThreadCpuMs() + *static_cast<const long*>(arg);
   unsigned long x = 1;
-  while (std::chrono::steady_clock::now() < until) {
+  while (ThreadCpuMs() < until) {
     for (int i = 0; i < 200000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
     g_sink = x;
   }

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # On-CPU user stacks unwound with .eh_frame (docs/cpu-profiling.md): a program spins at the
 # bottom of a call chain through three shared libraries and libc, all without frame
-# pointers (tests/cpu/unwind_chain_spin.cc). Recorded with `record --cpu`, at least 90% of
-# the CPU time in unwind_chain_spin must carry the whole chain, main -> Run -> Descend ->
-# SortAndCallLeaf -> (qsort_r's frames) -> CompareInts -> CallLeaf -> unwind_chain_spin
-# with no frame missing between them, and the
-# table-unwound samples are counted; with GPUPERF_CPU_UNWIND=fp (frame pointers only, as
-# before) under 10% do, which shows the copies are what makes the difference. The same
-# chain on a 12 KiB stack with an unmapped page above it (a 16 KiB copy cannot be read
-# whole there) must be whole too. (Samples taken before the recorder has read the maps that
-# list the chain's libraries keep frame-pointer stacks: hence not 100%, though often it is.)
+# pointers (tests/cpu/unwind_chain_spin.cc: 3 s of its own CPU time, however busy the
+# machine). Recorded with `record --cpu`, at least 90% of the CPU time in unwind_chain_spin
+# must carry the whole chain, main -> Run -> Descend -> SortAndCallLeaf -> (qsort_r's
+# frames) -> CompareInts -> CallLeaf -> unwind_chain_spin with no frame missing between
+# them, and the table-unwound samples are counted; with GPUPERF_CPU_UNWIND=fp (frame
+# pointers only, as before) under 10% do, which shows the copies are what makes the
+# difference. The same chain on a 12 KiB stack with an unmapped page above it (a 16 KiB
+# copy cannot be read whole there) must be whole too. (Samples taken before the recorder
+# has read the maps that list the chain's libraries keep frame-pointer stacks: hence not
+# 100%, though often it is.)
 # Needs root and BPF: skipped without.
 source "$(dirname "$0")/lib.sh"
 app=$GPUPERF_BINARY_DIR/tests/unwind_chain_spin

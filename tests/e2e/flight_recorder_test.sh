@@ -151,11 +151,33 @@ not_sampled=$(grep '^\[launch not sampled\];' "$dir/sampled.folded" | awk '{s +=
 [[ $not_sampled -eq $unsampled ]] || fail "sampling: flame graph has $not_sampled launches under [launch not sampled], want $unsampled"
 
 # ---- mistakes get one clear line ----
-expect_stderr_contains "was not started by gpuperf record --flight" "$GPUPERF" dump-now $$
+# dump-now names the cause: a process gpuperf does not record, one it records without
+# --flight, one whose recorder has not started yet (no CUDA yet), one that is not running.
+expect_exit 2 "$GPUPERF" dump-now $$
+expect_stderr_contains "process $$ is not recorded by gpuperf" "$GPUPERF" dump-now $$
+"$GPUPERF" record -o "$dir/noflight" --inject-lib "$lib" -- env FAKE_APP_RELEASE="$dir/noflight.go" \
+  "$app" live 10 60000 > "$dir/noflight.out" 2>&1 &
+wait_for "$dir/noflight.out" "^fake-app: live "
+noflight=$(sed -n 's/^fake-app: pid=\([0-9]*\).*/\1/p' "$dir/noflight.out")
+expect_exit 2 "$GPUPERF" dump-now "$noflight"
+expect_stderr_contains "process $noflight is recorded by gpuperf without --flight" "$GPUPERF" dump-now "$noflight"
+touch "$dir/noflight.go"
+"$GPUPERF" record -o "$dir/early" --flight 10s --inject-lib "$lib" -- \
+  sh -c 'echo $$ > "$0.pid"; while [ ! -e "$0.go" ]; do sleep 0.05; done' "$dir/early" > /dev/null 2>&1 &
+wait_file "$dir/early.pid"
+early=$(cat "$dir/early.pid")
+expect_exit 3 "$GPUPERF" dump-now "$early"
+expect_stderr_contains "process $early is recorded with --flight, but its flight recorder is not running yet in $dir/early" \
+  "$GPUPERF" dump-now "$early"
+touch "$dir/early.go"
+true & gone=$!
+wait "$gone"
+expect_exit 3 "$GPUPERF" dump-now "$gone"
+expect_stderr_contains "no process $gone is running" "$GPUPERF" dump-now "$gone"
 expect_exit 3 "$GPUPERF" dump-now 999999999
 expect_stderr_contains "cannot ask for dumps" "$GPUPERF" record --flight 10s --flight-signal TERM -- true
 expect_stderr_contains "need --flight WINDOW" "$GPUPERF" record --flight-memory 64 -- true
 expect_stderr_contains "--no-stacks takes none" "$GPUPERF" record --no-stacks --sample-launches 10/s -- true
-expect_stderr_contains "needs a time unit" "$GPUPERF" record --flight 10parsecs -- true
+expect_stderr_contains "is not a duration; use e.g." "$GPUPERF" record --flight 10parsecs -- true
 expect_exit 2 "$GPUPERF" record --sample-launches fast -- true
 finish

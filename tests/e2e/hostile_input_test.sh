@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Inputs that could hang a command or mislead it: a FIFO with no writer, a character
-# device, a FIFO inside a directory of traces. Each is refused at once with one line, or
+# device, a FIFO inside a directory of traces, chunks out of order or repeated. Each is refused at once with one line, or
 # skipped with a warning while the rest is read.
 source "$(dirname "$0")/lib.sh"
 
@@ -41,5 +41,35 @@ run_bounded "$GPUPERF" dump "$dir/run"
   fail "the skipped FIFO is not mentioned: $err"
 kernels=$(timeout 5 "$GPUPERF" dump "$dir/run" 2>/dev/null | grep -c '^kernel ')
 [[ $kernels -eq 200 ]] || fail "the regular trace beside the FIFO gave $kernels kernels, want 200"
+
+# A trace's chunks rearranged. chunks FILE prints "offset size type" for each chunk.
+chunks() {
+  local pos=16 total size type
+  total=$(stat -c %s "$1")
+  while ((pos + 24 <= total)); do
+    type=$(od -An -tu2 -j$((pos + 4)) -N2 "$1" | tr -d ' ')
+    size=$(od -An -tu4 -j$((pos + 8)) -N4 "$1" | tr -d ' ')
+    echo "$pos $((24 + size)) $type"
+    pos=$((pos + 24 + size))
+  done
+}
+chunk() { tail -c +$(($2 + 1)) "$1" | head -c "$3"; }  # FILE OFFSET SIZE
+chunks "$dir/t.gpt" > "$dir/chunks"
+# Strings moved after the records that name them: out of order, which is not damage.
+{
+  head -c 16 "$dir/t.gpt"
+  while read -r offset size type; do [[ $type != 30 ]] && chunk "$dir/t.gpt" "$offset" "$size"; done < "$dir/chunks"
+  while read -r offset size type; do [[ $type == 30 ]] && chunk "$dir/t.gpt" "$offset" "$size"; done < "$dir/chunks"
+} > "$dir/reordered.gpt"
+err=$("$GPUPERF" dump "$dir/reordered.gpt" 2>&1 >/dev/null)
+[[ $err == "gpuperf: warning: $dir/reordered.gpt: "*" references to names or stacks defined only after their use: the file's chunks are out of order (was it edited or spliced?)" ]] ||
+  fail "chunks out of order: $err"
+# A kernel chunk repeated byte for byte: read once, with a word.
+read -r offset size _ < <(grep ' 5$' "$dir/chunks" | head -1)
+{ cat "$dir/t.gpt"; chunk "$dir/t.gpt" "$offset" "$size"; } > "$dir/repeated.gpt"
+kernels=$("$GPUPERF" dump "$dir/repeated.gpt" 2>"$dir/repeated.err" | grep -c '^kernel ')
+[[ $kernels -eq 200 ]] || fail "a repeated kernel chunk: $kernels kernels, want 200"
+[[ $(cat "$dir/repeated.err") == "gpuperf: warning: $dir/repeated.gpt: skipped 1 chunk that repeats an earlier one byte for byte (its records would count twice)" ]] ||
+  fail "a repeated kernel chunk: $(cat "$dir/repeated.err")"
 
 finish

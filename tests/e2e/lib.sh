@@ -69,3 +69,74 @@ use_fake_app() {
   dir=$(mktemp -d)
   trap 'rm -rf "$dir"' EXIT
 }
+
+# For the tests of the live view (tests/e2e/live_*_test.sh): sets lib, app and holder (the
+# injection library, the fake app and tests/live/live_page_holder), work (a new directory) and
+# pids (processes to end at exit), or skips the test where this build lacks them or one of
+# TOOLS (use_live_app TOOLS...). At exit: $work/release and $work/stop are made (so that the
+# fake app and hold_connections.py end), live_at_exit (when defined) runs, the processes in
+# pids get SIGTERM and are waited for, and $work is removed. GPUPERF_LIVE_DIR is $work/live:
+# no other test's pages.
+use_live_app() {
+  lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
+  app=$GPUPERF_BINARY_DIR/tests/fakes/fake_cuda_app
+  holder=$GPUPERF_BINARY_DIR/tests/live_page_holder
+  [[ -x $app && -f $lib && -x $holder ]] || { echo "skip: no injection library, fake app or page holder"; exit 77; }
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "skip: no $tool (scripts/install-deps.sh --test)"; exit 77; }
+  done
+  work=$(mktemp -d)
+  pids=()
+  export GPUPERF_LIVE_DIR=$work/live
+  trap live_cleanup EXIT
+}
+live_cleanup() {
+  touch "$work/release" "$work/stop" 2>/dev/null
+  declare -F live_at_exit >/dev/null && live_at_exit
+  local pid
+  # TERM lets `record` see its program out (no half-written trace under $work); CONT ends one
+  # that is stopped.
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; kill -CONT "$pid" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+
+# field NAME LINE: the number after " NAME=" in LINE (the fake app's "fake-app: ..." lines).
+field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$2"; }
+
+# wait_until COMMAND...: runs COMMAND until it succeeds, 30 s at most; false if it never did.
+wait_until() {
+  local _
+  for _ in $(seq 300); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+
+# record_live_app DIR LAUNCHES [RUNNER...]: records `fake_cuda_app live LAUNCHES` into DIR,
+# through RUNNER when given (`env RANK=3`, `setpriv ...`), holding until $work/release exists;
+# waits for its workload and sets app_pid, kernels, counts and totals (its "fake-app: pid=" and
+# "fake-app: live" lines); its output is in $work/app.out and $work/app.err. False if it never
+# ran.
+record_live_app() {
+  local out=$1 launches=$2
+  shift 2
+  "$@" "$GPUPERF" record -o "$out" --inject-lib "$lib" -- env FAKE_APP_RELEASE="$work/release" \
+    "$app" live "$launches" 600000 > "$work/app.out" 2> "$work/app.err" &
+  pids+=($!)
+  record_pid=$!
+  wait_until grep -qs '^fake-app: live ' "$work/app.out" || { fail "the app never ran: $(cat "$work/app.err")"; return 1; }
+  counts=$(grep '^fake-app: pid=' "$work/app.out")
+  totals=$(grep '^fake-app: live ' "$work/app.out")
+  app_pid=$(field pid "$counts")
+  kernels=$(field kernels "$counts")
+}
+
+# start_serve: `gpuperf serve` on a free loopback port, logging to $work/serve.err; sets
+# serve_pid and port. False if it did not start.
+start_serve() {
+  "$GPUPERF" serve --listen 127.0.0.1:0 2> "$work/serve.err" &
+  serve_pid=$!
+  pids+=("$serve_pid")
+  wait_until grep -qs "metrics at" "$work/serve.err" || { fail "serve did not start: $(cat "$work/serve.err")"; return 1; }
+  port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$work/serve.err")
+}

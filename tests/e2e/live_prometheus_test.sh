@@ -2,43 +2,21 @@
 # A real Prometheus server (Debian's prometheus) scrapes `gpuperf serve` on loopback while a
 # program driven through the fake libcupti runs, and queries through its HTTP API return the
 # program's own counts. Prometheus asks for OpenMetrics first, so `up == 1` also says that it
-# parsed what serve wrote. Bounded: everything here stops within a minute.
+# parsed what serve wrote. All the while, 16 slow clients hold connections to serve.
+# Bounded: everything here stops within a minute.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app
-[[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app"; exit 77; }
-for tool in prometheus curl python3; do
-  command -v $tool >/dev/null || { echo "skip: no $tool (scripts/install-deps.sh --test)"; exit 77; }
-done
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  touch "$work/release"
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export GPUPERF_LIVE_DIR=$work/live
-field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$2"; }
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do [[ $SECONDS -lt $deadline ]] || return 1; sleep 0.5; done
-}
+use_live_app prometheus curl python3
 
 # The program, as rank 3 of 8 (what torchrun would set).
-"$GPUPERF" record -o "$work/rec" --inject-lib "$lib" -- env RANK=3 WORLD_SIZE=8 \
-  FAKE_APP_RELEASE="$work/release" "$app" live 200 90000 > "$work/app.out" 2> "$work/app.err" &
-pids+=($!)
-wait_for 20 grep -qs '^fake-app: live ' "$work/app.out" || { fail "the app never ran: $(cat "$work/app.err")"; finish; }
-counts=$(grep '^fake-app: pid=' "$work/app.out")
-totals=$(grep '^fake-app: live ' "$work/app.out")
+record_live_app "$work/rec" 200 env RANK=3 WORLD_SIZE=8 || finish
+start_serve || finish
+target=127.0.0.1:$port
 
-"$GPUPERF" serve --listen 127.0.0.1:0 2> "$work/serve.err" &
+# Slow clients hold 16 connections to serve all along, half of them with half a request
+# sent (tests/e2e/hold_connections.py): Prometheus' scrapes still get through.
+python3 "$SRC/tests/e2e/hold_connections.py" "$port" 16 "$work/held" "$work/stop" > "$work/held.out" 2>&1 &
 pids+=($!)
-wait_for 10 grep -qs "metrics at" "$work/serve.err" || { fail "serve did not start: $(cat "$work/serve.err")"; finish; }
-target=$(sed -n 's|.*http://\(127.0.0.1:[0-9]*\)/metrics.*|\1|p' "$work/serve.err")
+wait_until test -s "$work/held" || fail "the slow clients never connected: $(cat "$work/held.out")"
 
 # A free loopback port for Prometheus's own API.
 api_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

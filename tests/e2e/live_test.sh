@@ -6,36 +6,10 @@
 # as busy; neither ever blocks a reader. GPUPERF_LIVE=off and a directory others can write
 # leave no page.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app
-holder=$bin/tests/live_page_holder
-[[ -x $app && -f $lib && -x $holder ]] || { echo "skip: no injection library, fake app or page holder"; exit 77; }
-command -v python3 >/dev/null || { echo "skip: no python3 (scripts/install-deps.sh --test)"; exit 77; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-# A directory of its own: no other test's (or user's) pages.
-export GPUPERF_LIVE_DIR=$work/live
-
-field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$2"; }
-# waits up to 20 s for CONDITION (a command) to succeed
-wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.1; done; return 1; }
+use_live_app python3
 
 # --- a running program's page: exact totals through top --once --format json ---
-"$GPUPERF" record -o "$work/rec" --inject-lib "$lib" -- env FAKE_APP_RELEASE="$work/release" \
-  "$app" live 200 60000 > "$work/app.out" 2> "$work/app.err" &
-record_pid=$!
-pids+=("$record_pid")
-wait_for grep -qs '^fake-app: live ' "$work/app.out" || fail "the app never finished its workload ($(cat "$work/app.err"))"
-counts=$(grep '^fake-app: pid=' "$work/app.out")
-totals=$(grep '^fake-app: live ' "$work/app.out")
-app_pid=$(field pid "$counts")
+record_live_app "$work/rec" 200 || finish
 # The page is complete once its kernels and its API calls (drained separately) are all there.
 page_complete() {
   "$GPUPERF" top --once --format json --pid "$app_pid" > "$work/top.json" 2> "$work/top.err" &&
@@ -44,7 +18,7 @@ p = json.load(open(sys.argv[1]))["processes"][0]
 sys.exit(0 if (p["devices"][0]["kernels"], p["api"]["calls"]) == (int(sys.argv[2]), int(sys.argv[3])) else 1)' \
       "$work/top.json" "$(field kernels "$counts")" "$(field runtime_api "$counts")" 2>/dev/null
 }
-wait_for page_complete || fail "top never showed the app's $(field kernels "$counts") kernels and $(field runtime_api "$counts") API calls: $(cat "$work/top.err" "$work/top.json" | head -20)"
+wait_until page_complete || fail "top never showed the app's $(field kernels "$counts") kernels and $(field runtime_api "$counts") API calls: $(cat "$work/top.err" "$work/top.json" | head -20)"
 [[ $(stat -c %a "$GPUPERF_LIVE_DIR") == 700 && $(stat -c %a "$GPUPERF_LIVE_DIR/$app_pid.live") == 600 ]] \
   || fail "live directory/page modes: $(stat -c '%a %n' "$GPUPERF_LIVE_DIR" "$GPUPERF_LIVE_DIR"/*)"
 python3 - "$work/top.json" "$counts" "$totals" <<'EOF' || fail "top --once --format json does not hold the app's totals"
@@ -105,7 +79,7 @@ grep -qE "^ +$app_pid +- +0 .* 3\.00 MiB +4\.00 MiB +0 +ok +.*fake_cuda_app live
   fail "top --once text lacks the process row: $(cat "$work/top.txt")"
 
 # --- NVML joined by UUID (a stand-in libnvidia-ml.so.1: CUDA device 0 is NVML's device 3) ---
-nvml=$bin/tests/fake_nvml
+nvml=$GPUPERF_BINARY_DIR/tests/fake_nvml
 if [[ -e $nvml/libnvidia-ml.so.1 ]]; then
   LD_LIBRARY_PATH=$nvml "$GPUPERF" top --once --format json --pid "$app_pid" > "$work/nvml.json" ||
     fail "top with NVML failed"
@@ -125,23 +99,15 @@ EOF
     fail "top's device table: $(head -12 "$work/nvml.txt")"
   grep -qE "^ +$app_pid +- +3 " "$work/nvml.txt" || fail "top's process row does not name NVML's device 3"
   # serve labels the device as DCGM does: NVML's index.
-  LD_LIBRARY_PATH=$nvml "$GPUPERF" serve --listen 127.0.0.1:0 2> "$work/nvml-serve.err" &
-  nvml_serve=$!
-  pids+=("$nvml_serve")
-  wait_for grep -qs "metrics at" "$work/nvml-serve.err"
-  nvml_port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$work/nvml-serve.err")
-  curl -sf "http://127.0.0.1:$nvml_port/metrics" |
+  LD_LIBRARY_PATH=$nvml start_serve
+  curl -sf "http://127.0.0.1:$port/metrics" |
     grep -q "^gpuperf_gpu_operations_total{pid=\"$app_pid\",gpu=\"3\",UUID=\"GPU-01000000-0000-0000-0000-000000000000\"" ||
     fail "serve does not label the device gpu=\"3\" with NVML"
-  kill -TERM "$nvml_serve"
+  kill -TERM "$serve_pid"
 fi
 
 # --- the same totals through gpuperf serve ---
-"$GPUPERF" serve --listen 127.0.0.1:0 2> "$work/serve.err" &
-serve_pid=$!
-pids+=("$serve_pid")
-wait_for grep -qs "metrics at" "$work/serve.err" || fail "serve did not start: $(cat "$work/serve.err")"
-port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$work/serve.err")
+start_serve
 curl -sf "http://127.0.0.1:$port/metrics" > "$work/metrics.txt" || fail "scrape failed"
 device="pid=\"$app_pid\",gpu=\"0\",UUID=\"GPU-01000000-0000-0000-0000-000000000000\",Hostname=\"$(hostname)\""
 seconds() { printf '%d.%09d' $(($1 / 1000000000)) $(($1 % 1000000000)); }
@@ -199,8 +165,8 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["pr
 "$holder" "$GPUPERF_LIVE_DIR" stop > "$work/stop.out" 2>&1 &
 holder_pid=$!
 pids+=("$holder_pid")
-wait_for grep -qs '^holding' "$work/stop.out" || fail "the stopping holder never said it holds"
-wait_for bash -c "grep -q '^State:.*stopped' /proc/$holder_pid/status" || fail "the holder did not stop"
+wait_until grep -qs '^holding' "$work/stop.out" || fail "the stopping holder never said it holds"
+wait_until bash -c "grep -q '^State:.*stopped' /proc/$holder_pid/status" || fail "the holder did not stop"
 start=$(date +%s%N)
 timeout 10 "$GPUPERF" top --once --format json --pid "$holder_pid" > "$work/stopped.json" || fail "top over a stopped writer: exit $?"
 took_ms=$((($(date +%s%N) - start) / 1000000))
@@ -222,7 +188,7 @@ no_page_run() {  # no_page_run NAME: records `live` briefly, with the caller's e
   "$GPUPERF" record -o "$work/$1" --inject-lib "$lib" -- env FAKE_APP_RELEASE="$work/release" \
     "$app" live 10 20000 > "$work/$1.out" 2> "$work/$1.err" &
   local record=$!
-  wait_for grep -qs '^fake-app: live ' "$work/$1.out"
+  wait_until grep -qs '^fake-app: live ' "$work/$1.out"
   sleep 0.7  # past a flush period: a page would exist by now
   ls "$GPUPERF_LIVE_DIR" 2>/dev/null | grep -q '\.live$' && fail "$1: a page was created"
   touch "$work/release"

@@ -3,33 +3,14 @@
 # ssh), the screen is captured and read, keys change the sort, q quits and gives the terminal
 # back; a narrow terminal gets lines that fit.
 source "$(dirname "$0")/lib.sh"
-bin=$GPUPERF_BINARY_DIR
-lib=$bin/src/inject/libgpuperf_inject.so
-app=$bin/tests/fakes/fake_cuda_app
-[[ -x $app && -f $lib ]] || { echo "skip: no injection library or fake app"; exit 77; }
-for tool in tmux python3; do
-  command -v $tool >/dev/null || { echo "skip: no $tool (scripts/install-deps.sh --test)"; exit 77; }
-done
-work=$(mktemp -d)
+use_live_app tmux python3
 socket=gpuperf-live-test-$$
 tmux_() { tmux -L "$socket" -f /dev/null "$@"; }
-cleanup() {
-  touch "$work/release"
-  tmux_ kill-server 2>/dev/null
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export GPUPERF_LIVE_DIR=$work/live
-field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$2"; }
+live_at_exit() { tmux_ kill-server 2>/dev/null; }
 # characters (not bytes: "µs", "…") of the longest line
 widest() { python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$1"; }
-wait_for() { for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done; return 1; }
 
-"$GPUPERF" record -o "$work/rec" --inject-lib "$lib" -- env FAKE_APP_RELEASE="$work/release" \
-  "$app" live 200 60000 > "$work/app.out" 2> "$work/app.err" &
-wait_for grep -qs '^fake-app: live ' "$work/app.out" || { fail "the app never ran"; finish; }
-app_pid=$(field pid "$(grep '^fake-app: pid=' "$work/app.out")")
+record_live_app "$work/rec" 200 || finish
 
 # screen: the pane's text now.
 screen() { tmux_ capture-pane -p -t top > "$work/screen.txt" 2>/dev/null && cat "$work/screen.txt"; }
@@ -38,9 +19,9 @@ shows() { screen | grep -q -- "$1"; }
 # A 150x40 terminal; top's exit status lands in a file once it ends.
 tmux_ new-session -d -s top -x 150 -y 40 \
   "GPUPERF_LIVE_DIR='$GPUPERF_LIVE_DIR' '$GPUPERF' top --interval 0.3 --no-nvml; echo \$? > '$work/status'; sleep 30"
-wait_for shows "vecAdd(float const\*, float const\*, float\*, int)" || fail "top never showed the kernel: $(screen)"
+wait_until shows "vecAdd(float const\*, float const\*, float\*, int)" || fail "top never showed the kernel: $(screen)"
 # API calls are drained apart from kernels: wait for the failing cudaMalloc too.
-wait_for bash -c "tmux -L '$socket' capture-pane -p -t top | grep -qE '^ +$app_pid +3 +1 .*cudaMalloc'" ||
+wait_until bash -c "tmux -L '$socket' capture-pane -p -t top | grep -qE '^ +$app_pid +3 +1 .*cudaMalloc'" ||
   fail "top never showed the failing cudaMalloc: $(screen)"
 screen > "$work/first.txt"
 grep -q "^gpuperf top - .* - 1 process - sorted by GPU active - .*keys: g k m a p (or s) sort, q quit" "$work/first.txt" \
@@ -53,21 +34,21 @@ grep -A3 "CUDA API" "$work/first.txt" | grep -qE "^ +$app_pid +3 +1 .*cudaMalloc
 [[ $(widest "$work/first.txt") -le 150 ]] || fail "lines wider than the terminal"
 
 tmux_ send-keys -t top m
-wait_for shows "sorted by memory" || fail "m did not sort by memory: $(head -1 "$work/screen.txt")"
+wait_until shows "sorted by memory" || fail "m did not sort by memory: $(head -1 "$work/screen.txt")"
 tmux_ send-keys -t top s
-wait_for shows "sorted by API calls" || fail "s did not step to the next sort: $(head -1 "$work/screen.txt")"
+wait_until shows "sorted by API calls" || fail "s did not step to the next sort: $(head -1 "$work/screen.txt")"
 tmux_ send-keys -t top k
-wait_for shows "sorted by launches" || fail "k did not sort by launches"
+wait_until shows "sorted by launches" || fail "k did not sort by launches"
 
 # A narrow terminal: columns give way, nothing wraps.
 tmux_ resize-window -t top -x 72 -y 30 2>/dev/null || tmux_ resize-pane -t top -x 72 -y 30
-wait_for bash -c "tmux -L '$socket' capture-pane -p -t top | head -1 | grep -q '…'" || fail "the title was not cut to 72 columns"
+wait_until bash -c "tmux -L '$socket' capture-pane -p -t top | head -1 | grep -q '…'" || fail "the title was not cut to 72 columns"
 screen > "$work/narrow.txt"
 [[ $(widest "$work/narrow.txt") -le 72 ]] || fail "lines wider than 72 columns: $(cat "$work/narrow.txt")"
 grep -qE "^ +$app_pid " "$work/narrow.txt" || fail "the app's row is gone in a narrow terminal: $(cat "$work/narrow.txt")"
 
 tmux_ send-keys -t top q
-wait_for test -s "$work/status" || fail "q did not end top"
+wait_until test -s "$work/status" || fail "q did not end top"
 [[ $(cat "$work/status" 2>/dev/null) == 0 ]] || fail "top exited $(cat "$work/status" 2>/dev/null) after q"
 # The terminal is given back: the normal screen, with the cursor, and top's picture gone.
 sleep 0.2

@@ -40,7 +40,9 @@ first=$("$GPUPERF" report "$dir/base.gpt" --format csv --sections memcpy | head 
 # Top and filters.
 rows=$("$GPUPERF" report "$dir/base.gpt" --format csv --sections kernels --top 3 | wc -l)
 [[ $rows -eq 4 ]] || fail "--top 3 gave $((rows - 1)) rows"
-expect_output_contains '"kernels": 0' "$GPUPERF" report "$dir/base.gpt" --json --pid 1
+expect_output_contains '"kernels": 3000' "$GPUPERF" report "$dir/base.gpt" --json --pid 4242
+expect_exit 2 "$GPUPERF" report "$dir/base.gpt" --json --pid 1  # not in the trace: an error
+expect_stderr_contains "holds no process 1 (its process: 4242)" "$GPUPERF" report "$dir/base.gpt" --pid 1
 expect_output_contains '"kernels": []' "$GPUPERF" report "$dir/base.gpt" --json --kernel '^no_such_kernel$'
 
 # Bad arguments and bad input.

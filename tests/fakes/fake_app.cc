@@ -12,12 +12,16 @@
 //   fake-app: pid=.. scenario=.. kernels=.. memcpys=.. ... launches=..
 #include <cupti.h>  // also the runtime/driver parameter structs (cudaLaunchKernel_v7000_params)
 #include <dlfcn.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -474,6 +478,30 @@ int Fork(int argc, char** argv) {
   }
   ReportCounts();
   return failures == 0 ? 0 : 1;
+}
+
+// A child forked after CUDA started (no exec, no CUDA) that outlives its parent: it waits
+// for $FAKE_APP_RELEASE (60 s at most), then leaves through exit(). The parent launches M,
+// forks, launches M more and exits at once. Its trace is finished when it exits, whatever
+// the child copied (tests/e2e/trace_lock_test.sh).
+int ForkLinger(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 50);
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z10beforeForkv");
+  fflush(stdout);
+  if (fork() == 0) {
+    g_scenario = "fork_linger-child";
+    g_counts.kernels = g_counts.launches = g_counts.runtime_api = g_counts.driver_api = 0;
+    ReportCounts();
+    const char* release = getenv("FAKE_APP_RELEASE");
+    for (int waited = 0; release != nullptr && access(release, F_OK) != 0; ++waited) {
+      if (waited == 6000) break;  // 60 s: the test is gone
+      usleep(10 * 1000);
+    }
+    exit(0);
+  }
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z9afterForkv");
+  ReportCounts();
+  return 0;
 }
 
 int SecondSubscriber(int, char**) {
@@ -942,9 +970,18 @@ int Flight(int argc, char** argv) {
   return 0;
 }
 
+// A pause, so that readers see the page of a running process: until the file
+// $FAKE_APP_RELEASE exists, or `hold_ms` pass.
+void HoldUntilReleased(int hold_ms) {
+  const char* release = getenv("FAKE_APP_RELEASE");
+  for (int waited = 0; waited < hold_ms; waited += 20) {
+    if (release != nullptr && access(release, F_OK) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // A workload of known totals for the live page (gpuperf top/serve, tests/e2e/live_test.sh),
-// then a pause, so that readers see the page of a running process: until the file
-// $FAKE_APP_RELEASE exists, or HOLD_MS pass.
+// then a pause (HoldUntilReleased).
 int Live(int argc, char** argv) {
   const int launches = ArgOr(argc, argv, 2, 200);
   const int hold_ms = ArgOr(argc, argv, 3, 30000);
@@ -978,11 +1015,30 @@ int Live(int argc, char** argv) {
       (unsigned long long)g_counts.sync_call_ns.load(), 3 << 20, 1 << 20, 1 << 20, vec_add,
       (unsigned long long)vec_add_ns, scale, (unsigned long long)scale_ns, 3 << 20, 4 << 20);
   fflush(stdout);
-  const char* release = getenv("FAKE_APP_RELEASE");
-  for (int waited = 0; waited < hold_ms; waited += 20) {
-    if (release != nullptr && access(release, F_OK) == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  HoldUntilReleased(hold_ms);
+  return 0;
+}
+
+// Names a recorded program chooses, for the tests of how every output shows them
+// (tests/e2e/hostile_strings_test.sh): a thread named NAME (its first 15 bytes, as Linux
+// keeps them) launches 3 kernels named NAME inside an NVTX range named NAME; then the live
+// scenario's pause.
+int Names(int argc, char** argv) {
+  const char* name = argc > 2 ? argv[2] : "names";
+  const int hold_ms = ArgOr(argc, argv, 3, 0);
+  std::thread worker([name] {
+    char thread_name[16] = {};
+    strncpy(thread_name, name, sizeof(thread_name) - 1);
+    prctl(PR_SET_NAME, thread_name, 0, 0, 0);
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, name);
+    for (int i = 0; i < 3; ++i) LaunchKernel(name);
+    Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, nullptr);
+  });
+  worker.join();
+  DeviceSynchronize();
+  ReportCounts();
+  fflush(stdout);
+  HoldUntilReleased(hold_ms);
   return 0;
 }
 
@@ -1172,6 +1228,155 @@ int Ranks(int argc, char** argv) {
   return 0;
 }
 
+// For the signal tests (tests/e2e/signals_test.sh): M launches, then the program waits to be
+// signalled, as a long job does. Once the launches are done (their count is on the fake-app
+// line, printed first), $FAKE_APP_READY appears, holding "PID PGID"; $FAKE_APP_RELEASE ends the
+// wait (after 120 s the program gives up: exit 3). HOW says what the program does with signals:
+//   default      leaves them all as it found them;
+//   own          its own SIGINT and SIGTERM handlers, installed before CUDA (so before the
+//                injection's), count them: printed as the counts change, and at the end;
+//   ignore_pipe  ignores SIGPIPE (as Python does) before CUDA, then writes to a closed pipe;
+//   pipe         writes to a closed pipe after the launches: a real SIGPIPE;
+//   second_term  sends itself SIGTERM; another thread sends a second one while the first's
+//                handler runs (SIGTERM is in the main thread's blocked set exactly then);
+//   segv, bus, fpe, ill  faults, for real, after the launches;
+//   own_segv     its own SIGSEGV handler (as the JVM has) recovers from a fault; then exits.
+// A second, idle thread stands in for the others a CUDA program has (the driver's, a data
+// loader's): a signal for the process can land on it while the main thread handles one.
+volatile sig_atomic_t g_sigint_calls = 0;
+volatile sig_atomic_t g_sigterm_calls = 0;
+volatile sig_atomic_t g_segv_handled = 0;
+sigjmp_buf g_segv_recovery;
+
+void WriteReadyFile() {
+  const char* ready = getenv("FAKE_APP_READY");
+  if (ready == nullptr) return;
+  const std::string part = std::string(ready) + ".part";
+  if (FILE* f = fopen(part.c_str(), "w")) {
+    fprintf(f, "%d %d\n", static_cast<int>(getpid()), static_cast<int>(getpgrp()));
+    fclose(f);
+    rename(part.c_str(), ready);  // whole or absent
+  }
+}
+
+void WriteToClosedPipe() {
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  close(fds[0]);
+  const char byte = 0;
+  const ssize_t written = write(fds[1], &byte, 1);
+  printf("fake-app: wrote to a closed pipe: %zd (%s)\n", written,
+         written < 0 ? strerror(errno) : "");
+  fflush(stdout);
+  close(fds[1]);
+}
+
+void Fault(const std::string& how) {
+  if (how == "segv") *static_cast<volatile int*>(nullptr) = 1;
+  if (how == "fpe") {
+    volatile int dividend = 7, zero = 0;  // both read at run time: a real division
+    volatile int quotient = dividend / zero;
+    (void)quotient;
+  }
+  if (how == "ill") {
+#if defined(__x86_64__)
+    asm volatile("ud2");
+#else
+    __builtin_trap();
+#endif
+  }
+  if (how == "bus") {
+    // A page of a file with no bytes: touching it is a bus error.
+    const int fd = memfd_create("fake-app-bus", 0);
+    void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (page != MAP_FAILED) *static_cast<volatile char*>(page) = 1;
+  }
+  fprintf(stderr, "fake-app: the %s fault did not happen\n", how.c_str());
+}
+
+bool TermBlockedIn(pid_t tid) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/status";
+  FILE* f = fopen(path.c_str(), "r");
+  if (f == nullptr) return false;
+  char line[256];
+  unsigned long long blocked = 0;
+  while (fgets(line, sizeof(line), f) != nullptr) {
+    if (sscanf(line, "SigBlk: %llx", &blocked) == 1) break;
+  }
+  fclose(f);
+  return (blocked >> (SIGTERM - 1)) & 1;
+}
+
+int AwaitSignal(int argc, char** argv) {
+  const int launches = ArgOr(argc, argv, 2, 30000);
+  const std::string how = argc > 3 ? argv[3] : "default";
+  if (how == "own") {
+    signal(SIGINT, [](int) { g_sigint_calls = g_sigint_calls + 1; });
+    signal(SIGTERM, [](int) { g_sigterm_calls = g_sigterm_calls + 1; });
+  }
+  if (how == "ignore_pipe") signal(SIGPIPE, SIG_IGN);
+  if (how == "own_segv") {
+    struct sigaction recover;
+    memset(&recover, 0, sizeof(recover));
+    recover.sa_handler = [](int) {
+      g_segv_handled = g_segv_handled + 1;
+      siglongjmp(g_segv_recovery, 1);
+    };
+    sigaction(SIGSEGV, &recover, nullptr);
+  }
+  CudaInit();
+  std::thread([] {
+    for (;;) pause();
+  }).detach();
+  for (int i = 0; i < launches; ++i) LaunchKernel("_Z11awaitSignalv");
+  ReportCounts();
+  if (how == "segv" || how == "bus" || how == "fpe" || how == "ill") {
+    Fault(how);
+    return 1;
+  }
+  if (how == "own_segv") {
+    if (sigsetjmp(g_segv_recovery, 1) == 0) Fault("segv");
+    printf("fake-app: segv_handled=%d\n", static_cast<int>(g_segv_handled));
+    return 0;
+  }
+  if (how == "pipe" || how == "ignore_pipe") WriteToClosedPipe();
+  WriteReadyFile();
+  if (how == "second_term") {
+    const pid_t main_tid = gettid();
+    std::thread([main_tid] {
+      for (int polls = 0; polls < 2'000'000; ++polls) {
+        if (TermBlockedIn(main_tid)) {
+          fprintf(stderr, "fake-app: a second SIGTERM during the first one's handler\n");
+          kill(getpid(), SIGTERM);
+          return;
+        }
+        usleep(20);
+      }
+    }).detach();
+    kill(getpid(), SIGTERM);
+  }
+  const char* release = getenv("FAKE_APP_RELEASE");
+  int reported = 0;
+  for (int waited_ms = 0;; waited_ms += 5) {
+    if (g_sigint_calls + g_sigterm_calls != reported) {
+      reported = g_sigint_calls + g_sigterm_calls;
+      printf("fake-app: sigint_calls=%d sigterm_calls=%d\n", static_cast<int>(g_sigint_calls),
+             static_cast<int>(g_sigterm_calls));
+      fflush(stdout);
+    }
+    if (release != nullptr && access(release, F_OK) == 0) break;
+    if (waited_ms >= 120000) {
+      printf("fake-app: no signal ended the wait in 120 s\n");
+      return 3;
+    }
+    usleep(5000);
+  }
+  printf("fake-app: released sigint_calls=%d sigterm_calls=%d\n", static_cast<int>(g_sigint_calls),
+         static_cast<int>(g_sigterm_calls));
+  fflush(stdout);
+  return 0;
+}
+
 struct Scenario {
   const char* name;
   int (*run)(int, char**);
@@ -1188,6 +1393,8 @@ const Scenario kScenarios[] = {
     {"exit_flush", ExitFlush, "[M=500]: launches left pending at a normal exit"},
     {"signal", Signal, "[M=300]: launches, then SIGTERM to itself"},
     {"fork", Fork, "a child that only exits, a fork+exec of 'basic', 100 launches"},
+    {"fork_linger", ForkLinger,
+     "[M=50]: M launches, a forked child that lives on until $FAKE_APP_RELEASE, M more"},
     {"second_subscriber", SecondSubscriber, "another tool holds the CUPTI subscriber slot"},
     {"device_reset", DeviceReset, "basic, cudaDeviceReset, a new context, 5 launches"},
     {"os_exit", OsExit, "[M=1000] [WAIT_MS=600]: launches, a pause, 10 more, then _exit"},
@@ -1208,6 +1415,9 @@ const Scenario kScenarios[] = {
     {"flight", Flight, "N[E] N[E]...: phases of N launches (E: then a failing malloc)", true},
     {"live", Live,
      "[M=200] [HOLD_MS=30000]: known totals, then a pause ($FAKE_APP_RELEASE ends it)"},
+    {"names", Names,
+     "NAME [HOLD_MS=0]: a thread, 3 kernels and an NVTX range named NAME, then a pause "
+     "($FAKE_APP_RELEASE ends it)"},
     {"ranks", Ranks,
      "[STEPS=20]: a DDP-like rank (RANK, WORLD_SIZE, LOCAL_RANK; FAKE_BARRIER_DIR, "
      "FAKE_SLOW_RANK, FAKE_SLOW_MS)",
@@ -1220,6 +1430,11 @@ const Scenario kScenarios[] = {
     {"bench_detach", BenchDetach,
      "[M=100]: M launches; gpuperf_bench_toggle -2, another client, M; -3, 1, M; -4, M; -5, 1, M; "
      "-201, M; 7, M; 8, M; 9, M"},
+    {"await_signal", AwaitSignal,
+     "[M=30000] [HOW=default]: launches, then waits for a signal ($FAKE_APP_READY, "
+     "$FAKE_APP_RELEASE; HOW: own, ignore_pipe, pipe, second_term, segv, bus, fpe, ill, "
+     "own_segv)",
+     true},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "gpuperf/trace_writer.h"
 #include "support/test_trace.h"
 
 namespace gpuperf::testing {
@@ -132,22 +131,6 @@ std::vector<Trace> MakeRankJob(const RankJobOptions& options) {
   for (uint32_t rank = 0; rank < options.ranks; ++rank) traces.push_back(MakeRank(options, rank));
   return traces;
 }
-
-namespace {
-
-Status WriteTrace(const Trace& trace, const std::string& path) {
-  GP_ASSIGN_OR_RETURN(std::unique_ptr<TraceWriter> writer, TraceWriter::Create(path));
-  for (size_t id = 1; id < trace.strings.size(); ++id) writer->InternString(trace.strings[id]);
-  for (size_t id = 1; id < trace.stacks.size(); ++id) writer->AddStack(trace.stacks[id]);
-  for (const SymbolRecord& symbol : trace.symbols) writer->AddSymbol(symbol);
-#define GPUPERF_WRITE_ALL(Type, name, plural, number) \
-  for (const Type##Record& record : trace.plural) writer->Add(record);
-  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_ALL)
-#undef GPUPERF_WRITE_ALL
-  return writer->Close();
-}
-
-}  // namespace
 
 Status WriteRankJob(const RankJobOptions& options, const std::string& dir) {
   std::error_code ec;

@@ -1,6 +1,7 @@
 #include "support/test_trace.h"
 
 #include "gpuperf/python_frame_word.h"
+#include "gpuperf/trace_writer.h"
 
 namespace gpuperf::testing {
 
@@ -157,6 +158,22 @@ DeviceRecord H100Device() {
   d.max_shared_per_block = 48 * 1024;
   d.max_shared_per_sm = 228 * 1024;
   return d;
+}
+
+Status WriteTrace(const Trace& trace, const std::string& path) {
+  GP_ASSIGN_OR_RETURN(std::unique_ptr<TraceWriter> writer, TraceWriter::Create(path));
+  for (size_t id = 1; id < trace.strings.size(); ++id) writer->InternString(trace.strings[id]);
+  for (size_t id = 1; id < trace.stacks.size(); ++id) writer->AddStack(trace.stacks[id]);
+  for (const SymbolRecord& symbol : trace.symbols) writer->AddSymbol(symbol);
+  for (const PythonCodeRecord& code : trace.python_codes) writer->AddPythonCode(code);
+  for (const PcSampleRecord& sample : trace.pc_samples) writer->AddPcSample(sample);
+  for (const CubinRecord& cubin : trace.cubins) writer->AddCubin(cubin);
+  for (const SassLineRecord& line : trace.sass_lines) writer->AddSassLine(line);
+#define GPUPERF_WRITE_ALL(Type, name, plural, number) \
+  for (const Type##Record& record : trace.plural) writer->Add(record);
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_WRITE_ALL)
+#undef GPUPERF_WRITE_ALL
+  return writer->Close();
 }
 
 }  // namespace gpuperf::testing

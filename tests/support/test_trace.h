@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpuperf/status.h"
 #include "gpuperf/trace.h"
 
 namespace gpuperf::testing {
@@ -64,5 +65,9 @@ class TestTrace {
 
 // An H100 SXM's limits as the CUDA runtime reports them (what occupancy needs).
 DeviceRecord H100Device();
+
+// Writes every record of `trace` to a trace file at `path`, as a recording would have
+// (strings keep their ids: the trace's strings must be unique).
+Status WriteTrace(const Trace& trace, const std::string& path);
 
 }  // namespace gpuperf::testing

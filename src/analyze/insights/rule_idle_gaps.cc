@@ -16,8 +16,6 @@ namespace gpuperf::insights {
 namespace {
 
 constexpr uint64_t kMinGapNs = 100'000;          // shorter: launch latency, not idling
-constexpr uint64_t kMinTotalNs = 1'000'000;      // a cause worth naming idles the GPU 1 ms ...
-constexpr double kMinShare = 0.01;               // ... and 1% of the device's active span
 constexpr double kCallShare = 0.5;               // a call covering half a gap is its cause
 constexpr double kStartupShare = 0.25;           // start-up work filling a quarter is the cause
 constexpr uint64_t kStartupCallNs = 10'000'000;  // a first call this long is start-up work
@@ -254,7 +252,7 @@ void GpuIdleGaps(InsightInput& input, std::vector<Insight>& out) {
         }
       }
       for (const auto& [key, g] : groups) {
-        if (g.idle_ns < kMinTotalNs || g.idle_ns < kMinShare * span) continue;
+        if (g.idle_ns < kWorthNamingNs || g.idle_ns < kWorthNamingShare * span) continue;
         out.push_back(Describe(input, pid, device.device, key, g, span));
       }
     }

@@ -15,8 +15,6 @@ namespace {
 constexpr size_t kMinPhaseKernels = 20;
 constexpr uint64_t kMaxPauseNs = 1'000'000;  // a longer pause ends a phase
 constexpr double kMaxBusy = 0.5;             // a phase keeps the GPU busy less than this
-constexpr uint64_t kMinTotalNs = 1'000'000;  // worth naming: 1 ms of GPU idle in phases ...
-constexpr double kMinShare = 0.01;           // ... and 1% of the device's active span
 
 struct Short {
   const GpuWork* kernel;
@@ -87,7 +85,7 @@ void LaunchBound(InsightInput& input, std::vector<Insight>& out) {
 
       const uint64_t span = ActiveSpan(device);
       const uint64_t idle = phases.span_ns - phases.busy_ns;
-      if (phases.phases == 0 || idle < kMinTotalNs || idle < kMinShare * span) continue;
+      if (phases.phases == 0 || idle < kWorthNamingNs || idle < kWorthNamingShare * span) continue;
       const auto [place, place_kernels] = MostCommon(phases.places);
       const StringId name = MostCommon(phases.names).first;
       const uint64_t median_kernel = Median(phases.kernel_ns);

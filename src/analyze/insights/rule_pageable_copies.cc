@@ -8,12 +8,6 @@
 #include "base/units.h"
 
 namespace gpuperf::insights {
-namespace {
-
-constexpr uint64_t kMinTotalNs = 1'000'000;
-constexpr double kMinShare = 0.01;
-
-}  // namespace
 
 void PageableCopies(InsightInput& input, std::vector<Insight>& out) {
   for (const ProcessWork& process : input.processes()) {
@@ -24,7 +18,7 @@ void PageableCopies(InsightInput& input, std::vector<Insight>& out) {
       });
       const uint64_t span = ActiveSpan(device);
       for (const CopyGroup& g : groups) {
-        if (g.gpu_ns < kMinTotalNs || g.gpu_ns < kMinShare * span) continue;
+        if (g.gpu_ns < kWorthNamingNs || g.gpu_ns < kWorthNamingShare * span) continue;
         Insight in;
         in.stack = input.PlaceStack(g.place);
         in.rule = "pageable_copies";

@@ -35,6 +35,11 @@ uint64_t Median(std::vector<uint64_t>& values);
 // First start to last end of a device's work.
 uint64_t ActiveSpan(const DeviceWork& device);
 
+// What a rule about lost GPU time names at all: 1 ms of it, and 1% of the device's active span
+// (the rules of idle gaps, launch-bound phases, sync stalls and copies share this bar).
+inline constexpr uint64_t kWorthNamingNs = 1'000'000;
+inline constexpr double kWorthNamingShare = 0.01;
+
 // The launch link of a piece of work: by its own id, else (copies) its runtime call's id.
 const LinkInfo* LinkOfWork(const InsightInput& input, uint32_t pid, const GpuWork& work);
 // The place (InsightInput::Place) it was launched from; 0 when unknown.

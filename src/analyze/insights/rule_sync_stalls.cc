@@ -13,9 +13,7 @@
 namespace gpuperf::insights {
 namespace {
 
-constexpr uint64_t kMinStallNs = 10'000;     // shorter: the launch latency any launch pays
-constexpr uint64_t kMinTotalNs = 1'000'000;  // worth naming: 1 ms of GPU idle in all ...
-constexpr double kMinShare = 0.01;           // ... and 1% of the device's active span
+constexpr uint64_t kMinStallNs = 10'000;  // shorter: the launch latency any launch pays
 
 struct Key {
   StringId api;
@@ -52,7 +50,7 @@ void SyncStalls(InsightInput& input, std::vector<Insight>& out) {
       }
       bool any = false;
       for (const auto& [key, g] : groups)
-        any |= g.idle_ns >= kMinTotalNs && g.idle_ns >= kMinShare * span;
+        any |= g.idle_ns >= kWorthNamingNs && g.idle_ns >= kWorthNamingShare * span;
       if (!any) continue;
       for (const SyncCall& s : syncs) {
         auto it = groups.find(key_of(s));
@@ -61,7 +59,7 @@ void SyncStalls(InsightInput& input, std::vector<Insight>& out) {
         it->second.wait_ns += s.call->end - s.call->start;
       }
       for (auto& [key, g] : groups) {
-        if (g.idle_ns < kMinTotalNs || g.idle_ns < kMinShare * span) continue;
+        if (g.idle_ns < kWorthNamingNs || g.idle_ns < kWorthNamingShare * span) continue;
         const std::string api = input.Str(key.api);
         Insight in;
         in.rule = "sync_stalls";

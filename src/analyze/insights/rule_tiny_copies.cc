@@ -12,7 +12,6 @@ namespace {
 
 constexpr uint64_t kTinyBytes = 64 * 1024;
 constexpr uint64_t kMinCopies = 50;
-constexpr uint64_t kMinTotalNs = 1'000'000;
 
 }  // namespace
 
@@ -26,7 +25,7 @@ void TinyCopies(InsightInput& input, std::vector<Insight>& out) {
       for (const CopyGroup& g : groups) {
         const bool cpu = g.calls != 0;
         const uint64_t at_stake = cpu ? g.cpu_ns : g.gpu_ns;
-        if (g.copies < kMinCopies || at_stake < kMinTotalNs) continue;
+        if (g.copies < kMinCopies || at_stake < kWorthNamingNs) continue;
         const std::string direction(CopyDirection(g.kind));
         Insight in;
         in.stack = input.PlaceStack(g.place);

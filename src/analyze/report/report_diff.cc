@@ -6,7 +6,8 @@
 #include <map>
 #include <set>
 
-#include "analyze/quantity.h"
+#include "base/quantity.h"
+#include "base/text_escape.h"
 #include "base/units.h"
 
 namespace gpuperf {
@@ -55,10 +56,12 @@ struct ItemRow {
   uint64_t failures = 0;
 };
 
+// Keyed by the UTF-8 form of the name (base/text_escape.h): a report read back from JSON
+// holds names in that form, a trace holds the bytes, and both must meet.
 std::map<std::string, ItemRow> Kernels(const ReportModel& m) {
   std::map<std::string, ItemRow> out;
   for (const KernelRow& k : m.kernels) {
-    out[k.name] = {k.display_name.empty() ? k.name : k.display_name, &k.time, 0};
+    out[Utf8Text(k.name)] = {k.display_name.empty() ? k.name : k.display_name, &k.time, 0};
   }
   return out;
 }
@@ -68,7 +71,7 @@ std::map<std::string, ItemRow> Kernels(const ReportModel& m) {
 std::map<std::string, ItemRow> Apis(const ReportModel& m) {
   std::map<std::string, ItemRow> out;
   for (const auto* rows : {&m.runtime_api, &m.driver_api}) {
-    for (const ApiRow& a : *rows) out[a.name] = {a.name, &a.time, a.failures};
+    for (const ApiRow& a : *rows) out[Utf8Text(a.name)] = {a.name, &a.time, a.failures};
   }
   return out;
 }
@@ -231,6 +234,10 @@ bool ParseComparison(std::string_view text, Comparison* out, std::string* why) {
     *why = "no number after the comparison";
     return false;
   }
+  if (!std::isfinite(number)) {
+    *why = "the number is too large";
+    return false;
+  }
   out->number = sign * number;
   return true;
 }
@@ -296,11 +303,11 @@ Result<FailCondition> ParseFailCondition(std::string_view text) {
     if (c.metric->unit == MetricUnit::kNs && threshold != 0) return bad("a time needs a unit");
     c.threshold = threshold;
   } else if (c.metric->unit == MetricUnit::kNs) {
-    auto ns = ParseDurationNs(rest);
+    auto ns = ParseDurationNs("", rest, DurationSpec{});
     if (!ns.ok()) return bad(ns.status().message());
     c.threshold = (threshold < 0 ? -1.0 : 1.0) * static_cast<double>(*ns);
   } else if (c.metric->unit == MetricUnit::kBytes) {
-    auto bytes = ParseBytes(rest);
+    auto bytes = ParseBytes("", rest, SizeSpec{});
     if (!bytes.ok()) return bad(bytes.status().message());
     c.threshold = (threshold < 0 ? -1.0 : 1.0) * static_cast<double>(*bytes);
   } else {

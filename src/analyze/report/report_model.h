@@ -257,7 +257,8 @@ struct ProcessRow {
   std::string hostname;
   uint64_t start_ns = 0;  // relative to the origin
   uint64_t wall_ns = 0;
-  bool complete = true;  // the process wrote its final flush
+  bool complete = true;    // the process wrote its final flush
+  bool recording = false;  // not yet: its trace is still being written
 };
 
 struct DeviceRow {

@@ -1,5 +1,6 @@
 // What the recording and the reading lost: every non-zero data-loss or warning counter
-// of each process, processes that never wrote their final flush, and damaged files.
+// of each process, processes that never wrote their final flush (or are still being
+// recorded), and damaged files.
 #include "analyze/data_loss.h"
 #include "analyze/report/report_builder.h"
 
@@ -11,6 +12,7 @@ class LossSection final : public ReportSection {
   explicit LossSection(ReportContext& context) : context_(context) {}
 
   void Finish(ReportModel& model) override {
+    const ReadReport& read = context_.read_report();
     for (const auto& [pid, p] : context_.processes()) {
       for (uint32_t id = 0; id < kStatSlots; ++id) {
         const uint64_t value = p.stats.values[id];
@@ -22,12 +24,12 @@ class LossSection final : public ReportSection {
                               value, std::string(info.description)});
       }
       if (p.process && p.process->end_ns == 0) {
-        model.loss.push_back({pid, "process_incomplete", "data_loss", 1,
-                              "the process ended before its final flush: records of its last "
-                              "moments are missing"});
+        const bool still_recording = read.StillRecording(pid);
+        const RecordingLoss row = UnfinishedProcess(pid, still_recording);
+        model.loss.push_back(
+            {pid, row.stat, still_recording ? "warning" : "data_loss", 1, row.description});
       }
     }
-    const ReadReport& read = context_.read_report();
     auto reader_loss = [&](const char* stat, const char* severity, uint64_t value,
                            const char* description) {
       if (value > 0) model.loss.push_back({std::nullopt, stat, severity, value, description});

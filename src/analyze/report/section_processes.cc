@@ -22,6 +22,7 @@ class ProcessesSection final : public ReportSection {
         row.hostname = context_.Str(r.hostname);
         row.start_ns = context_.SinceOrigin(r.start_ns);
         row.complete = r.end_ns != 0;
+        row.recording = !row.complete && context_.read_report().StillRecording(pid);
         // A process that never wrote its final flush ends at its last activity.
         const uint64_t end = r.end_ns ? r.end_ns : p.last_ns;
         row.wall_ns = Duration(r.start_ns ? r.start_ns : p.first_ns, end);
