@@ -23,14 +23,16 @@ Frame LabelFrame(std::string_view text) {
 
 }  // namespace
 
+std::string_view FileBaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 std::string FrameWithLocation(const Frame& frame) {
   std::string text(frame.function);
   if (frame.file.empty()) return text;
-  std::string_view file = frame.file;
-  const size_t slash = file.rfind('/');
-  if (slash != std::string_view::npos) file.remove_prefix(slash + 1);
   text += " (";
-  text += file;
+  text += FileBaseName(frame.file);
   if (frame.line != 0) text += ":" + std::to_string(frame.line);
   text += ')';
   return text;

@@ -41,6 +41,8 @@ struct StackDisplayOptions {
 // "function (file.py:87)": the function with the base name of its file and its line, or
 // the function alone when the file is unknown. How stack listings show a frame.
 std::string FrameWithLocation(const Frame& frame);
+// What follows the last '/' of `path`: the file name stack listings show.
+std::string_view FileBaseName(std::string_view path);
 
 // A function of the operating system kernel (CPU samples, gpuperf/kernel_frame_word.h):
 // its module reads "[kernel]" or "[<kernel module>]".

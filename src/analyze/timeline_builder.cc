@@ -5,37 +5,40 @@
 
 #include "analyze/data_loss.h"
 #include "analyze/ranks/rank_scan.h"
+#include "analyze/record_order.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {
 namespace {
 
 // Arrow ids: unique per (process, correlation id, ordinal of the GPU activity), and
-// below 2^53 so JSON readers that parse numbers as doubles keep them exact.
+// below 2^53 so JSON readers that parse numbers as doubles keep them exact. The first
+// arrow of the first process is the correlation id itself: Perfetto stores these ids as
+// varints, so the common case costs three bytes, not eight.
 uint64_t FlowId(uint32_t process_index, uint32_t correlation_id, uint32_t ordinal) {
-  return (static_cast<uint64_t>(process_index + 1) << 37) |
-         (static_cast<uint64_t>(correlation_id) << 5) | ordinal;
+  static_assert(kMaxFlowsPerLaunch < 16);
+  return (static_cast<uint64_t>(process_index & 0x1ffff) << 36) |
+         (static_cast<uint64_t>(ordinal) << 32) | correlation_id;
 }
 
+// A batch in the order the lanes need: by thread, in start order, the longer (enclosing)
+// call first when two start together.
 template <class Record>
-std::vector<Record> SortedByThread(std::span<const Record> records) {
-  std::vector<Record> sorted(records.begin(), records.end());
-  // Start order, and the longer (enclosing) slice first when two start together.
-  std::sort(sorted.begin(), sorted.end(), [](const Record& a, const Record& b) {
-    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) <
-           std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
-  });
-  return sorted;
+void OrderByThread(std::span<const Record> records, std::vector<uint32_t>& order) {
+  OrderByGroup(
+      records, [](const Record& r) { return std::make_pair(r.pid, r.tid); },
+      [](const Record& a, const Record& b) {
+        return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.end_ns > b.end_ns);
+      },
+      order);
 }
 
+// By stream, in start order.
 template <class Record>
-std::vector<Record> SortedByStream(std::span<const Record> records) {
-  std::vector<Record> sorted(records.begin(), records.end());
-  std::sort(sorted.begin(), sorted.end(), [](const Record& a, const Record& b) {
-    return std::tie(a.pid, a.device_id, a.stream_id, a.start_ns) <
-           std::tie(b.pid, b.device_id, b.stream_id, b.start_ns);
-  });
-  return sorted;
+void OrderByStream(std::span<const Record> records, std::vector<uint32_t>& order) {
+  OrderByGroup(
+      records, [](const Record& r) { return std::make_tuple(r.pid, r.device_id, r.stream_id); },
+      [](const Record& a, const Record& b) { return a.start_ns < b.start_ns; }, order);
 }
 
 TimelineArg UintArg(InternedText key, uint64_t value) {
@@ -51,6 +54,17 @@ TimelineArg DoubleArg(InternedText key, double value) {
   arg.key = key;
   arg.type = TimelineArg::Type::kDouble;
   arg.double_value = value;
+  return arg;
+}
+
+TimelineArg Dim3Arg(InternedText key, TimelineArg::Role role, uint32_t x, uint32_t y, uint32_t z) {
+  TimelineArg arg;
+  arg.key = key;
+  arg.type = TimelineArg::Type::kDim3;
+  arg.role = role;
+  arg.dims[0] = x;
+  arg.dims[1] = y;
+  arg.dims[2] = z;
   return arg;
 }
 
@@ -72,7 +86,8 @@ double Bandwidth(uint64_t bytes, uint64_t start_ns, uint64_t end_ns) {
 
 InternedText TimelineNames::Intern(std::string_view text) {
   auto it = keys_.find(text);
-  if (it != keys_.end()) return {it->second, text};
+  // The stored text, not the caller's: that may be a temporary.
+  if (it != keys_.end()) return {it->second, it->first};
   texts_.emplace_back(text);
   const NameKey key = static_cast<NameKey>(texts_.size());
   keys_.emplace(texts_.back(), key);
@@ -86,8 +101,19 @@ InternedText TimelineNames::ForString(StringId id, const TimelineIndex& index) {
   return {key, texts_[key - 1]};
 }
 
+InternedText TimelineNames::SymbolFor(StringId id, const TimelineIndex& index) {
+  constexpr NameKey kUnset = ~NameKey{0};
+  if (symbol_by_string_id_.size() <= id) symbol_by_string_id_.resize(id + 1, kUnset);
+  NameKey& key = symbol_by_string_id_[id];
+  if (key == kUnset) {
+    const std::string_view recorded = index.str(id);
+    key = recorded == ForString(id, index).text ? 0 : Intern(recorded).key;
+  }
+  return key ? InternedText{key, texts_[key - 1]} : InternedText{};
+}
+
 TimelineBuilder::TimelineBuilder(TimelineIndex& index, const TimelineOptions& options,
-                                 TimelineWriter& writer, std::string_view data_loss)
+                                 TimelineWriter& writer, const TimelineNotes& notes)
     : index_(index), options_(options), writer_(writer) {
   cat_runtime_ = names_.Intern("cuda_runtime");
   cat_driver_ = names_.Intern("cuda_driver");
@@ -98,7 +124,6 @@ TimelineBuilder::TimelineBuilder(TimelineIndex& index, const TimelineOptions& op
   cat_nvtx_ = names_.Intern("nvtx");
   key_correlation_ = names_.Intern("correlation_id");
   key_return_code_ = names_.Intern("return_code");
-  key_stack_ = names_.Intern("launch_stack");
   key_grid_ = names_.Intern("grid");
   key_block_ = names_.Intern("block");
   key_registers_ = names_.Intern("registers_per_thread");
@@ -111,17 +136,24 @@ TimelineBuilder::TimelineBuilder(TimelineIndex& index, const TimelineOptions& op
   key_memory_kind_ = names_.Intern("memory_kind");
   key_graph_id_ = names_.Intern("graph_id");
   key_domain_ = names_.Intern("domain");
-  writer_.Begin({index_.first_clock_monotonic_ns, index_.first_clock_realtime_ns}, data_loss);
-  if (!data_loss.empty()) {
-    TimelineTrack note;
-    note.kind = TrackKind::kNote;
-    note.sort_rank = -1;  // above every process (ranks start at 0)
-    note.name = "gpuperf: data loss";
-    const uint32_t track = NewTrack(std::move(note));
-    writer_.Instant(track, index_.first_clock_monotonic_ns,
-                    names_.Intern("gpuperf: data loss \u2014 " + std::string(data_loss)),
-                    names_.Intern("gpuperf"));
+  writer_.Begin({index_.first_clock_monotonic_ns, index_.first_clock_realtime_ns}, notes);
+  // Above every process (ranks start at 0).
+  if (!notes.data_loss.empty()) {
+    Note("data loss", notes.data_loss, index_.first_clock_monotonic_ns, -1);
   }
+  if (!notes.window.empty()) Note("window", notes.window, index_.window.begin_ns, -2);
+}
+
+void TimelineBuilder::Note(std::string_view title, std::string_view text, uint64_t ns,
+                           int32_t sort_rank) {
+  const std::string name = "gpuperf: " + std::string(title);
+  TimelineTrack note;
+  note.kind = TrackKind::kNote;
+  note.sort_rank = sort_rank;
+  note.name = name;
+  const uint32_t track = NewTrack(std::move(note));
+  writer_.Instant(track, ns, names_.Intern(name + " \u2014 " + std::string(text)),
+                  names_.Intern("gpuperf"));
 }
 
 uint32_t TimelineBuilder::NewTrack(TimelineTrack track) {
@@ -169,16 +201,20 @@ uint32_t TimelineBuilder::ThreadTrack(uint32_t pid, uint32_t tid) {
   return id;
 }
 
+std::string TimelineBuilder::ProcessScope(uint32_t pid) const {
+  if (index_.pids.size() <= 1) return "";
+  const int32_t rank = index_.processes[pid].rank;
+  return rank >= 0 ? "rank " + std::to_string(rank) : "pid " + std::to_string(pid);
+}
+
 std::string TimelineBuilder::GpuName(uint32_t pid, uint32_t device) const {
   std::string name = "GPU " + std::to_string(device);
   auto it = index_.devices.find({pid, device});
   if (it != index_.devices.end() && it->second.name) {
     name += " (" + std::string(index_.str(it->second.name)) + ")";
   }
-  if (index_.pids.size() > 1) {
-    const int32_t rank = index_.processes[pid].rank;
-    name += rank >= 0 ? " rank " + std::to_string(rank) : " pid " + std::to_string(pid);
-  }
+  const std::string scope = ProcessScope(pid);
+  if (!scope.empty()) name += " " + scope;
   return name;
 }
 
@@ -209,6 +245,7 @@ uint32_t TimelineBuilder::GpuTrack(uint32_t pid, uint32_t device) {
   track.sort_rank =
       static_cast<int32_t>(index_.ProcessOrder(pid) * 1000 + 1 + std::min(device, 998u));
   track.name = GpuName(pid, device);
+  track.scope = ProcessScope(pid);
   const uint32_t id = NewTrack(std::move(track));
   gpu_tracks_.emplace(std::make_pair(pid, device), id);
   return id;
@@ -227,6 +264,7 @@ uint32_t TimelineBuilder::CounterTrack(uint32_t pid, uint32_t device, CounterUni
   track.sort_rank = unit == CounterUnit::kPercent ? -2 : -1;
   track.name = "GPU " + std::to_string(device) +
                (unit == CounterUnit::kPercent ? " busy %" : " memory in use");
+  track.scope = ProcessScope(pid);
   const uint32_t id = NewTrack(std::move(track));
   counter_tracks_.emplace(key, id);
   return id;
@@ -257,6 +295,10 @@ uint32_t TimelineBuilder::NewLaneTrack(const LaneGroupKey& key, uint32_t lane) {
                                                           : 2;
     track.sort_rank = static_cast<int32_t>(std::min(key.b, 1u << 24) * 16) + group * 4 +
                       std::min<int32_t>(lane, 3);
+    track.work = key.kind == LaneKind::kKernels  ? GpuWork::kKernels
+                 : key.kind == LaneKind::kMemcpy ? GpuWork::kMemcpy
+                                                 : GpuWork::kMemset;
+    track.scope = ProcessScope(key.pid);
     base = "stream " + std::to_string(key.b) +
            (key.kind == LaneKind::kMemcpy   ? " memcpy"
             : key.kind == LaneKind::kMemset ? " memset"
@@ -271,7 +313,12 @@ uint32_t TimelineBuilder::NewLaneTrack(const LaneGroupKey& key, uint32_t lane) {
 }
 
 uint32_t TimelineBuilder::PlaceSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns) {
-  std::vector<Lane>& lanes = lanes_[key];
+  // A batch comes grouped by thread or stream: most slices go where the last one went.
+  if (!last_lanes_ || !(key == last_lane_key_)) {
+    last_lanes_ = &lanes_[key];  // std::map: the lanes stay where they are
+    last_lane_key_ = key;
+  }
+  std::vector<Lane>& lanes = *last_lanes_;
   for (Lane& lane : lanes) {
     if (lane.last_end_ns <= start_ns) {
       lane.last_end_ns = end_ns;
@@ -297,53 +344,63 @@ uint64_t TimelineBuilder::FlowIn(uint32_t pid, uint32_t correlation_id) {
   return FlowId(index_.ProcessIndex(pid), correlation_id, ordinal);
 }
 
-InternedText TimelineBuilder::StackLabel(StackId stack_id, uint32_t tid) {
+const TimelineStack* TimelineBuilder::LaunchStack(StackId stack_id, uint32_t tid) {
   const uint64_t key = uint64_t{stack_id} << 32 | tid;
-  auto cached = stack_labels_.find(key);
-  if (cached != stack_labels_.end()) return cached->second;
-  InternedText label;
+  auto cached = launch_stacks_.find(key);
+  if (cached != launch_stacks_.end()) return cached->second;
+  const TimelineStack* drawn = nullptr;
   auto it = index_.stacks.find(stack_id);
   if (it != index_.stacks.end()) {
     frames_.clear();
     index_.symbols->ResolveStack(it->second, frames_, tid);  // outermost first
+    std::vector<TimelineFrame> shown_frames;
     std::string text;
-    auto add = [&text](const Frame& frame) {
+    auto add = [&](const Frame& frame) {
+      TimelineFrame drawn_frame;
+      drawn_frame.text = names_.Intern(FrameWithLocation(frame));
+      drawn_frame.function = names_.Intern(frame.function);
+      if (!frame.file.empty()) drawn_frame.file = names_.Intern(FileBaseName(frame.file));
+      drawn_frame.line = frame.line;
+      shown_frames.push_back(drawn_frame);
       if (!text.empty()) text += '\n';
-      text += FrameWithLocation(frame);
+      text += drawn_frame.text.text;
     };
     // The innermost frames; then, when the user's Python code is further out than that,
-    // its innermost frames too: they say which line launched.
+    // its innermost frames too, after a "..." frame: they say which line launched.
     const size_t shown = std::min<size_t>(frames_.size(), options_.stack_frames);
     for (size_t i = 0; i < shown; ++i) add(frames_[frames_.size() - 1 - i]);
     uint32_t python = 0;
     for (size_t i = frames_.size() - shown; i-- > 0 && python < options_.stack_frames;) {
       if (frames_[i].kind != FrameKind::kPython) continue;
-      if (python++ == 0) text += "\n...";
+      if (python++ == 0) {
+        const InternedText elided = names_.Intern("...");
+        shown_frames.push_back({elided, elided, {}, 0});
+        text += "\n...";
+      }
       add(frames_[i]);
     }
-    if (!text.empty()) label = names_.Intern(text);
+    // Stacks of several threads or ids that show the same frames are drawn once.
+    if (!text.empty()) {
+      const NameKey label = names_.Intern(text).key;
+      auto [stored, inserted] = stacks_by_label_.try_emplace(label, nullptr);
+      if (inserted) {
+        StoredStack& stack = stored_stacks_.emplace_back();
+        stack.frames = std::move(shown_frames);
+        stack.stack.key = label;
+        stack.stack.frames = stack.frames;
+        stored->second = &stack.stack;
+      }
+      drawn = stored->second;
+    }
   }
-  stack_labels_.emplace(key, label);
-  return label;
-}
-
-InternedText TimelineBuilder::LaunchShape(uint32_t x, uint32_t y, uint32_t z) {
-  // 21 bits per dimension covers CUDA's limits except huge grid x; those get their own
-  // string each time they appear, which stays correct.
-  const bool packable = x < (1u << 21) && y < (1u << 21) && z < (1u << 21);
-  const uint64_t key = (static_cast<uint64_t>(x) << 42) | (static_cast<uint64_t>(y) << 21) | z;
-  if (packable) {
-    auto it = launch_shapes_.find(key);
-    if (it != launch_shapes_.end()) return it->second;
-  }
-  InternedText text = names_.Intern("[" + std::to_string(x) + ", " + std::to_string(y) + ", " +
-                                    std::to_string(z) + "]");
-  if (packable) launch_shapes_.emplace(key, text);
-  return text;
+  launch_stacks_.emplace(key, drawn);
+  return drawn;
 }
 
 void TimelineBuilder::OnApi(std::span<const ApiRecord> records) {
-  for (const ApiRecord& api : SortedByThread(records)) {
+  OrderByThread(records, order_);
+  VisitInOrder(records, order_, [&](const ApiRecord& api) {
+    if (!index_.window.Contains(api.start_ns)) return;
     const uint64_t end_ns = std::max(api.end_ns, api.start_ns);
     TimelineSlice slice;
     slice.track = PlaceSlice({LaneKind::kApi, api.pid, api.tid, 0}, api.start_ns, end_ns);
@@ -361,11 +418,7 @@ void TimelineBuilder::OnApi(std::span<const ApiRecord> records) {
       args_.push_back(UintArg(key_return_code_, static_cast<uint32_t>(api.return_code)));
     }
     if (CorrelationSlot* slot = Slot(api.pid, api.correlation_id)) {
-      InternedText stack = slot->stack_id ? StackLabel(slot->stack_id, api.tid) : InternedText{};
-      if (stack.key) {
-        stack_arg_ = TextArg(key_stack_, stack);
-        slice.stack = &stack_arg_;
-      }
+      if (slot->stack_id) slice.stack = LaunchStack(slot->stack_id, api.tid);
       const uint32_t process_index = index_.ProcessIndex(api.pid);
       for (uint32_t i = 0; i < slot->gpu_total; ++i) {
         flows_.push_back(FlowId(process_index, api.correlation_id, i));
@@ -376,12 +429,14 @@ void TimelineBuilder::OnApi(std::span<const ApiRecord> records) {
     stats_.flows += flows_.size();
     writer_.Slice(slice);
     ++stats_.slices;
-  }
+  });
 }
 
 void TimelineBuilder::EmitGpuSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns,
-                                   InternedText name, InternedText category, uint64_t flow_in) {
+                                   InternedText name, InternedText category, uint64_t flow_in,
+                                   InternedText symbol) {
   TimelineSlice slice;
+  slice.symbol = symbol;
   end_ns = std::max(end_ns, start_ns);
   slice.track = PlaceSlice(key, start_ns, end_ns);
   slice.start_ns = start_ns;
@@ -395,15 +450,21 @@ void TimelineBuilder::EmitGpuSlice(const LaneGroupKey& key, uint64_t start_ns, u
 }
 
 void TimelineBuilder::OnKernel(std::span<const KernelRecord> records) {
-  for (const KernelRecord& kernel : SortedByStream(records)) {
+  OrderByStream(records, order_);
+  VisitInOrder(records, order_, [&](const KernelRecord& kernel) {
+    if (!index_.window.Contains(kernel.start_ns)) return;
     args_.clear();
-    args_.push_back(TextArg(key_grid_, LaunchShape(kernel.grid_x, kernel.grid_y, kernel.grid_z)));
     args_.push_back(
-        TextArg(key_block_, LaunchShape(kernel.block_x, kernel.block_y, kernel.block_z)));
+        Dim3Arg(key_grid_, TimelineArg::Role::kGrid, kernel.grid_x, kernel.grid_y, kernel.grid_z));
+    args_.push_back(Dim3Arg(key_block_, TimelineArg::Role::kBlock, kernel.block_x, kernel.block_y,
+                            kernel.block_z));
+    // Registers and static shared memory belong to the compiled kernel, not the launch.
     args_.push_back(UintArg(key_registers_, kernel.registers_per_thread));
+    args_.back().role = TimelineArg::Role::kKernelProperty;
     // Zero shared memory is the common case and says nothing: leave it out.
     if (kernel.static_shared_bytes) {
       args_.push_back(UintArg(key_static_shared_, kernel.static_shared_bytes));
+      args_.back().role = TimelineArg::Role::kKernelProperty;
     }
     if (kernel.dynamic_shared_bytes) {
       args_.push_back(UintArg(key_dynamic_shared_, kernel.dynamic_shared_bytes));
@@ -412,12 +473,14 @@ void TimelineBuilder::OnKernel(std::span<const KernelRecord> records) {
     if (kernel.graph_id) args_.push_back(UintArg(key_graph_id_, kernel.graph_id));
     EmitGpuSlice({LaneKind::kKernels, kernel.pid, kernel.device_id, kernel.stream_id},
                  kernel.start_ns, kernel.end_ns, names_.ForString(kernel.name, index_), cat_kernel_,
-                 FlowIn(kernel.pid, kernel.correlation_id));
-  }
+                 FlowIn(kernel.pid, kernel.correlation_id), names_.SymbolFor(kernel.name, index_));
+  });
 }
 
 void TimelineBuilder::OnMemcpy(std::span<const MemcpyRecord> records) {
-  for (const MemcpyRecord& copy : SortedByStream(records)) {
+  OrderByStream(records, order_);
+  VisitInOrder(records, order_, [&](const MemcpyRecord& copy) {
+    if (!index_.window.Contains(copy.start_ns)) return;
     args_.clear();
     args_.push_back(UintArg(key_bytes_, copy.bytes));
     args_.push_back(DoubleArg(key_bandwidth_, Bandwidth(copy.bytes, copy.start_ns, copy.end_ns)));
@@ -428,11 +491,13 @@ void TimelineBuilder::OnMemcpy(std::span<const MemcpyRecord> records) {
     InternedText name = names_.Intern("Memcpy " + std::string(EnumName(copy.kind)));
     EmitGpuSlice({LaneKind::kMemcpy, copy.pid, copy.device_id, copy.stream_id}, copy.start_ns,
                  copy.end_ns, name, cat_memcpy_, FlowIn(copy.pid, copy.correlation_id));
-  }
+  });
 }
 
 void TimelineBuilder::OnMemset(std::span<const MemsetRecord> records) {
-  for (const MemsetRecord& set : SortedByStream(records)) {
+  OrderByStream(records, order_);
+  VisitInOrder(records, order_, [&](const MemsetRecord& set) {
+    if (!index_.window.Contains(set.start_ns)) return;
     args_.clear();
     args_.push_back(UintArg(key_bytes_, set.bytes));
     args_.push_back(DoubleArg(key_bandwidth_, Bandwidth(set.bytes, set.start_ns, set.end_ns)));
@@ -442,11 +507,13 @@ void TimelineBuilder::OnMemset(std::span<const MemsetRecord> records) {
     EmitGpuSlice({LaneKind::kMemset, set.pid, set.device_id, set.stream_id}, set.start_ns,
                  set.end_ns, names_.Intern("Memset"), cat_memset_,
                  FlowIn(set.pid, set.correlation_id));
-  }
+  });
 }
 
 void TimelineBuilder::OnNvtx(std::span<const NvtxRecord> records) {
-  for (const NvtxRecord& nvtx : SortedByThread(records)) {
+  OrderByThread(records, order_);
+  VisitInOrder(records, order_, [&](const NvtxRecord& nvtx) {
+    if (!index_.window.Contains(nvtx.start_ns)) return;
     InternedText name = names_.ForString(nvtx.name, index_);
     if (nvtx.kind == NvtxKind::kMark) {
       // Marks go on the NVTX track's first lane; an instant never breaks nesting.
@@ -456,11 +523,11 @@ void TimelineBuilder::OnNvtx(std::span<const NvtxRecord> records) {
       }
       writer_.Instant(lanes.front().track, nvtx.start_ns, name, cat_nvtx_);
       ++stats_.instants;
-      continue;
+      return;
     }
     if (nvtx.end_ns == 0 || nvtx.end_ns < nvtx.start_ns) {
       ++stats_.unfinished_ranges;
-      continue;
+      return;
     }
     args_.clear();
     if (nvtx.domain) args_.push_back(TextArg(key_domain_, names_.ForString(nvtx.domain, index_)));
@@ -473,7 +540,7 @@ void TimelineBuilder::OnNvtx(std::span<const NvtxRecord> records) {
     slice.args = args_;
     writer_.Slice(slice);
     ++stats_.slices;
-  }
+  });
 }
 
 void TimelineBuilder::OnMemory(std::span<const MemoryRecord> records) {
@@ -491,6 +558,8 @@ void TimelineBuilder::OnMemory(std::span<const MemoryRecord> records) {
     const int64_t bytes = static_cast<int64_t>(memory.bytes);
     in_use =
         memory.op == MemoryOp::kAllocation ? in_use + bytes : std::max<int64_t>(0, in_use - bytes);
+    // Outside a window the amount still changes; only its values are not drawn.
+    if (!index_.window.Contains(memory.timestamp_ns)) continue;
     writer_.Counter(CounterTrack(memory.pid, memory.device_id, CounterUnit::kBytes),
                     memory.timestamp_ns, static_cast<double>(in_use));
     ++stats_.counter_values;
@@ -504,33 +573,55 @@ Status TimelineBuilder::Finish() {
     const uint32_t track = CounterTrack(key.first, key.second, CounterUnit::kPercent);
     // One value per change: a steady GPU costs two values, not one per bucket.
     double last = -1;
+    uint64_t drawn_end = 0;
     for (size_t i = 0; i < busy.busy_ns().size(); ++i) {
+      const uint64_t at = busy.origin_ns() + i * busy.bucket_ns();
+      if (!index_.window.Contains(at)) continue;
+      drawn_end = at + busy.bucket_ns();
       const double percent =
           100.0 * static_cast<double>(busy.busy_ns()[i]) / static_cast<double>(busy.bucket_ns());
       if (percent == last) continue;
-      writer_.Counter(track, busy.origin_ns() + i * busy.bucket_ns(), percent);
+      writer_.Counter(track, at, percent);
       ++stats_.counter_values;
       last = percent;
     }
-    if (last != 0) {
-      writer_.Counter(track, busy.origin_ns() + busy.busy_ns().size() * busy.bucket_ns(), 0);
+    if (last > 0) {
+      writer_.Counter(track, drawn_end, 0);
       ++stats_.counter_values;
     }
   }
   return writer_.Finish();
 }
 
-Status BuildTimeline(const std::function<Status(RecordSink&)>& read, const TimelineOptions& options,
+Status BuildTimeline(const TimelineRead& read, const TimelineOptions& options,
                      TimelineWriter& writer, TimelineStats* stats, const ReadReport* read_report) {
-  TimelineScan scan(options);
-  GP_RETURN_IF_ERROR(read(scan));
+  // A window needs the whole trace's times before pass one can count what it keeps.
+  TimelineWindow window;
+  if (options.window.any()) {
+    WindowScan window_scan(options.window);
+    GP_RETURN_IF_ERROR(read(window_scan, WindowScan::ChunkTypes()));
+    GP_ASSIGN_OR_RETURN(window, window_scan.Resolve());
+  }
+  TimelineScan scan(options, window);
+  GP_RETURN_IF_ERROR(read(scan, {}));
   std::unique_ptr<TimelineIndex> index = scan.TakeIndex();
+  if (options.on_counted) options.on_counted(index->drawn);
   const DataLossSummary loss =
       SummarizeDataLoss(read_report ? *read_report : ReadReport{}, index->recording_loss.Rows());
-  TimelineBuilder builder(*index, options, writer, loss.line);
-  GP_RETURN_IF_ERROR(read(builder));
+  const std::string window_line =
+      window.active ? DescribeWindow(window, index->left_out) : std::string();
+  TimelineBuilder builder(*index, options, writer, {loss.line, window_line});
+  // What the builder draws (records.h numbers): API calls, kernels, copies, sets, memory
+  // and NVTX. Launch links, stacks and symbols were pass one's.
+  static constexpr uint16_t kDrawn[] = {5, 6, 7, 8, 10, 11};
+  GP_RETURN_IF_ERROR(read(builder, kDrawn));
   GP_RETURN_IF_ERROR(builder.Finish());
-  if (stats) *stats = builder.stats();
+  if (stats) {
+    *stats = builder.stats();
+    stats->drawn = index->drawn;
+    stats->left_out = index->left_out;
+    stats->window = window_line;
+  }
   return Status::Ok();
 }
 

@@ -31,6 +31,10 @@ struct TimelineStats {
   uint32_t tracks = 0;
   uint32_t extra_lanes = 0;        // lanes made for overlapping slices
   uint64_t unfinished_ranges = 0;  // NVTX ranges that never ended: not drawn
+  // A window: what it drew and left out, and DescribeWindow's line; empty without one.
+  TimelineEventCounts drawn;
+  TimelineEventCounts left_out;
+  std::string window;
 };
 
 // Dense keys for the texts a timeline uses; a trace's StringIds map to their display
@@ -39,19 +43,23 @@ class TimelineNames {
  public:
   InternedText Intern(std::string_view text);
   InternedText ForString(StringId id, const TimelineIndex& index);
+  // The text of `id` as recorded when demangling changes it (a kernel's symbol); key 0
+  // otherwise.
+  InternedText SymbolFor(StringId id, const TimelineIndex& index);
 
  private:
   std::deque<std::string> texts_;  // a deque keeps the views stable
   std::unordered_map<std::string_view, NameKey> keys_;
   std::vector<NameKey> by_string_id_;
+  std::vector<NameKey> symbol_by_string_id_;  // 0: the same as the display text
 };
 
 class TimelineBuilder final : public RecordSink {
  public:
-  // `data_loss` (DataLossSummary::line) goes to the writer's metadata and, when set, to a
-  // marker at the trace's start on a track of its own.
+  // Each of `notes` goes to the writer's metadata and, when set, to a marker on a track
+  // of its own: data loss at the trace's start, a window at its beginning.
   TimelineBuilder(TimelineIndex& index, const TimelineOptions& options, TimelineWriter& writer,
-                  std::string_view data_loss = {});
+                  const TimelineNotes& notes = {});
 
   void OnApi(std::span<const ApiRecord> records) override;
   void OnKernel(std::span<const KernelRecord> records) override;
@@ -79,12 +87,16 @@ class TimelineBuilder final : public RecordSink {
   };
 
   uint32_t NewTrack(TimelineTrack track);
+  // A marker named "gpuperf: TITLE — TEXT" at `ns` on a track of its own above the others.
+  void Note(std::string_view title, std::string_view text, uint64_t ns, int32_t sort_rank);
   uint32_t ProcessTrack(uint32_t pid);
   uint32_t ThreadTrack(uint32_t pid, uint32_t tid);
   uint32_t GpuTrack(uint32_t pid, uint32_t device);
   uint32_t CounterTrack(uint32_t pid, uint32_t device, CounterUnit unit);
   std::string ThreadName(uint32_t pid, uint32_t tid) const;
   std::string GpuName(uint32_t pid, uint32_t device) const;
+  // "rank 1" or "pid 123" when the trace has several processes, else empty.
+  std::string ProcessScope(uint32_t pid) const;
   std::string RankTrackName(uint32_t pid) const;
   // The lane of a group where [start, end) fits after every slice already there.
   uint32_t PlaceSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns);
@@ -92,10 +104,11 @@ class TimelineBuilder final : public RecordSink {
 
   CorrelationSlot* Slot(uint32_t pid, uint32_t correlation_id);
   uint64_t FlowIn(uint32_t pid, uint32_t correlation_id);
-  InternedText StackLabel(StackId stack_id, uint32_t tid);
-  InternedText LaunchShape(uint32_t x, uint32_t y, uint32_t z);
+  // The launch stack drawn on API slices of `tid` whose launch recorded `stack_id`;
+  // nullptr when the stack is unknown or shows no frame.
+  const TimelineStack* LaunchStack(StackId stack_id, uint32_t tid);
   void EmitGpuSlice(const LaneGroupKey& key, uint64_t start_ns, uint64_t end_ns, InternedText name,
-                    InternedText category, uint64_t flow_in);
+                    InternedText category, uint64_t flow_in, InternedText symbol = {});
 
   TimelineIndex& index_;
   TimelineOptions options_;
@@ -109,29 +122,41 @@ class TimelineBuilder final : public RecordSink {
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> gpu_tracks_;
   std::map<std::tuple<uint32_t, uint32_t, CounterUnit>, uint32_t> counter_tracks_;
   std::map<LaneGroupKey, std::vector<Lane>> lanes_;
+  LaneGroupKey last_lane_key_{};
+  std::vector<Lane>* last_lanes_ = nullptr;
   std::map<std::pair<uint32_t, uint32_t>, int64_t> memory_in_use_;
-  std::unordered_map<uint64_t, InternedText> stack_labels_;  // (stack << 32 | tid)
-  std::unordered_map<uint64_t, InternedText> launch_shapes_;
+  struct StoredStack {
+    TimelineStack stack;
+    std::vector<TimelineFrame> frames;
+  };
+  std::deque<StoredStack> stored_stacks_;  // a deque keeps the stacks where they are
+  std::unordered_map<NameKey, const TimelineStack*> stacks_by_label_;
+  std::unordered_map<uint64_t, const TimelineStack*> launch_stacks_;  // (stack << 32 | tid)
 
   // Scratch reused across batches.
+  std::vector<uint32_t> order_;
   std::vector<TimelineArg> args_;
-  TimelineArg stack_arg_;
   std::vector<uint64_t> flows_;
   std::vector<Frame> frames_;
 
   // Texts used on every event, interned once.
   InternedText cat_runtime_, cat_driver_, cat_api_, cat_kernel_, cat_memcpy_, cat_memset_,
       cat_nvtx_;
-  InternedText key_correlation_, key_return_code_, key_stack_, key_grid_, key_block_,
-      key_registers_, key_static_shared_, key_dynamic_shared_, key_bytes_, key_bandwidth_,
-      key_src_kind_, key_dst_kind_, key_memory_kind_, key_graph_id_, key_domain_;
+  InternedText key_correlation_, key_return_code_, key_grid_, key_block_, key_registers_,
+      key_static_shared_, key_dynamic_shared_, key_bytes_, key_bandwidth_, key_src_kind_,
+      key_dst_kind_, key_memory_kind_, key_graph_id_, key_domain_;
 };
 
-// The whole timeline analysis: pass one (TimelineScan), then pass two (TimelineBuilder)
-// drawing on `writer`. `read` feeds every record of the trace to a sink; it is called
-// once per pass. `read_report`, when given, is what pass one's reading found: with the
-// recorders' loss counters it makes the data-loss marker.
-Status BuildTimeline(const std::function<Status(RecordSink&)>& read, const TimelineOptions& options,
+// Feeds the records of a trace to `sink`: every record, or, when `chunk_types` is not
+// empty, only records of those types (record type numbers of gpuperf/records.h; a reader
+// may give more).
+using TimelineRead = std::function<Status(RecordSink& sink, std::span<const uint16_t> chunk_types)>;
+
+// The whole timeline analysis: pass one (TimelineScan) reads everything, then pass two
+// (TimelineBuilder) reads the records it draws, drawing on `writer`. `read_report`, when
+// given, is what pass one's reading found: with the recorders' loss counters it makes
+// the data-loss marker.
+Status BuildTimeline(const TimelineRead& read, const TimelineOptions& options,
                      TimelineWriter& writer, TimelineStats* stats = nullptr,
                      const ReadReport* read_report = nullptr);
 

@@ -25,10 +25,20 @@ struct LoggedSlice {
   std::string stack;
 };
 
+// A launch stack as a listing shows it: innermost frame first, one per line.
+std::string StackText(const TimelineStack* stack) {
+  std::string text;
+  for (const TimelineFrame& frame : stack ? stack->frames : std::span<const TimelineFrame>()) {
+    if (!text.empty()) text += '\n';
+    text += frame.text.text;
+  }
+  return text;
+}
+
 // A TimelineWriter that keeps every slice with the track it went to.
 class EventLog final : public TimelineWriter {
  public:
-  void Begin(const TimelineClock&, std::string_view) override {}
+  void Begin(const TimelineClock&, const TimelineNotes&) override {}
   void DefineTrack(const TimelineTrack& track) override { tracks_[track.id] = track; }
   void Slice(const TimelineSlice& slice) override {
     const TimelineTrack& track = tracks_.at(slice.track);
@@ -37,7 +47,7 @@ class EventLog final : public TimelineWriter {
                        std::string(slice.name.text),
                        {slice.flows_out.begin(), slice.flows_out.end()},
                        slice.flow_in,
-                       slice.stack ? std::string(slice.stack->string_value.text) : ""};
+                       StackText(slice.stack)};
     slices.push_back(std::move(logged));
   }
   void Instant(uint32_t, uint64_t, InternedText, InternedText) override {}
@@ -66,7 +76,7 @@ EventLog Draw(const Trace& trace) {
   EventLog log;
   TimelineStats stats;
   Status status = BuildTimeline(
-      [&trace](RecordSink& sink) {
+      [&trace](RecordSink& sink, std::span<const uint16_t>) {
         ReplayTrace(trace, sink);
         return Status::Ok();
       },
@@ -80,6 +90,18 @@ const LoggedSlice* ApiSlice(const EventLog& log, uint32_t pid, size_t nth) {
     if (s.pid == pid && s.kind == TrackKind::kThread && nth-- == 0) return &s;
   }
   return nullptr;
+}
+
+// A text interned again, from a temporary the caller drops at once, must come back as the
+// stored copy: writers keep the view and send it again later (Perfetto, on each packet
+// sequence that uses it).
+TEST(TimelineNames, InterningAgainGivesTheStoredText) {
+  TimelineNames names;
+  const InternedText first = names.Intern(std::string("Memcpy ") + "HtoD");
+  const InternedText again = names.Intern(std::string("Memcpy ") + "HtoD");
+  EXPECT_EQ(again.key, first.key);
+  EXPECT_EQ(again.text.data(), first.text.data());
+  EXPECT_EQ(again.text, "Memcpy HtoD");
 }
 
 TEST(TimelineBuilder, ProcessesWithTheSameCorrelationIdsStayApart) {

@@ -35,6 +35,9 @@ enum class TrackKind : uint8_t {
 
 enum class CounterUnit : uint8_t { kBytes, kPercent };
 
+// What a GPU stream track holds.
+enum class GpuWork : uint8_t { kKernels, kMemcpy, kMemset };
+
 // A track, announced once before its first event. Ids are dense, starting at 1.
 struct TimelineTrack {
   uint32_t id = 0;
@@ -47,15 +50,44 @@ struct TimelineTrack {
   int32_t sort_rank = 0;  // order among siblings (and of processes/GPUs at top level)
   std::string name;
   CounterUnit unit = CounterUnit::kBytes;  // counters only
+  GpuWork work = GpuWork::kKernels;        // GPU streams only
+  // GPU, GPU stream and counter tracks: their process ("rank 1", "pid 123") when the
+  // trace has several, for formats that list GPU tracks apart from the processes.
+  std::string scope;
 };
 
 struct TimelineArg {
-  enum class Type : uint8_t { kUint, kDouble, kString, kInternedString };
+  enum class Type : uint8_t { kUint, kDouble, kString, kInternedString, kDim3 };
+  // What the argument describes, for formats that have a place of their own for it
+  // (Perfetto's compute kernels); the others show every role alike.
+  enum class Role : uint8_t {
+    kPlain,
+    kGrid,            // a kernel's grid (kDim3)
+    kBlock,           // a kernel's block (kDim3)
+    kKernelProperty,  // the same for every launch of one compiled kernel (registers)
+  };
   InternedText key;
   Type type = Type::kUint;
+  Role role = Role::kPlain;
   uint64_t uint_value = 0;
   double double_value = 0;
-  InternedText string_value;  // kString: text only; kInternedString: key and text
+  InternedText string_value;     // kString: text only; kInternedString: key and text
+  uint32_t dims[3] = {0, 0, 0};  // kDim3: x, y, z
+};
+
+// One frame of a launch stack: as a stack listing shows it ("function (file.py:87)", or
+// "..." where frames were left out) and in its parts.
+struct TimelineFrame {
+  InternedText text;
+  InternedText function;
+  InternedText file;  // the file's base name; key 0 when unknown
+  uint32_t line = 0;
+};
+
+// A launch stack as drawn on an API slice. `key` identifies it: equal keys, equal frames.
+struct TimelineStack {
+  NameKey key = 0;
+  std::span<const TimelineFrame> frames;  // innermost first
 };
 
 struct TimelineSlice {
@@ -67,9 +99,10 @@ struct TimelineSlice {
   std::span<const TimelineArg> args;
   std::span<const uint64_t> flows_out;  // arrows that start here (launch -> GPU work)
   uint64_t flow_in = 0;                 // the arrow that ends here; 0: none
-  // The launch stack: an interned string argument, innermost frame first, one frame per
-  // line. Kept apart from `args` because JSON stores stacks in its own table.
-  const TimelineArg* stack = nullptr;
+  // GPU work: the kernel's symbol as recorded (mangled), when it differs from `name`.
+  InternedText symbol;
+  // The launch stack of an API slice; both formats store stacks in tables of their own.
+  const TimelineStack* stack = nullptr;
 };
 
 // A pair of readings of the trace's clock (CLOCK_MONOTONIC) and of wall-clock time taken
@@ -79,12 +112,17 @@ struct TimelineClock {
   uint64_t realtime_ns = 0;
 };
 
+// What a timeline says about itself; formats with trace-level metadata store it there
+// (the timeline also shows each as a marker on a track of its own).
+struct TimelineNotes {
+  std::string_view data_loss;  // DataLossSummary::line; empty when nothing was lost
+  std::string_view window;     // DescribeWindow; empty when the whole trace is drawn
+};
+
 class TimelineWriter {
  public:
   virtual ~TimelineWriter() = default;
-  // `data_loss`: DataLossSummary::line, empty when nothing was lost; formats with
-  // trace-level metadata store it there.
-  virtual void Begin(const TimelineClock& clock, std::string_view data_loss) = 0;
+  virtual void Begin(const TimelineClock& clock, const TimelineNotes& notes) = 0;
   virtual void DefineTrack(const TimelineTrack& track) = 0;
   virtual void Slice(const TimelineSlice& slice) = 0;
   virtual void Instant(uint32_t track, uint64_t ts_ns, InternedText name,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analyze/record_order.h"
+
 namespace gpuperf {
 
 void BusyHistogram::AddInterval(uint64_t start_ns, uint64_t end_ns) {
@@ -40,11 +42,15 @@ void BusyHistogram::Widen() {
 }
 
 uint32_t TimelineIndex::ProcessIndex(uint32_t pid) {
+  // Records come in runs of one process: skip the hash lookup for those.
+  if (!pids.empty() && pid == last_pid_) return last_process_index_;
   auto [it, inserted] = processes.try_emplace(pid);
   if (inserted) {
     it->second.index = static_cast<uint32_t>(pids.size());
     pids.push_back(pid);
   }
+  last_pid_ = pid;
+  last_process_index_ = it->second.index;
   return it->second.index;
 }
 
@@ -54,8 +60,9 @@ uint32_t TimelineIndex::ProcessOrder(uint32_t pid) {
   return rank >= 0 ? static_cast<uint32_t>(rank) : static_cast<uint32_t>(max_rank + 1) + index;
 }
 
-TimelineScan::TimelineScan(const TimelineOptions& options)
+TimelineScan::TimelineScan(const TimelineOptions& options, const TimelineWindow& window)
     : options_(options), index_(std::make_unique<TimelineIndex>()) {
+  index_->window = window;
   index_->symbols = std::make_unique<SymbolTable>(index_->strings, options.display);
 }
 
@@ -124,6 +131,11 @@ void TimelineScan::OnDevice(std::span<const DeviceRecord> records) {
 
 void TimelineScan::OnApi(std::span<const ApiRecord> records) {
   for (const ApiRecord& api : records) {
+    if (!index_->window.Contains(api.start_ns)) {
+      ++index_->left_out.api_calls;
+      continue;
+    }
+    ++index_->drawn.api_calls;
     if (api.correlation_id == 0) continue;
     index_->ProcessIndex(api.pid);
     index_->correlations.At(api.pid, api.correlation_id).has_launch_api = 1;
@@ -138,41 +150,64 @@ void TimelineScan::OnLaunchLink(std::span<const LaunchLinkRecord> records) {
   }
 }
 
-void TimelineScan::CountGpuActivity(uint32_t pid, uint32_t correlation_id) {
-  if (correlation_id == 0) return;
+bool TimelineScan::CountGpuActivity(uint32_t pid, uint32_t correlation_id, uint64_t start_ns) {
+  if (!index_->window.Contains(start_ns)) return false;
+  if (correlation_id == 0) return true;
   index_->ProcessIndex(pid);
   CorrelationSlot& slot = index_->correlations.At(pid, correlation_id);
   if (slot.gpu_total < kMaxFlowsPerLaunch) slot.gpu_total = slot.gpu_total + 1;
+  return true;
 }
 
 void TimelineScan::OnKernel(std::span<const KernelRecord> records) {
-  for (const KernelRecord& kernel : records) CountGpuActivity(kernel.pid, kernel.correlation_id);
-  // Busy time per device: merge each device's kernels in start order.
-  std::vector<const KernelRecord*> sorted;
-  sorted.reserve(records.size());
-  for (const KernelRecord& kernel : records) sorted.push_back(&kernel);
-  std::sort(sorted.begin(), sorted.end(), [](const KernelRecord* a, const KernelRecord* b) {
-    return std::tie(a->pid, a->device_id, a->start_ns) <
-           std::tie(b->pid, b->device_id, b->start_ns);
-  });
-  ScannedDevice* device = nullptr;
-  uint32_t device_pid = 0, device_id = 0;
-  for (const KernelRecord* kernel : sorted) {
-    if (!device || kernel->pid != device_pid || kernel->device_id != device_id) {
-      device = &Device(kernel->pid, kernel->device_id);
-      device_pid = kernel->pid;
-      device_id = kernel->device_id;
+  for (const KernelRecord& kernel : records) {
+    const bool drawn = CountGpuActivity(kernel.pid, kernel.correlation_id, kernel.start_ns);
+    ++(drawn ? index_->drawn : index_->left_out).kernels;
+  }
+  // Busy time per device: merge each device's kernels in start order. Each stream's
+  // kernels come in order; the streams of a device interleave, so their intervals are
+  // sorted (as plain pairs, which is quick) unless they happen to be in order already.
+  OrderByGroup(
+      records, [](const KernelRecord& k) { return std::make_pair(k.pid, k.device_id); },
+      [](const KernelRecord&, const KernelRecord&) { return false; }, order_);
+  for (size_t i = 0; i < order_.size();) {
+    const KernelRecord& first = records[order_[i]];
+    intervals_.clear();
+    for (; i < order_.size(); ++i) {
+      const KernelRecord& kernel = records[order_[i]];
+      if (kernel.pid != first.pid || kernel.device_id != first.device_id) break;
+      intervals_.emplace_back(kernel.start_ns, kernel.end_ns);
     }
-    device->busy->AddInterval(kernel->start_ns, kernel->end_ns);
+    if (!std::is_sorted(intervals_.begin(), intervals_.end())) {
+      std::sort(intervals_.begin(), intervals_.end());
+    }
+    BusyHistogram& busy = *Device(first.pid, first.device_id).busy;
+    for (const auto& [start_ns, end_ns] : intervals_) busy.AddInterval(start_ns, end_ns);
   }
 }
 
 void TimelineScan::OnMemcpy(std::span<const MemcpyRecord> records) {
-  for (const MemcpyRecord& copy : records) CountGpuActivity(copy.pid, copy.correlation_id);
+  for (const MemcpyRecord& copy : records) {
+    const bool drawn = CountGpuActivity(copy.pid, copy.correlation_id, copy.start_ns);
+    ++(drawn ? index_->drawn : index_->left_out).copies;
+  }
 }
 
 void TimelineScan::OnMemset(std::span<const MemsetRecord> records) {
-  for (const MemsetRecord& set : records) CountGpuActivity(set.pid, set.correlation_id);
+  for (const MemsetRecord& set : records) {
+    const bool drawn = CountGpuActivity(set.pid, set.correlation_id, set.start_ns);
+    ++(drawn ? index_->drawn : index_->left_out).sets;
+  }
+}
+
+void TimelineScan::OnNvtx(std::span<const NvtxRecord> records) {
+  for (const NvtxRecord& nvtx : records) {
+    // Ranges that never ended are not drawn at all (TimelineStats counts them).
+    if (nvtx.kind != NvtxKind::kMark && (nvtx.end_ns == 0 || nvtx.end_ns < nvtx.start_ns)) {
+      continue;
+    }
+    ++(index_->window.Contains(nvtx.start_ns) ? index_->drawn : index_->left_out).nvtx;
+  }
 }
 
 void TimelineScan::OnClock(std::span<const ClockRecord> records) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@
 #include "analyze/correlation_table.h"
 #include "analyze/data_loss.h"
 #include "analyze/symbol_table.h"
+#include "analyze/timeline_window.h"
 #include "gpuperf/trace_reader.h"
 
 namespace gpuperf {
@@ -34,6 +36,11 @@ struct TimelineOptions {
   StackDisplayOptions display;
   // Width of the GPU busy-% buckets; widened when a long trace would need too many.
   uint64_t busy_bucket_ns = 1'000'000;
+  // Only part of the trace (timeline_window.h); an extra first look at the trace finds it.
+  TimelineWindowRequest window;
+  // Called once pass one has counted what the timeline will draw, before anything is
+  // drawn (to say how large the output will be).
+  std::function<void(const TimelineEventCounts& drawn)> on_counted;
 };
 
 // At most this many flow arrows leave one launch (graph launches run many kernels).
@@ -97,6 +104,11 @@ struct TimelineIndex {
   uint64_t first_clock_monotonic_ns = 0;
   uint64_t first_clock_realtime_ns = 0;
   RecordingLossCollector recording_loss;
+  // What the timeline draws: all, or its window (then pass one counts only what lies in
+  // it, and what it leaves out).
+  TimelineWindow window;
+  TimelineEventCounts drawn;
+  TimelineEventCounts left_out;
 
   std::string_view str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
@@ -107,13 +119,17 @@ struct TimelineIndex {
   // order of first sight.
   uint32_t ProcessOrder(uint32_t pid);
   int32_t max_rank = -1;
+
+ private:
+  uint32_t last_pid_ = 0;  // ProcessIndex's last answer
+  uint32_t last_process_index_ = 0;
 };
 
 // Pass one, as a RecordSink. Feed it every record (ReadTrace or ReplayTrace), then take
 // the index.
 class TimelineScan final : public RecordSink {
  public:
-  explicit TimelineScan(const TimelineOptions& options);
+  TimelineScan(const TimelineOptions& options, const TimelineWindow& window = {});
   TimelineIndex& index() { return *index_; }
   std::unique_ptr<TimelineIndex> TakeIndex() { return std::move(index_); }
 
@@ -133,13 +149,17 @@ class TimelineScan final : public RecordSink {
   void OnClock(std::span<const ClockRecord> records) override;
   void OnStat(std::span<const StatRecord> records) override;
   void OnRank(std::span<const RankRecord> records) override;
+  void OnNvtx(std::span<const NvtxRecord> records) override;
 
  private:
-  void CountGpuActivity(uint32_t pid, uint32_t correlation_id);
+  // Counts a GPU activity where it is drawn; true when it is.
+  bool CountGpuActivity(uint32_t pid, uint32_t correlation_id, uint64_t start_ns);
   ScannedDevice& Device(uint32_t pid, uint32_t device);
 
   TimelineOptions options_;
   std::unique_ptr<TimelineIndex> index_;
+  std::vector<uint32_t> order_;  // scratch
+  std::vector<std::pair<uint64_t, uint64_t>> intervals_;
 };
 
 }  // namespace gpuperf

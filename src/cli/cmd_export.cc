@@ -4,14 +4,17 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
+#include "base/quantity.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
+#include "cli/quantity_options.h"
 #include "export/gzip_stream.h"
 #include "export/pprof_export.h"
 #include "export/timeline_export.h"
@@ -102,9 +105,56 @@ Result<std::string> WritePprof(const std::string& trace, bool python_internals, 
          FormatCount(stats.functions) + " functions, " + FormatCount(stats.mappings) + " mappings";
 }
 
+// Past about this many bytes a timeline gets a note offering a window: ui.perfetto.dev
+// holds traces up to about 2 GB. GPUPERF_TIMELINE_NOTE_BYTES sets another threshold
+// (the tests' way to see the note without writing a gigabyte).
+Result<uint64_t> LargeTimelineBytes() {
+  if (const char* env = std::getenv("GPUPERF_TIMELINE_NOTE_BYTES"); env && *env) {
+    return ParseBytes("GPUPERF_TIMELINE_NOTE_BYTES", env, SizeSpec{});
+  }
+  return uint64_t{1'000'000'000};
+}
+
+// What the command line asks of a window (timeline_window.h); the times already in ns.
+struct WindowArgs {
+  uint64_t from_ns = 0, to_ns = 0;
+  bool has_from = false, has_to = false;
+  std::string steps;
+  uint64_t max_kernels = 0;
+  bool any() const { return has_from || has_to || !steps.empty() || max_kernels; }
+};
+
+Result<TimelineWindowRequest> ParseWindow(const WindowArgs& args) {
+  TimelineWindowRequest request;
+  if (args.has_from) request.from_ns = args.from_ns;
+  if (args.has_to) request.to_ns = args.to_ns;
+  if (request.from_ns && request.to_ns && *request.to_ns <= *request.from_ns) {
+    return Error(StatusCode::kInvalidArgument, "--to must be later than --from");
+  }
+  if (!args.steps.empty()) {
+    // "A:B" or "A": the first and the last step drawn.
+    const size_t colon = args.steps.find(':');
+    const std::string first = args.steps.substr(0, colon);
+    const std::string last = colon == std::string::npos ? first : args.steps.substr(colon + 1);
+    constexpr CountSpec kStep{0, INT64_MAX};
+    Result<uint64_t> a = ParseCount("--steps", first, kStep);
+    Result<uint64_t> b = ParseCount("--steps", last, kStep);
+    if (!a.ok() || !b.ok() || *b < *a) {
+      return Error(
+          StatusCode::kInvalidArgument,
+          "--steps takes A:B (the first and the last step, A <= B) or A, not '" + args.steps + "'");
+    }
+    request.steps = std::make_pair(static_cast<int64_t>(*a), static_cast<int64_t>(*b));
+  }
+  request.max_kernels = args.max_kernels;
+  return request;
+}
+
 // Writes the timeline; returns its summary.
 Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat format, bool gzipped,
-                                  bool python_internals, std::ostream& sink) {
+                                  bool python_internals, const TimelineWindowRequest& window,
+                                  std::ostream& sink) {
+  GP_ASSIGN_OR_RETURN(const uint64_t large_bytes, LargeTimelineBytes());
   std::unique_ptr<GzipStream> gzip;
   if (gzipped) {
     GP_ASSIGN_OR_RETURN(gzip, GzipStream::Create(sink));
@@ -114,8 +164,23 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
   ReadReport report;
   TimelineOptions options;
   options.display.python_internals = python_internals;
+  options.window = window;
+  // Before anything is written: a timeline too large to open says so, and how to draw
+  // part of it.
+  options.on_counted = [&](const TimelineEventCounts& drawn) {
+    const uint64_t bytes = EstimateTimelineBytes(format, gzipped, drawn);
+    if (bytes < large_bytes) return;
+    std::fprintf(stderr,
+                 "gpuperf: note: this timeline will take about %s (%s kernels), more than a "
+                 "browser tab holds well: draw part of it with --from/--to TIME, --steps A:B "
+                 "or --max-kernels N\n",
+                 FormatBytes(bytes).c_str(), FormatCount(drawn.kernels).c_str());
+  };
   Status status = ExportTimelineFile(trace, format, options, out, &stats, &report);
   PrintReadWarnings(report);
+  if (status.ok() && !stats.window.empty()) {
+    std::fprintf(stderr, "gpuperf: window %s\n", stats.window.c_str());
+  }
   if (gzip) {
     Status closed = gzip->Close();
     if (status.ok()) status = closed;
@@ -126,8 +191,14 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
 }
 
 Status Run(const std::string& trace, const std::string& format_name, std::string output,
-           bool python_internals) {
+           bool python_internals, const WindowArgs& window_args) {
   GP_ASSIGN_OR_RETURN(const ExportFormat format, ChooseFormat(format_name, output));
+  if (format == ExportFormat::kPprof && window_args.any()) {
+    return Error(StatusCode::kInvalidArgument,
+                 "--from, --to, --steps and --max-kernels draw part of a timeline; a pprof "
+                 "profile sums the whole trace");
+  }
+  GP_ASSIGN_OR_RETURN(const TimelineWindowRequest window, ParseWindow(window_args));
   if (output.empty()) output = DefaultOutput(trace, format);
   const bool named_format = !format_name.empty() || FormatFromName(output).has_value();
   const bool to_stdout = output == "-";
@@ -145,7 +216,7 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
           : WriteTimeline(trace,
                           format == ExportFormat::kPerfetto ? TimelineFormat::kPerfetto
                                                             : TimelineFormat::kChromeJson,
-                          EndsWith(output, ".gz"), python_internals, file->stream());
+                          EndsWith(output, ".gz"), python_internals, window, file->stream());
   GP_RETURN_IF_ERROR(file->Finish(summary.status()));
   // A name that does not show the format gets it spelled out.
   const std::string what =
@@ -165,6 +236,7 @@ void RegisterExport(CLI::App& app, int* exit_code) {
   auto format = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto python_internals = std::make_shared<bool>(false);
+  auto window = std::make_shared<WindowArgs>();
   cmd->add_option("trace", *trace, "Trace file (.gpt) or directory of trace files")->required();
   cmd->add_option("--format,-f", *format,
                   "perfetto, chrome or pprof (default: from the output name, else perfetto)");
@@ -174,8 +246,30 @@ void RegisterExport(CLI::App& app, int* exit_code) {
                   "or .pb.gz)");
   cmd->add_flag("--python-internals", *python_internals,
                 "Keep the Python interpreter's own frames in launch stacks with Python frames");
+  // Times need a unit: "5" could be seconds or nanoseconds.
+  const DurationSpec time_since_start;
+  CLI::Option* from = TakesDuration(
+      cmd->add_option("--from", window->from_ns,
+                      "Timeline: only events that start at or after this time since the "
+                      "trace's start (e.g. 2.5s, 300ms)"),
+      1, time_since_start);
+  CLI::Option* to = TakesDuration(
+      cmd->add_option("--to", window->to_ns,
+                      "Timeline: only events that start before this time since the trace's "
+                      "start"),
+      1, time_since_start);
+  cmd->add_option("--steps", window->steps,
+                  "Timeline: only steps A to B (A:B, both drawn; or A) as the program marked "
+                  "them: NVTX ranges named like steps (ProfilerStep#N, step N, train_step), "
+                  "numbered by their name or else 1, 2, ... per thread");
+  TakesCount(cmd->add_option("--max-kernels", window->max_kernels,
+                             "Timeline: at most the first N kernels, and what starts before "
+                             "the next"),
+             CountSpec{1, UINT64_MAX});
   cmd->callback([=] {
-    Status status = Run(*trace, *format, *output, *python_internals);
+    window->has_from = from->count() > 0;
+    window->has_to = to->count() > 0;
+    Status status = Run(*trace, *format, *output, *python_internals, *window);
     *exit_code = status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, *trace));
   });
 }

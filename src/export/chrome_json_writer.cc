@@ -41,7 +41,7 @@ class ChromeJsonWriter final : public TimelineWriter {
  public:
   explicit ChromeJsonWriter(std::ostream& out) : out_(out) {}
 
-  void Begin(const TimelineClock& clock, std::string_view data_loss) override {
+  void Begin(const TimelineClock& clock, const TimelineNotes& notes) override {
     buffer_ += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock\":\"CLOCK_MONOTONIC\"";
     if (clock.realtime_ns) {
       buffer_ += ",\"clock_monotonic_ns\":";
@@ -49,9 +49,13 @@ class ChromeJsonWriter final : public TimelineWriter {
       buffer_ += ",\"clock_realtime_ns\":";
       AppendInt(buffer_, clock.realtime_ns);
     }
-    if (!data_loss.empty()) {
+    if (!notes.data_loss.empty()) {
       buffer_ += ",\"gpuperf_data_loss\":";
-      AppendJsonString(buffer_, data_loss);
+      AppendJsonString(buffer_, notes.data_loss);
+    }
+    if (!notes.window.empty()) {
+      buffer_ += ",\"gpuperf_window\":";
+      AppendJsonString(buffer_, notes.window);
     }
     buffer_ += "},\n\"traceEvents\":[";
   }
@@ -103,7 +107,7 @@ class ChromeJsonWriter final : public TimelineWriter {
     AppendQuoted(s.category);
     if (s.stack) {
       buffer_ += ",\"sf\":";
-      AppendInt(buffer_, StackFrameId(s.stack->string_value));
+      AppendInt(buffer_, StackFrameId(*s.stack));
     }
     if (!s.args.empty()) {
       buffer_ += ",\"args\":{";
@@ -260,27 +264,29 @@ class ChromeJsonWriter final : public TimelineWriter {
       case TimelineArg::Type::kInternedString:
         AppendQuoted(arg.string_value);
         break;
+      case TimelineArg::Type::kDim3:
+        buffer_ += "\"[";
+        AppendInt(buffer_, arg.dims[0]);
+        buffer_ += ", ";
+        AppendInt(buffer_, arg.dims[1]);
+        buffer_ += ", ";
+        AppendInt(buffer_, arg.dims[2]);
+        buffer_ += "]\"";
+        break;
     }
   }
 
   // The stackFrames node of a stack's innermost frame, adding its chain on first use.
   // Frames are shared between stacks with a common outer part, as the format intends.
-  uint32_t StackFrameId(InternedText stack) {
+  uint32_t StackFrameId(const TimelineStack& stack) {
     if (stack_nodes_.size() <= stack.key) stack_nodes_.resize(stack.key + 1, 0);
     uint32_t& node = stack_nodes_[stack.key];
     if (node) return node;
-    std::vector<std::string_view> lines;  // innermost first
-    std::string_view text = stack.text;
-    while (!text.empty()) {
-      size_t newline = text.find('\n');
-      lines.push_back(text.substr(0, newline));
-      text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
-    }
     uint32_t parent = 0;
-    for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
-      auto [it, inserted] = frame_ids_.try_emplace({parent, std::string(*line)}, 0);
+    for (auto frame = stack.frames.rbegin(); frame != stack.frames.rend(); ++frame) {
+      auto [it, inserted] = frame_ids_.try_emplace({parent, frame->text.key}, 0);
       if (inserted) {
-        frames_.push_back({std::string(*line), parent});
+        frames_.push_back({std::string(frame->text.text), parent});
         it->second = static_cast<uint32_t>(frames_.size());
       }
       parent = it->second;
@@ -308,10 +314,10 @@ class ChromeJsonWriter final : public TimelineWriter {
   std::vector<JsonTrack> tracks_;
   std::set<std::pair<uint32_t, uint32_t>> used_tids_;
   uint32_t next_gpu_pid_ = 0;
-  std::vector<uint32_t> stack_nodes_;  // by the stack's NameKey
-  std::map<std::pair<uint32_t, std::string>, uint32_t> frame_ids_;
-  std::vector<StackFrame> frames_;   // node id - 1
-  std::vector<std::string> quoted_;  // AppendQuoted's cache, by NameKey
+  std::vector<uint32_t> stack_nodes_;                           // by the stack's NameKey
+  std::map<std::pair<uint32_t, NameKey>, uint32_t> frame_ids_;  // (parent node, frame text)
+  std::vector<StackFrame> frames_;                              // node id - 1
+  std::vector<std::string> quoted_;                             // AppendQuoted's cache, by NameKey
 };
 
 }  // namespace

@@ -5,22 +5,25 @@
 
 #include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/ranks/ranks_analysis.h"
+#include "analyze/read_ahead.h"
 #include "export/chrome_json_writer.h"
 #include "export/perfetto_writer.h"
 
 namespace gpuperf {
 namespace {
 
-std::unique_ptr<TimelineWriter> MakeWriter(TimelineFormat format, std::ostream& out) {
-  return format == TimelineFormat::kPerfetto ? MakePerfettoWriter(out) : MakeChromeJsonWriter(out);
+std::unique_ptr<TimelineWriter> MakeWriter(TimelineFormat format, std::ostream& out,
+                                           const PerfettoOptions& perfetto) {
+  return format == TimelineFormat::kPerfetto ? MakePerfettoWriter(out, perfetto)
+                                             : MakeChromeJsonWriter(out);
 }
 
 // Draws the timeline analysis on the writer of `format`; `read` feeds every record of
 // the trace to a sink.
-Status Export(const std::function<Status(RecordSink&)>& read, TimelineFormat format,
-              const TimelineOptions& options, std::ostream& out, TimelineStats* stats,
-              const ReadReport* read_report) {
-  std::unique_ptr<TimelineWriter> writer = MakeWriter(format, out);
+Status Export(const TimelineRead& read, TimelineFormat format, const TimelineOptions& options,
+              std::ostream& out, TimelineStats* stats, const ReadReport* read_report,
+              const PerfettoOptions& perfetto = {}) {
+  std::unique_ptr<TimelineWriter> writer = MakeWriter(format, out, perfetto);
   return BuildTimeline(read, options, *writer, stats, read_report);
 }
 
@@ -40,6 +43,21 @@ ClockAlignment TraceClocks(const Trace& trace) {
 
 }  // namespace
 
+uint64_t EstimateTimelineBytes(TimelineFormat format, bool gzipped,
+                               const TimelineEventCounts& drawn) {
+  // Bytes per event: a launch call with its arrow, a piece of GPU work, an NVTX range.
+  struct Cost {
+    double api, gpu, nvtx;
+  };
+  const Cost cost = format == TimelineFormat::kPerfetto ? Cost{12, 19, 10}
+                    : gzipped                           ? Cost{24, 30, 12}
+                                                        : Cost{310, 380, 150};
+  return static_cast<uint64_t>(cost.api * static_cast<double>(drawn.api_calls) +
+                               cost.gpu *
+                                   static_cast<double>(drawn.kernels + drawn.copies + drawn.sets) +
+                               cost.nvtx * static_cast<double>(drawn.nvtx));
+}
+
 Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
                           const TimelineOptions& options, std::ostream& out, TimelineStats* stats,
                           ReadReport* report) {
@@ -52,10 +70,15 @@ Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
   bool first_pass = true;
   ReadReport first_report;
   Status status = Export(
-      [&](RecordSink& sink) {
+      [&](RecordSink& sink, std::span<const uint16_t> chunk_types) {
         // Both passes see the same damage; report it once.
         ReadReport pass_report;
-        Status status = ReadTraceAligned(trace_path, clocks, sink, &pass_report);
+        // Chunks are read and decoded on a second thread while this one draws.
+        Status status = ReadAhead(
+            [&](RecordSink& ahead) {
+              return ReadTraceAligned(trace_path, clocks, ahead, &pass_report, chunk_types);
+            },
+            sink);
         if (first_pass) first_report = pass_report;
         first_pass = false;
         return status;
@@ -70,19 +93,19 @@ Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
 }
 
 Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::ostream& out,
-                      TimelineStats* stats) {
+                      TimelineStats* stats, const PerfettoOptions& perfetto) {
   return Export(
-      [&, clocks = TraceClocks(trace)](RecordSink& sink) {
+      [&, clocks = TraceClocks(trace)](RecordSink& sink, std::span<const uint16_t>) {
         ReplayAligned(trace, clocks, sink);
         return Status::Ok();
       },
-      TimelineFormat::kPerfetto, options, out, stats, &trace.read_report);
+      TimelineFormat::kPerfetto, options, out, stats, &trace.read_report, perfetto);
 }
 
 Status ExportChromeJson(const Trace& trace, const TimelineOptions& options, std::ostream& out,
                         TimelineStats* stats) {
   return Export(
-      [&, clocks = TraceClocks(trace)](RecordSink& sink) {
+      [&, clocks = TraceClocks(trace)](RecordSink& sink, std::span<const uint16_t>) {
         ReplayAligned(trace, clocks, sink);
         return Status::Ok();
       },

@@ -64,8 +64,7 @@ PY
   timeout 60 "$GPUPERF" export "$in" -o "$dir/out.perfetto-trace" >/dev/null 2>&1 ||
     fail "export perfetto $input"
   if command -v protoc >/dev/null; then
-    protoc --decode=perfetto.protos.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/perfetto_min.proto" \
-      < "$dir/out.perfetto-trace" > "$dir/decoded.txt" || fail "protoc cannot decode $input's export"
+    decode_perfetto "$dir/out.perfetto-trace" "$dir/decoded.txt" || fail "protoc cannot decode $input's export"
     grep -q 'name: "gpuperf: data loss"' "$dir/decoded.txt" || fail "Perfetto of $input: no marker track"
     grep -q "gpuperf: data loss .*$want" "$dir/decoded.txt" || fail "Perfetto of $input: no marker event"
   fi

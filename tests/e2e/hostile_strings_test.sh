@@ -105,8 +105,11 @@ every_output() {
   run_ok "$out/pprof.txt" "$GPUPERF" export "$trace" -o "$out/profile.pb.gz"
   if command -v protoc >/dev/null; then
     # Perfetto's schema is proto2: protoc decodes a string that is not UTF-8 but says so.
+    # The packets are in zstd bundles: opened first, as trace processor does.
+    python3 "$SRC/tests/tools/perfetto_unpack.py" "$out/trace.perfetto-trace" "$out/trace.pb" ||
+      fail "$tag: cannot open the Perfetto trace's bundles"
     protoc --decode=perfetto.protos.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/perfetto_min.proto" \
-      < "$out/trace.perfetto-trace" > "$out/perfetto.decoded" 2> "$out/perfetto.protoc" ||
+      < "$out/trace.pb" > "$out/perfetto.decoded" 2> "$out/perfetto.protoc" ||
       fail "$tag: protoc cannot decode the Perfetto trace"
     [[ ! -s $out/perfetto.protoc ]] || fail "$tag: protoc on the Perfetto trace: $(head -2 "$out/perfetto.protoc")"
     grep -qF 'caf\\xe9' "$out/perfetto.decoded" || fail "$tag: the Perfetto trace lacks caf\\xe9"

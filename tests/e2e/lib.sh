@@ -31,6 +31,14 @@ expect_stderr_contains() {
 # never counted.
 stat_value() { "$GPUPERF" dump "$1" 2>/dev/null | grep "# $2\$" | tail -1 | sed 's/.*value=\([0-9]*\).*/\1/'; }
 
+# decode_perfetto TRACE OUT: TRACE's packets, its zstd bundles opened, as protoc's text
+# (against tests/proto/perfetto_min.proto) in OUT; fails when either step fails.
+decode_perfetto() {
+  python3 "$SRC/tests/tools/perfetto_unpack.py" "$1" "$2.pb" &&
+    protoc --decode=perfetto.protos.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/perfetto_min.proto" \
+      < "$2.pb" > "$2"
+}
+
 finish() {
   if [[ $failures -gt 0 ]]; then
     echo "$failures expectation(s) failed" >&2

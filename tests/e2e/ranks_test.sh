@@ -84,8 +84,7 @@ expect_stderr_contains "no GPU power readings" "$GPUPERF" flamegraph "$dir/plain
 # Perfetto: one process track per rank, named after it (decoded with protoc).
 "$GPUPERF" export "$job" -o "$dir/job.perfetto-trace" >/dev/null || fail "export failed"
 if command -v protoc >/dev/null; then
-  protoc --decode=perfetto.protos.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/perfetto_min.proto" \
-    < "$dir/job.perfetto-trace" > "$dir/decoded.txt" || fail "protoc cannot decode the export"
+  decode_perfetto "$dir/job.perfetto-trace" "$dir/decoded.txt" || fail "protoc cannot decode the export"
   for name in 'rank 0 (node0, GPU 0)' 'rank 1 (node0, GPU 1)'; do
     grep -A2 'process {' "$dir/decoded.txt" | grep -qF "process_name: \"$name\"" \
       || fail "no process track named '$name'"

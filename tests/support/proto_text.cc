@@ -1,9 +1,12 @@
 #include "support/proto_text.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "support/golden.h"
 #include "support/temp_dir.h"
@@ -36,7 +39,56 @@ std::string Unquote(const std::string& value) {
   return out;
 }
 
+uint64_t ReadVarint(const std::string& bytes, size_t& at) {
+  uint64_t value = 0;
+  for (int shift = 0; at < bytes.size(); shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>(bytes[at++]);
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) break;
+  }
+  return value;
+}
+
+// The payload of the only field of `packet` when that field is zstd_compressed_packets.
+std::optional<std::string_view> ZstdBundle(std::string_view packet) {
+  constexpr uint64_t kTag = (133 << 3) | 2;
+  const std::string bytes(packet);
+  size_t at = 0;
+  if (ReadVarint(bytes, at) != kTag) return std::nullopt;
+  const uint64_t size = ReadVarint(bytes, at);
+  if (at + size != bytes.size()) return std::nullopt;
+  return packet.substr(at);
+}
+
 }  // namespace
+
+std::string UnpackPerfettoTrace(const std::string& bytes) {
+  std::string out;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    const size_t start = at;
+    const uint64_t tag = ReadVarint(bytes, at);
+    const uint64_t size = ReadVarint(bytes, at);
+    EXPECT_EQ(tag, (1u << 3) | 2) << "not a packet at byte " << start;
+    if (tag != ((1u << 3) | 2) || at + size > bytes.size()) return out;
+    const std::string_view packet(bytes.data() + at, size);
+    at += size;
+    std::optional<std::string_view> bundle = ZstdBundle(packet);
+    if (!bundle) {
+      out.append(bytes, start, at - start);
+      continue;
+    }
+    const unsigned long long content = ZSTD_getFrameContentSize(bundle->data(), bundle->size());
+    EXPECT_TRUE(content != ZSTD_CONTENTSIZE_ERROR && content != ZSTD_CONTENTSIZE_UNKNOWN);
+    if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN) return out;
+    std::string packets(content, '\0');
+    const size_t got =
+        ZSTD_decompress(packets.data(), packets.size(), bundle->data(), bundle->size());
+    EXPECT_FALSE(ZSTD_isError(got)) << ZSTD_getErrorName(got);
+    out += packets;
+  }
+  return out;
+}
 
 Node ParseTextFormat(const std::string& text) {
   Node root;

@@ -44,4 +44,9 @@ Node ParseTextFormat(const std::string& text);
 std::string ProtocDecode(const std::string& bytes, const std::string& proto_file,
                          const std::string& message);
 
+// A Perfetto trace with its zstd bundles (TracePacket.zstd_compressed_packets) replaced
+// by the packets they hold, as trace processor reads them; a damaged bundle fails the
+// calling test.
+std::string UnpackPerfettoTrace(const std::string& bytes);
+
 }  // namespace gpuperf::testing

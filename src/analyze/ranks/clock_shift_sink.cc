@@ -62,10 +62,10 @@ GPUPERF_FIXED_RECORD_TYPES(GPUPERF_SHIFT_INSTANCE)
 #undef GPUPERF_SHIFT_INSTANCE
 
 Status ReadTraceAligned(const std::string& path, const ClockAlignment& alignment, RecordSink& sink,
-                        ReadReport* report) {
-  if (alignment.identity()) return ReadTrace(path, sink, report);
+                        ReadReport* report, std::span<const uint16_t> chunk_types) {
+  if (alignment.identity()) return ReadTraceChunks(path, chunk_types, sink, report);
   ClockShiftSink shifted(sink, alignment);
-  return ReadTrace(path, shifted, report);
+  return ReadTraceChunks(path, chunk_types, shifted, report);
 }
 
 }  // namespace gpuperf

@@ -48,8 +48,9 @@ template <class R>
 void ShiftRecordTimes(R& record, int64_t offset_ns);
 
 // Reads FILE or DIR into `sink` with every process on the reference host's clock (the
-// identity, and no extra cost, when the trace has one clock).
+// identity, and no extra cost, when the trace has one clock); only the chunks of
+// `chunk_types` when given (ReadTraceChunks).
 Status ReadTraceAligned(const std::string& path, const ClockAlignment& alignment, RecordSink& sink,
-                        ReadReport* report);
+                        ReadReport* report, std::span<const uint16_t> chunk_types = {});
 
 }  // namespace gpuperf

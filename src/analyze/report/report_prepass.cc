@@ -21,7 +21,7 @@ void PrepassSink::OnString(StringId id, std::string_view text) {
 }
 
 void PrepassSink::OnProcess(std::span<const ProcessRecord> records) {
-  for (const auto& r : records) Origin(r.start_ns);
+  origin_.AddProcesses(records);
 }
 
 void PrepassSink::OnApi(std::span<const ApiRecord> records) {
@@ -39,6 +39,7 @@ void PrepassSink::OnNvtx(std::span<const NvtxRecord> records) {
 }
 
 void PrepassSink::Finish() {
+  out_.origin_ns = origin_.ns();
   if (!out_.nvtx_filter) return;
   auto key = [](uint32_t pid, uint32_t tid) { return (uint64_t{pid} << 32) | tid; };
   // Per (pid, tid): the union of matching ranges; an unterminated range runs to the end.

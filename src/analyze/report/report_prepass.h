@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "analyze/report/report_builder.h"
+#include "analyze/trace_origin.h"
 
 namespace gpuperf::report {
 
@@ -48,15 +49,13 @@ class PrepassSink final : public RecordSink {
     uint64_t start;
     uint32_t correlation_id;
   };
-  void Origin(uint64_t t) {
-    if (t != 0) out_.origin_ns = std::min(out_.origin_ns, t);
-  }
   template <class R>
   void Starts(std::span<const R> records) {
-    for (const auto& r : records) Origin(r.start_ns);
+    origin_.AddStarts(records);
   }
 
   Prepass& out_;
+  TraceOrigin origin_;
   NameMatcher matcher_;
   std::vector<std::string> strings_;
   std::vector<Call> calls_;
