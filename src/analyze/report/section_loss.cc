@@ -1,7 +1,7 @@
 // What the recording and the reading lost: every non-zero data-loss or warning counter
 // of each process, processes that never wrote their final flush (or are still being
 // recorded), and damaged files.
-#include "analyze/data_loss.h"
+#include "analyze/join/data_loss.h"
 #include "analyze/report/report_builder.h"
 
 namespace gpuperf::report {
@@ -35,7 +35,7 @@ class LossSection final : public ReportSection {
       if (value > 0) model.loss.push_back({std::nullopt, stat, severity, value, description});
     };
     // The reader's loss (skipped files, files with nothing recoverable, damaged and torn
-    // chunks) is the one every output shows (analyze/data_loss.h).
+    // chunks) is the one every output shows (analyze/join/data_loss.h).
     for (const DataLossRow& row : SummarizeDataLoss(read).rows) {
       model.loss.push_back({std::nullopt, row.stat, "data_loss", row.value, row.description});
     }
