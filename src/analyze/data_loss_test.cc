@@ -82,6 +82,21 @@ TEST(DataLossTest, AnImageThatExecedAwayIsIncompleteThoughItsPidFinished) {
   EXPECT_EQ(collector.images().size(), 2u);
 }
 
+TEST(DataLossTest, RecordsNotWrittenAreCountedByKind) {
+  RecordingLossCollector collector;
+  collector.AddStats(
+      std::vector<StatRecord>{{4, static_cast<uint32_t>(StatId::write_errors), 3},
+                              {4, kNotWrittenStats + 5, 1000},    // KernelRecord's chunk type
+                              {4, kNotWrittenStats + 13, 700}});  // LaunchLinkRecord's
+  const DataLossSummary s = SummarizeDataLoss(ReadReport{}, collector.Rows());
+  ASSERT_EQ(s.rows.size(), 3u);
+  EXPECT_EQ(s.rows[0].stat, "write_errors");
+  EXPECT_EQ(s.rows[1].stat, "kernels_not_written");
+  EXPECT_EQ(s.rows[1].value, 1000u);
+  EXPECT_EQ(s.rows[1].unit, "records");
+  EXPECT_EQ(s.rows[2].stat, "launch_links_not_written");
+}
+
 TEST(DataLossTest, TotalsAddUpProcessesPerKindInOrderOfFirstRow) {
   RecordingLossCollector collector;
   const auto dropped = static_cast<uint32_t>(StatId::cupti_dropped_records);
