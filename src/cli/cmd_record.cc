@@ -251,7 +251,10 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
     // Without room for a file, a program that started CUDA leaves none either.
     const std::string full = FullFileSystem(*dir);
     if (!full.empty()) {
-      std::fprintf(stderr, "gpuperf: no trace in %s: %s\n", dir->c_str(), full.c_str());
+      std::fprintf(stderr,
+                   "gpuperf: no trace in %s: %s never initialized CUDA, or its trace could not "
+                   "be created: %s\n",
+                   dir->c_str(), options.command[0].c_str(), full.c_str());
     } else {
       std::fprintf(stderr,
                    "gpuperf: no CUDA activity recorded: %s never initialized CUDA (no trace in "

@@ -121,6 +121,11 @@ exact tmpfs64k "$dir/tmpfs64k/rec"
 grep -q "cannot write the trace: No space left on device" "$dir/tmpfs64k.log" ||
   fail "tmpfs64k: no line saying why: $(grep gpuperf "$dir/tmpfs64k.log")"
 
+# No inode left for the trace file (the mount's root and record's directory take both).
+small noinode 1m,nr_inodes=2 && rec noinode "$dir/noinode/rec" - -- many 1000
+grep -q "gpuperf: no trace in $dir/noinode/rec: .* or its trace could not be created: the file system of $dir/noinode/rec has no free inodes" \
+  "$dir/noinode.log" || fail "noinode: $(grep -v '^fake' "$dir/noinode.log")"
+
 # ext2 cannot preallocate: a write that fails halfway is cut off, so the next chunks land after
 # whole ones (before: a torn chunk in the middle of the file). Its end has no reserve there.
 if command -v mkfs.ext2 >/dev/null && truncate -s 2M "$dir/ext2.img" &&
