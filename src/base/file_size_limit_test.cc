@@ -12,7 +12,7 @@
 namespace gpuperf {
 namespace {
 
-bool FileSizeSignalPending() {
+bool XfszPendingHere() {
   sigset_t pending;
   sigpending(&pending);
   return sigismember(&pending, SIGXFSZ) == 1;
@@ -43,7 +43,7 @@ TEST(FileSizeLimit, AWritePastTheLimitFailsWithoutEndingTheProcess) {
   EXPECT_EQ(first, 100);
   EXPECT_EQ(second, -1);
   EXPECT_EQ(error, EFBIG);
-  EXPECT_FALSE(FileSizeSignalPending());
+  EXPECT_FALSE(XfszPendingHere());
   EXPECT_EQ(FileSizeLimit(), old.rlim_cur == RLIM_INFINITY ? UINT64_MAX : old.rlim_cur);
 }
 

@@ -30,7 +30,7 @@ class FileSizeLimitScope {
   rlimit old_{};
 };
 
-class Counts final : public RecordSink {
+class KernelsAndEnd final : public RecordSink {
  public:
   void OnKernel(std::span<const KernelRecord> records) override { kernels += records.size(); }
   void OnProcess(std::span<const ProcessRecord> records) override {
@@ -40,7 +40,7 @@ class Counts final : public RecordSink {
   bool ended = false;
 };
 
-KernelRecord Kernel(uint32_t i) {
+KernelRecord NumberedKernel(uint32_t i) {
   KernelRecord k;
   k.pid = 9;
   // Times that do not compress to nothing, as real ones do not.
@@ -64,7 +64,7 @@ TEST(TraceRoom, AFileSizeLimitCostsWholeCountedChunksAndKeepsTheEnd) {
     ASSERT_TRUE(writer.ok()) << writer.status().message();
     ProcessRecord process{.pid = 9, .start_ns = 1};
     (*writer)->Add(process);
-    for (uint32_t i = 0; i < kKernels; ++i) (*writer)->Add(Kernel(i));
+    for (uint32_t i = 0; i < kKernels; ++i) (*writer)->Add(NumberedKernel(i));
     const Status data = (*writer)->Flush();
     EXPECT_NE(data.message().find("file size limit"), std::string::npos) << data.message();
     // The end, as the injection library writes it, at its largest: every counter set, to
@@ -78,7 +78,7 @@ TEST(TraceRoom, AFileSizeLimitCostsWholeCountedChunksAndKeepsTheEnd) {
     stats = (*writer)->stats();
   }
   EXPECT_LE(std::filesystem::file_size(path), kLimit);
-  Counts counts;
+  KernelsAndEnd counts;
   ReadReport report;
   ASSERT_TRUE(ReadTrace(path, counts, &report).ok());
   EXPECT_EQ(report.chunks_corrupt, 0u);
