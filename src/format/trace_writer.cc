@@ -57,13 +57,6 @@ void PutU16(char* out, uint16_t value) {
   std::memcpy(out, &value, 2);
 }
 
-// The chunk type numbers of the fixed-size records (kKernelChunk, ...).
-enum FixedChunkType : uint16_t {
-#define GPUPERF_CHUNK_TYPE(Type, name, plural, number) k##Type##Chunk = number,
-  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_CHUNK_TYPE)
-#undef GPUPERF_CHUNK_TYPE
-};
-
 class FileTraceWriter final : public TraceWriter {
  public:
   // `end`: where the next write goes (the file holds whole chunks up to there).
@@ -173,7 +166,7 @@ class FileTraceWriter final : public TraceWriter {
     // The end may use the reserve. Its stats go before the records (the process's final
     // one) that tell a reader the end is here: an end cut short reads as one never written.
     closing_ = true;
-    FlushRecords(stats_, kStatChunk);
+    FlushRecords(stats_, format::kStatChunk);
     Status status = Flush();
     room_.Release(fd_, end_);
     // Forgotten first: a fork between the two leaves the child holding the lock until it
@@ -281,7 +274,7 @@ class FileTraceWriter final : public TraceWriter {
 
   void NotWritten(uint16_t type, size_t record_count) {
     // A stats chunk is a snapshot of counters that only grow: the next one holds it all.
-    if (type == kStatChunk) return;
+    if (type == format::kStatChunk) return;
     ++writer_stats_.write_errors;
     if (type < kNotWrittenKinds) writer_stats_.records_not_written[type] += record_count;
   }
