@@ -16,7 +16,7 @@
 //
 // User-space PCs on x86-64 and aarch64 are below 2^47, so a native PC never has bit 63 set.
 // The symbolizer leaves tagged words alone; the analysis merges them with the native frames
-// (analyze/python_stacks.h).
+// (analyze/symbols/python_stacks.h).
 #pragma once
 
 #include <cstdint>

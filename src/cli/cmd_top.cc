@@ -5,11 +5,11 @@
 
 #include <memory>
 
+#include "base/text_table.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
 #include "cli/quantity_options.h"
 #include "cli/terminal.h"
-#include "export/text_table.h"
 #include "live/live_json.h"
 #include "live/top_screen.h"
 

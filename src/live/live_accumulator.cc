@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "analyze/cuda_errors.h"
-#include "analyze/demangle.h"
+#include "base/cuda_errors.h"
+#include "base/demangle.h"
 #include "base/quantity.h"
 #include "live/live_seqlock.h"
 #include "live/live_text.h"

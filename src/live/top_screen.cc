@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/text_table.h"
 #include "base/units.h"
-#include "export/text_table.h"
 #include "live/live_text.h"
 
 namespace gpuperf::live {

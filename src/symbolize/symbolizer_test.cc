@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "analyze/demangle.h"
-#include "analyze/symbol_table.h"
+#include "analyze/symbols/symbol_table.h"
+#include "base/demangle.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_writer.h"

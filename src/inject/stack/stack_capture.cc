@@ -37,7 +37,7 @@
 // frame further out is the interpreter's call machinery between Python frames (hidden by
 // every output, which replaces each eval frame by the Python frames it ran), the
 // interpreter's start-up, or, rarely, C code between two Python frames; the Python frames
-// left over go outermost (analyze/python_stacks.h), so the stack reads as before. On a
+// left over go outermost (analyze/symbols/python_stacks.h), so the stack reads as before. On a
 // PyTorch launch that is about half the native frames, each ~30 ns of table walk and
 // interning in a process whose own work evicts the caches between launches
 // (docs/performance.md). GPUPERF_NATIVE_STACKS=full (record --full-native-stacks) keeps them.
