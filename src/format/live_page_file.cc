@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "base/file_size_limit.h"
 #include "format/live_dir.h"
 #include "format/live_seqlock.h"
 
@@ -16,6 +17,13 @@ namespace gpuperf::live {
 
 Result<std::unique_ptr<LivePageFile>> LivePageFile::Create(const std::string& dir,
                                                            const Identity& identity) {
+  // Sizing the file past the limit would raise SIGXFSZ on the program's thread (cuInit).
+  const uint64_t limit = FileSizeLimit();
+  if (limit < sizeof(Page)) {
+    return Error(StatusCode::kIoError, "the file size limit (ulimit -f) of " +
+                                           std::to_string(limit / 1024) + " KiB is below its " +
+                                           std::to_string((sizeof(Page) + 1023) / 1024) + " KiB");
+  }
   GP_RETURN_IF_ERROR(PrepareLiveDir(dir));
   const std::string path = PagePath(dir, identity.pid);
   // A page of an earlier image of this pid (exec) is replaced by a new file, never
@@ -27,10 +35,14 @@ Result<std::unique_ptr<LivePageFile>> LivePageFile::Create(const std::string& di
     return Error(StatusCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
   }
   void* memory = MAP_FAILED;
-  if (fchmod(fd, 0600) == 0 && ftruncate(fd, sizeof(Page)) == 0) {
-    memory = mmap(nullptr, sizeof(Page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int error = 0;
+  {
+    FileSizeSignalGuard no_signal;  // the limit may have been lowered since it was read
+    if (fchmod(fd, 0600) == 0 && ftruncate(fd, sizeof(Page)) == 0) {
+      memory = mmap(nullptr, sizeof(Page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    error = errno;
   }
-  const int error = errno;
   close(fd);
   if (memory == MAP_FAILED) {
     unlink(path.c_str());

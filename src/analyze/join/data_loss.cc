@@ -45,9 +45,10 @@ void RecordingLossCollector::AddStats(std::span<const StatRecord> records) {
 }
 
 void RecordingLossCollector::AddProcesses(std::span<const ProcessRecord> records) {
+  // A process writes its record at start (end_ns 0) and again at its final flush.
   for (const ProcessRecord& p : records) {
-    uint64_t& end = process_end_ns_[p.pid];
-    end = std::max(end, p.end_ns);
+    bool& finished = images_[{p.pid, p.start_ns}];
+    finished = finished || p.end_ns != 0;
   }
 }
 
@@ -59,8 +60,8 @@ std::vector<RecordingLoss> RecordingLossCollector::Rows() const {
     rows.push_back({key.first, std::string(info.name), value,
                     StatUnit(static_cast<StatId>(key.second)), std::string(info.description)});
   }
-  for (const auto& [pid, end_ns] : process_end_ns_) {
-    if (end_ns == 0) rows.push_back(UnfinishedProcess(pid, false));
+  for (const auto& [image, finished] : images_) {
+    if (!finished) rows.push_back(UnfinishedProcess(image.first, false));
   }
   return rows;
 }
@@ -124,6 +125,23 @@ DataLossSummary SummarizeDataLoss(const ReadReport& read,
     for (size_t i = 0; i < parts.size(); ++i) s.line += (i ? "; " : "") + parts[i];
   }
   return s;
+}
+
+bool IsLoss(const DataLossRow& row) {
+  return row.stat != UnfinishedProcess(0, true).stat;
+}
+
+std::vector<DataLossTotal> TotalDataLoss(const DataLossSummary& summary) {
+  std::vector<DataLossTotal> totals;
+  for (const DataLossRow& row : summary.rows) {
+    if (!IsLoss(row)) continue;
+    auto it = std::find_if(totals.begin(), totals.end(),
+                           [&](const DataLossTotal& t) { return t.stat == row.stat; });
+    if (it == totals.end()) it = totals.insert(totals.end(), {row.stat, 0, row.description, {}});
+    it->value += row.value;
+    if (row.pid) it->pids.push_back(*row.pid);
+  }
+  return totals;
 }
 
 }  // namespace gpuperf

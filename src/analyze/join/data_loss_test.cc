@@ -70,5 +70,54 @@ TEST(DataLossTest, AProcessSeenAgainWithItsEndIsComplete) {
   EXPECT_TRUE(collector.Rows().empty());
 }
 
+TEST(DataLossTest, AnImageThatExecedAwayIsIncompleteThoughItsPidFinished) {
+  // exec keeps the pid: the old image (start 10) has no end, the new one (start 20) has.
+  RecordingLossCollector collector;
+  collector.AddProcesses(std::vector<ProcessRecord>{{.pid = 3, .start_ns = 20, .end_ns = 0}});
+  collector.AddProcesses(std::vector<ProcessRecord>{{.pid = 3, .start_ns = 20, .end_ns = 900},
+                                                    {.pid = 3, .start_ns = 10, .end_ns = 0}});
+  const std::vector<RecordingLoss> rows = collector.Rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].stat, "process_incomplete");
+  EXPECT_EQ(collector.images().size(), 2u);
+}
+
+TEST(DataLossTest, RecordsNotWrittenAreCountedByKind) {
+  RecordingLossCollector collector;
+  collector.AddStats(
+      std::vector<StatRecord>{{4, static_cast<uint32_t>(StatId::write_errors), 3},
+                              {4, kNotWrittenStats + 5, 1000},    // KernelRecord's chunk type
+                              {4, kNotWrittenStats + 13, 700}});  // LaunchLinkRecord's
+  const DataLossSummary s = SummarizeDataLoss(ReadReport{}, collector.Rows());
+  ASSERT_EQ(s.rows.size(), 3u);
+  EXPECT_EQ(s.rows[0].stat, "write_errors");
+  EXPECT_EQ(s.rows[1].stat, "kernels_not_written");
+  EXPECT_EQ(s.rows[1].value, 1000u);
+  EXPECT_EQ(s.rows[1].unit, "records");
+  EXPECT_EQ(s.rows[2].stat, "launch_links_not_written");
+}
+
+TEST(DataLossTest, TotalsAddUpProcessesPerKindInOrderOfFirstRow) {
+  RecordingLossCollector collector;
+  const auto dropped = static_cast<uint32_t>(StatId::cupti_dropped_records);
+  collector.AddStats(std::vector<StatRecord>{{1, dropped, 5}, {2, dropped, 7}});
+  collector.AddProcesses(
+      std::vector<ProcessRecord>{{.pid = 1}, {.pid = 2, .end_ns = 5}, {.pid = 8}});
+  ReadReport read;
+  read.chunks_corrupt = 2;
+  const std::vector<DataLossTotal> totals =
+      TotalDataLoss(SummarizeDataLoss(read, collector.Rows()));
+  ASSERT_EQ(totals.size(), 3u);
+  EXPECT_EQ(totals[0].stat, "chunks_corrupt");
+  EXPECT_EQ(totals[0].value, 2u);
+  EXPECT_TRUE(totals[0].pids.empty());
+  EXPECT_EQ(totals[1].stat, "cupti_dropped_records");
+  EXPECT_EQ(totals[1].value, 12u);
+  EXPECT_EQ(totals[1].pids, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(totals[2].stat, "process_incomplete");
+  EXPECT_EQ(totals[2].value, 2u);
+  EXPECT_EQ(totals[2].pids, (std::vector<uint32_t>{1, 8}));
+}
+
 }  // namespace
 }  // namespace gpuperf

@@ -175,6 +175,7 @@ class ReportBuilder final : public RecordSink {
       if (!PidOk(r.pid)) continue;
       Origin(r.start_ns);
       context_.processes_[r.pid].process = r;
+      context_.recording_loss_.AddProcesses({&r, 1});
     }
   }
   void OnDevice(std::span<const DeviceRecord> records) override {
@@ -184,8 +185,9 @@ class ReportBuilder final : public RecordSink {
   }
   void OnStat(std::span<const StatRecord> records) override {
     for (const auto& r : records) {
-      if (PidOk(r.pid) && r.stat < kStatSlots)
-        context_.processes_[r.pid].stats.Fold(r.stat, r.value);
+      if (!PidOk(r.pid)) continue;
+      if (r.stat < kStatSlots) context_.processes_[r.pid].stats.Fold(r.stat, r.value);
+      context_.recording_loss_.AddStats({&r, 1});
     }
   }
   void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analyze/join/correlation.h"
+#include "analyze/join/data_loss.h"
 #include "analyze/ranks/clock_alignment.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/report/report_model.h"
@@ -182,6 +183,8 @@ class ReportContext {
   const PerProcess<ProcessInfo>& processes() const { return processes_; }
   const std::vector<DeviceRecord>& devices() const { return devices_; }
   const ReadReport& read_report() const { return read_report_; }
+  // The selected processes' loss counters and process records (analyze/data_loss.h).
+  const RecordingLossCollector& recording_loss() const { return recording_loss_; }
   // Who is who (ranks, hosts, power readings as recorded) and how the hosts' clocks were
   // aligned; every record the sections see is already on the aligned clock.
   const RankScan& rank_scan() const { return rank_scan_; }
@@ -205,6 +208,7 @@ class ReportContext {
   std::vector<uint32_t> api_calls_linked_;  // pids LinkApiCalls has done
   std::vector<DeviceRecord> devices_;
   ReadReport read_report_;
+  RecordingLossCollector recording_loss_;
   RankScan rank_scan_;
   ClockAlignment clock_alignment_;
 };
