@@ -66,6 +66,12 @@ if [[ -f $lib ]]; then
   symbols=$(nm -C "$lib" | grep -E 'ReadTrace|AppendToTrace|ReadReport')
   [[ -z $symbols ]] || fail "libgpuperf_inject.so links the trace reader: $symbols"
   nm -C "$lib" | grep -q 'TraceWriter::Create' || fail "libgpuperf_inject.so lacks the writer"
+  # The benchmark hook is in exactly when GPUPERF_BENCH_HOOKS asks for it.
+  hooks=$(sed -n 's/^GPUPERF_BENCH_HOOKS:BOOL=//p' "$GPUPERF_BINARY_DIR/CMakeCache.txt")
+  exported=no
+  nm -D --defined-only "$lib" | grep -q ' gpuperf_bench_toggle$' && exported=yes
+  [[ ($hooks == OFF && $exported == no) || ($hooks != OFF && $exported == yes) ]] ||
+    fail "GPUPERF_BENCH_HOOKS=${hooks:-unset} but gpuperf_bench_toggle exported: $exported"
 else
   echo "no $lib (built without CUPTI headers): symbol check skipped"
 fi
