@@ -6,7 +6,7 @@
 
 #include "base/text_table.h"
 #include "base/units.h"
-#include "live/live_text.h"
+#include "format/live_text.h"
 
 namespace gpuperf::live {
 namespace {

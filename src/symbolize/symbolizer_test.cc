@@ -18,8 +18,8 @@
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_writer.h"
 #include "inject/stack/module_table.h"
-#include "inject/stack/unwinder.h"
 #include "support/temp_dir.h"
+#include "unwind/unwinder.h"
 
 // A known call chain: Outer (a real function) -> Middle (always inlined into Outer) ->
 // Leaf (a real function) -> CaptureStack. Each call records its own source line on the

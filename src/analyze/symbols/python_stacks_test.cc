@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/python_lines.h"
+#include "cpython/python_lines.h"
 #include "gpuperf/python_frame_word.h"
 
 namespace gpuperf {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "analyze/python_lines.h"
 #include "analyze/symbols/python_stacks.h"
+#include "cpython/python_lines.h"
 #include "gpuperf/kernel_frame_word.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stack_marker.h"

@@ -52,7 +52,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "analyze/python_code_record.h"
+#include "cpython/python_code_record.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stack_marker.h"
 #include "inject/log.h"
@@ -60,11 +60,11 @@
 #include "inject/stack/module_table.h"
 #include "inject/stack/stack_memo.h"
 #include "inject/stack/stack_table.h"
-#include "inject/stack/table_builder.h"
-#include "inject/stack/table_unwinder.h"
 #include "inject/stack/unwind_verify.h"
-#include "inject/stack/unwinder.h"
 #include "inject/stats.h"
+#include "unwind/table_builder.h"
+#include "unwind/table_unwinder.h"
+#include "unwind/unwinder.h"
 
 namespace gpuperf::inject {
 namespace {
