@@ -196,8 +196,7 @@ void Sync(const ReportModel& m, std::ostream& out) {
   for (const SyncRow& s : m.sync) {
     t.AddRow({Dur(s.time.total_ns), Count(s.time.count), Dur(s.time.avg_ns()), Dur(s.time.max_ns),
               std::to_string(s.pid), std::to_string(s.tid), std::string(EnumName(s.kind)),
-              s.stream ? std::to_string(*s.stream) : "-",
-              InnermostFrames(s.stack, 2)});
+              s.stream ? std::to_string(*s.stream) : "-", InnermostFrames(s.stack, 2)});
   }
   t.Render(out);
 }
