@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [--test]   (--test adds what the test suite needs)
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config libzstd-dev zstd libdw-dev libelf-dev zlib1g-dev liblzma-dev
+packages=(cmake g++ make ninja-build pkg-config libzstd-dev zstd libdw-dev libelf-dev zlib1g-dev liblzma-dev
           libbz2-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev
           libbenchmark-dev libunwind8 clang-format clang libbpf-dev bpftool)
 if [[ "${1:-}" == "--test" ]]; then

@@ -10,7 +10,10 @@ build=${GPUPERF_BUILD_DIR:-build}
 have_gpu() { command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && command -v nvcc >/dev/null; }
 # Unity batches and no debug information: the CLI builds in well under half the compiler time
 # (docs/performance.md, "Build"); a developer's build (scripts/test.sh) keeps both.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPUPERF_UNITY_BUILD=ON >/dev/null
+# Ninja compiles a library's files while the libraries it links are still compiling, where
+# make waits for them (a build directory keeps the generator it was made with).
+generator=(); [[ -f $build/CMakeCache.txt ]] || generator=(-G Ninja)
+cmake "${generator[@]}" -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPUPERF_UNITY_BUILD=ON >/dev/null
 # Only what the main job runs: the injection library only where there is a GPU to record.
 targets=(gpuperf)
 have_gpu && targets+=(gpuperf_inject)
