@@ -63,17 +63,21 @@ inline bool ChunkChecksumOk(const ChunkView& chunk) {
   return crc == ChunkU32(chunk.whole.data() + 20);
 }
 
-// The chunk's raw records: the payload itself, or decompressed into `buffer`. Empty with
-// false when it does not decompress to its stated size.
+// The chunk's raw records: the payload itself, or decompressed into `buffer` (with
+// `context` when given: one kept from chunk to chunk spares zstd setting up its tables and
+// buffers for every chunk). Empty with false when it does not decompress to its stated size.
 inline bool ChunkRawBytes(const ChunkView& chunk, std::vector<uint8_t>& buffer,
-                          std::span<const uint8_t>& raw) {
+                          std::span<const uint8_t>& raw, ZSTD_DCtx* context = nullptr) {
   if (!(chunk.flags & kChunkFlagZstd)) {
     raw = chunk.payload;
     return true;
   }
   buffer.resize(chunk.raw_size);
-  const size_t n =
-      ZSTD_decompress(buffer.data(), buffer.size(), chunk.payload.data(), chunk.payload.size());
+  const size_t n = context != nullptr
+                       ? ZSTD_decompressDCtx(context, buffer.data(), buffer.size(),
+                                             chunk.payload.data(), chunk.payload.size())
+                       : ZSTD_decompress(buffer.data(), buffer.size(), chunk.payload.data(),
+                                         chunk.payload.size());
   if (ZSTD_isError(n) || n != chunk.raw_size) return false;
   raw = std::span<const uint8_t>(buffer.data(), buffer.size());
   return true;
