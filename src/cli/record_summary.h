@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/data_loss.h"
+#include "analyze/join/data_loss.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace_reader.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/data_loss.h"
+#include "analyze/join/data_loss.h"
 #include "format/file_format.h"
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_append.h"

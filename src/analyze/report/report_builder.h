@@ -6,7 +6,8 @@
 // the sections, in cache-sized slices. Each section (section_<name>.cc) keeps only what
 // it needs and fills its part of the ReportModel at the end. A new section is a new file
 // with a ReportSection and its Make function, declared at the end of this header and
-// listed once in report_builder.cc.
+// listed once in report_builder.cc. Sections of the rooms above the report (the insight
+// rules) are handed to BuildReport and run after these.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +21,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyze/correlation.h"
-#include "analyze/data_loss.h"
+#include "analyze/join/correlation.h"
+#include "analyze/join/data_loss.h"
 #include "analyze/ranks/clock_alignment.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/report/report_model.h"
-#include "analyze/symbol_table.h"
+#include "analyze/symbols/symbol_table.h"
 #include "gpuperf/records.h"
 #include "gpuperf/stats.h"
 #include "gpuperf/trace_reader.h"
@@ -243,9 +244,6 @@ class ReportSection {
   virtual void Finish(ReportModel& model) = 0;
 };
 
-// A factory may return nullptr: the section is not wanted by these options.
-using SectionFactory = std::unique_ptr<ReportSection> (*)(ReportContext& context);
-
 std::unique_ptr<ReportSection> MakeProcessesSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeKernelsSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeApiSection(ReportContext& context);
@@ -259,8 +257,6 @@ std::unique_ptr<ReportSection> MakeCpuSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeRanksSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeEnergySection(ReportContext& context);
-// analyze/insights/insights_section.cc; only with ReportOptions::insights.
-std::unique_ptr<ReportSection> MakeInsightsSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeHardwareSection(ReportContext& context);
 
 }  // namespace gpuperf::report

@@ -1,7 +1,7 @@
 // What the recording and the reading lost: every non-zero data-loss or warning counter
 // of each process, processes that never wrote their final flush (or are still being
 // recorded), and damaged files.
-#include "analyze/data_loss.h"
+#include "analyze/join/data_loss.h"
 #include "analyze/report/report_builder.h"
 
 namespace gpuperf::report {
