@@ -20,6 +20,9 @@
 
 namespace gpuperf {
 
+// The processors this process may run on (its affinity mask), at least 1.
+unsigned ProcessorCount();
+
 template <class Work, class Use>
 void RunInOrder(size_t items, unsigned helpers, size_t window, Work&& work, Use&& use) {
   window = std::max<size_t>(window, 1);

@@ -1,6 +1,5 @@
 #include "gpuperf/trace_reader.h"
 
-#include <sched.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -9,7 +8,6 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +17,7 @@
 #include "format/gpu_profile_codec.h"
 #include "format/mapped_file.h"
 #include "format/record_codec.h"
+#include "format/shared_read.h"
 #include "format/trace_directory.h"
 #include "gpuperf/trace_lock.h"
 
@@ -440,11 +439,7 @@ unsigned DefaultReadThreads() {
       const long n = std::strtol(env, nullptr, 10);
       if (n >= 1) return static_cast<unsigned>(std::min(n, 256L));
     }
-    cpu_set_t cpus;
-    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-      return static_cast<unsigned>(std::max(CPU_COUNT(&cpus), 1));
-    }
-    return std::max(std::thread::hardware_concurrency(), 1u);
+    return ProcessorCount();
   }();
   return threads;
 }
@@ -468,6 +463,13 @@ Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_
 
 Status ReadTraceWith(const std::string& path, const ReadOptions& options, RecordSink& sink,
                      ReadReport* report) {
+  Status shared;
+  if (format::ReadShared(path, options, sink, report, &shared)) return shared;
+  return format::ReadTraceAlone(path, options, sink, report);
+}
+
+Status format::ReadTraceAlone(const std::string& path, const ReadOptions& options, RecordSink& sink,
+                              ReadReport* report) {
   ReadReport local;
   ReadReport& out = report ? *report : local;
   std::error_code ec;
