@@ -12,67 +12,19 @@
 #include "gpuperf/trace_reader.h"
 #include "gpuperf/trace_writer.h"
 #include "support/raw_chunk.h"
+#include "support/read_log.h"
 #include "support/temp_dir.h"
 
 namespace gpuperf {
 namespace {
 
+using testing::CallLog;
+using testing::DescribeReadReport;
 using testing::RawChunk;
 using testing::ReadFileToString;
 using testing::TempDir;
+using testing::WriteManyChunks;
 using testing::WriteStringToFile;
-
-// Every call the reader makes, one line each, with every field of every record.
-class CallLog final : public RecordSink {
- public:
-  void OnString(StringId id, std::string_view text) override {
-    out_ << "string " << id << ' ' << text << '\n';
-  }
-  void OnStack(const StackRecord& stack) override {
-    out_ << "stack " << stack.pid << ' ' << stack.id;
-    for (uint64_t pc : stack.pcs) out_ << ' ' << pc;
-    out_ << '\n';
-  }
-  void OnSymbol(const SymbolRecord& symbol) override {
-    out_ << "symbol " << symbol.pid << ' ' << symbol.pc;
-    for (const SymbolFrame& f : symbol.frames) {
-      out_ << " [" << f.function << ' ' << f.file << ' ' << f.line << ' ' << f.module << ' '
-           << f.module_offset << ']';
-    }
-    out_ << '\n';
-  }
-#define GP_LOG_ON(Type, name, plural, number)                     \
-  void On##Type(std::span<const Type##Record> records) override { \
-    out_ << #name << " batch of " << records.size() << '\n';      \
-    for (const Type##Record& record : records) Fields(record);    \
-  }
-  GPUPERF_FIXED_RECORD_TYPES(GP_LOG_ON)
-#undef GP_LOG_ON
-
-  std::string text() const {
-    return out_.str();
-  }
-
- private:
-  template <class T>
-  void Fields(const T& record) {
-    format::ForEachField(record, [&](const char*, const auto& value, format::FieldEnc) {
-      out_ << ' ' << format::FieldToU64(value);
-    });
-    out_ << '\n';
-  }
-  std::ostringstream out_;
-};
-
-std::string Describe(const ReadReport& r) {
-  std::ostringstream out;
-  out << "files=" << r.files << " chunks_read=" << r.chunks_read << " corrupt=" << r.chunks_corrupt
-      << " unknown=" << r.chunks_unknown << " truncated=" << r.bytes_truncated
-      << " records=" << r.records_read << " repeated=" << r.chunks_repeated
-      << " max_string=" << r.max_local_string_id << " complete=" << r.complete_bytes << '\n';
-  for (const std::string& w : r.warnings) out << w << '\n';
-  return out.str();
-}
 
 struct Reading {
   std::string calls;
@@ -86,47 +38,7 @@ Reading Read(const std::string& path, unsigned threads) {
   options.threads = threads;
   const Status status = ReadTraceWith(path, options, log, &report);
   EXPECT_TRUE(status.ok()) << status.message();
-  return {log.text(), Describe(report)};
-}
-
-// A trace of many small chunks: kernels, API calls, links and strings interleaved, names
-// defined as they are first used, a stack per launch site.
-void WriteManyChunks(const std::string& path, uint32_t pid, int kernels) {
-  TraceWriterOptions options;
-  options.records_per_chunk = 7;
-  auto writer = TraceWriter::Create(path, options);
-  ASSERT_TRUE(writer.ok());
-  for (uint32_t s = 1; s <= 5; ++s) {
-    (*writer)->AddStack(StackRecord{pid, s, {0x400000 + s, 0x400100 + 2ull * s}});
-  }
-  for (int i = 0; i < kernels; ++i) {
-    const auto correlation = static_cast<uint32_t>(i + 1);
-    const uint64_t t = 1000 + 100ull * i;
-    ApiRecord api;
-    api.pid = pid;
-    api.tid = pid + i % 3;
-    api.name = (*writer)->InternString("cudaLaunchKernel");
-    api.start_ns = t;
-    api.end_ns = t + 20;
-    api.correlation_id = correlation;
-    (*writer)->Add(api);
-    (*writer)->Add(
-        LaunchLinkRecord{pid, api.tid, correlation, 1 + static_cast<StackId>(i % 5), api.name, t});
-    KernelRecord kernel;
-    kernel.pid = pid;
-    kernel.name = (*writer)->InternString("kernel_" + std::to_string(i % 11));
-    kernel.stream_id = 7 + i % 2;
-    kernel.start_ns = t + 50;
-    kernel.end_ns = t + 90;
-    kernel.grid_x = 1u + i;
-    kernel.correlation_id = correlation;
-    (*writer)->Add(kernel);
-  }
-  ProcessRecord process;
-  process.pid = pid;
-  process.command = (*writer)->InternString("app");
-  (*writer)->Add(process);
-  ASSERT_TRUE((*writer)->Close().ok());
+  return {log.text(), DescribeReadReport(report)};
 }
 
 // The chunks of a file: where each starts, its type and record count.
