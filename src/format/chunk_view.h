@@ -57,6 +57,32 @@ inline ChunkAt ChunkAtOffset(std::span<const uint8_t> bytes, size_t pos, ChunkVi
   return ChunkAt::kWhole;
 }
 
+// After a damaged chunk header at `pos`, where the next chunk magic is (the end of `bytes`
+// when there is none).
+inline size_t NextChunkMagic(std::span<const uint8_t> bytes, size_t pos) {
+  for (size_t p = pos + 1; p + 4 <= bytes.size(); ++p) {
+    if (ChunkU32(bytes.data() + p) == kChunkMagic) return p;
+  }
+  return bytes.size();
+}
+
+// Walks the chunks of a file's bytes (after its header) as the reader does: visit(at, pos,
+// chunk) for each whole chunk (kWhole), each damaged header (kBadHeader; the walk goes on at
+// the next chunk magic) and a torn end (kTorn, the last call). Returns where the last whole
+// chunk ends, or the torn one starts.
+template <class Visit>
+size_t WalkChunks(std::span<const uint8_t> bytes, Visit visit) {
+  size_t pos = kFileHeaderSize;
+  while (pos < bytes.size()) {
+    ChunkView chunk;
+    const ChunkAt at = ChunkAtOffset(bytes, pos, chunk);
+    visit(at, pos, chunk);
+    if (at == ChunkAt::kTorn) break;
+    pos = at == ChunkAt::kBadHeader ? NextChunkMagic(bytes, pos) : pos + chunk.whole.size();
+  }
+  return pos;
+}
+
 inline bool ChunkChecksumOk(const ChunkView& chunk) {
   uint32_t crc = Crc32c(0, chunk.whole.data(), 20);
   crc = Crc32c(crc, chunk.payload.data(), chunk.payload.size());

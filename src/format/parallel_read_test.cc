@@ -154,5 +154,27 @@ TEST(ParallelRead, DirectoryOfFilesReadsTheSameWithThreads) {
   }
 }
 
+// One process of a directory read from its own file: what reading that file alone gives.
+TEST(ParallelRead, OnlyOneProcessReadsThatProcesssFileAlone) {
+  TempDir dir;
+  WriteManyChunks(dir.File("a.100.gpt"), 100, 40);
+  WriteManyChunks(dir.File("b.200.gpt"), 200, 60);
+  WriteManyChunks(dir.File("c.300.gpt"), 300, 20);
+  CallLog alone;
+  ReadReport alone_report;
+  ASSERT_TRUE(ReadTrace(dir.File("b.200.gpt"), alone, &alone_report).ok());
+  for (unsigned threads : {1u, 3u}) {
+    CallLog log;
+    ReadReport report;
+    ReadOptions options;
+    options.threads = threads;
+    options.only_process = 200;
+    ASSERT_TRUE(ReadTraceWith(dir.path().string(), options, log, &report).ok());
+    EXPECT_EQ(log.text(), alone.text());
+    EXPECT_EQ(report.files, 1u);
+    EXPECT_EQ(report.records_read, alone_report.records_read);
+  }
+}
+
 }  // namespace
 }  // namespace gpuperf

@@ -139,9 +139,9 @@ inline const uint8_t* SkipVarints(const uint8_t* pos, const uint8_t* end, uint64
 
 // Column by column, each over all records: the plain decode, exact on any payload.
 template <class T>
-bool DecodeByColumn(ByteCursor& in, uint32_t count, std::vector<T>& out,
-                    std::vector<uint64_t>& scratch) {
-  out.assign(count, T{});
+bool DecodeByColumn(ByteCursor& in, std::span<T> out, std::vector<uint64_t>& scratch) {
+  const auto count = static_cast<uint32_t>(out.size());
+  std::fill(out.begin(), out.end(), T{});
   scratch.resize(2 * size_t{count});
   uint64_t* previous = scratch.data();
   uint64_t* current = scratch.data() + count;
@@ -166,8 +166,8 @@ bool DecodeByColumn(ByteCursor& in, uint32_t count, std::vector<T>& out,
 // does not end where the next starts, a varint too long or cut off. DecodeByColumn then
 // gives the exact result for such a payload.
 template <class T>
-bool DecodeInBlocks(ByteCursor& in, uint32_t count, std::vector<T>& out,
-                    std::vector<uint64_t>& scratch) {
+bool DecodeInBlocks(ByteCursor& in, std::span<T> out, std::vector<uint64_t>& scratch) {
+  const auto count = static_cast<uint32_t>(out.size());
   constexpr uint32_t kBlock = 256;
   constexpr size_t kMaxFields = 32;
   T probe{};
@@ -184,7 +184,6 @@ bool DecodeInBlocks(ByteCursor& in, uint32_t count, std::vector<T>& out,
     column_pos[f] = column_start[f];
   }
   // Each block is cleared just before it is filled, while in the cache.
-  out.resize(count);
   scratch.resize(2 * kBlock);
   bool failed = false;
   char* const records = reinterpret_cast<char*>(out.data());
@@ -219,23 +218,30 @@ bool DecodeInBlocks(ByteCursor& in, uint32_t count, std::vector<T>& out,
 
 }  // namespace codec_detail
 
-// Decodes `count` records with their string and stack ids as the file wrote them
-// (file-local; RemapIds makes them the reader's); returns false if the payload is malformed.
-// `scratch` is reused from call to call. Needs nothing the file defined earlier, so chunks
-// decode in any order and on any thread.
+// Decodes `out.size()` records into `out` with their string and stack ids as the file
+// wrote them (file-local; RemapIds makes them the reader's); returns false if the payload
+// is malformed. `scratch` is reused from call to call. Needs nothing the file defined
+// earlier, so chunks decode in any order and on any thread.
+template <class T>
+bool DecodeFixedLocal(ByteCursor& in, std::span<T> out, std::vector<uint64_t>& scratch) {
+  const ByteCursor start = in;
+  if (codec_detail::DecodeInBlocks(in, out, scratch)) return true;
+  in = start;
+  return codec_detail::DecodeByColumn(in, out, scratch);
+}
+
+// The same into a vector of `count` records. A count the payload cannot hold (every record
+// needs at least one byte per field) is refused before anything is allocated: a damaged
+// header must not make us allocate gigabytes.
 template <class T>
 bool DecodeFixedLocal(ByteCursor& in, uint32_t count, std::vector<T>& out,
                       std::vector<uint64_t>& scratch) {
-  // Every record needs at least one byte per field: reject absurd counts before
-  // allocating (a damaged header must not make us allocate gigabytes).
   if (count > in.remaining()) {
     out.clear();
     return false;
   }
-  const ByteCursor start = in;
-  if (codec_detail::DecodeInBlocks(in, count, out, scratch)) return true;
-  in = start;
-  return codec_detail::DecodeByColumn(in, count, out, scratch);
+  out.resize(count);
+  return DecodeFixedLocal(in, std::span<T>(out), scratch);
 }
 
 // Turns the file-local string and stack ids of decoded records into the reader's.

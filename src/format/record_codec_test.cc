@@ -66,7 +66,8 @@ Decoded ByColumn(std::span<const uint8_t> bytes, uint32_t count) {
   if (count > in.remaining()) return {false, in.remaining(), {}};
   std::vector<T> out;
   std::vector<uint64_t> scratch;
-  const bool ok = codec_detail::DecodeByColumn(in, count, out, scratch);
+  out.resize(count);
+  const bool ok = codec_detail::DecodeByColumn(in, std::span<T>(out), scratch);
   return {ok, in.remaining(), Values(out)};
 }
 

@@ -3,10 +3,12 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,7 +43,8 @@ class Reader {
  public:
   Reader(RecordSink& sink, ReadReport& report, unsigned threads)
       : sink_(sink), report_(report), threads_(std::max(threads, 1u)) {
-    for (unsigned i = 0; i < 2 * threads_ + 1; ++i) slots_.push_back(std::make_unique<Slot>());
+    // A chunk for each thread and two ready ahead of the sink.
+    for (unsigned i = 0; i < threads_ + 2; ++i) slots_.push_back(std::make_unique<Slot>());
   }
 
   // Only these chunk types (and strings) from now on; empty: all.
@@ -115,40 +118,49 @@ class Reader {
     std::vector<uint8_t> buffer;
     std::span<const uint8_t> raw;
     std::vector<uint64_t> scratch;
-#define GPUPERF_SLOT_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural;
-    GPUPERF_FIXED_RECORD_TYPES(GPUPERF_SLOT_BUFFER)
-#undef GPUPERF_SLOT_BUFFER
+    // The records of a fixed-size chunk, of whichever type it holds, in storage kept from
+    // chunk to chunk: as large as the largest chunk the slot held, not one array per type.
+    // Record types are aggregates, so the storage holds them once written.
+    std::unique_ptr<std::byte[]> records;
+    size_t records_bytes = 0;
+    uint32_t record_count = 0;
+
+    template <class T>
+    std::span<T> Records(uint32_t count) {
+      const size_t bytes = size_t{count} * sizeof(T);
+      if (bytes > records_bytes) {
+        records.reset(new std::byte[bytes]);
+        records_bytes = bytes;
+      }
+      record_count = count;
+      return Held<T>();
+    }
+    template <class T>
+    std::span<T> Held() {
+      return {std::launder(reinterpret_cast<T*>(records.get())), record_count};
+    }
   };
 
   // Finds the chunks of a file, the damaged places and a torn end (steps_); returns where
   // the last whole chunk ends.
   size_t WalkChunks(std::span<const uint8_t> bytes) {
     steps_.clear();
-    size_t pos = format::kFileHeaderSize;
-    while (pos < bytes.size()) {
-      Step step;
-      step.offset = pos;
-      const format::ChunkAt at = format::ChunkAtOffset(bytes, pos, step.chunk);
-      if (at == format::ChunkAt::kTorn) {
-        step.kind = Step::kTorn;
-        steps_.push_back(step);
-        break;
-      }
-      if (at == format::ChunkAt::kBadHeader) {
-        step.kind = Step::kBadHeader;
-        steps_.push_back(step);
-        pos = NextChunkMagic(bytes, pos);
-        continue;
-      }
-      pos += step.chunk.whole.size();
-      steps_.push_back(step);
-    }
-    return pos;
+    return format::WalkChunks(bytes,
+                              [&](format::ChunkAt at, size_t pos, const format::ChunkView& chunk) {
+                                Step step;
+                                step.kind = at == format::ChunkAt::kTorn        ? Step::kTorn
+                                            : at == format::ChunkAt::kBadHeader ? Step::kBadHeader
+                                                                                : Step::kChunk;
+                                step.chunk = chunk;
+                                step.offset = pos;
+                                steps_.push_back(step);
+                              });
   }
 
   // On a reading thread: everything about a chunk that needs nothing read before it.
   void Prepare(const Step& step, Slot& slot) const {
     slot.checksum_ok = slot.decompressed = slot.decoded = false;
+    slot.record_count = 0;
     if (step.kind != Step::kChunk || !Wanted(step.chunk.type)) return;
     slot.checksum_ok = format::ChunkChecksumOk(step.chunk);
     if (!slot.checksum_ok) return;
@@ -156,10 +168,13 @@ class Reader {
     if (!slot.decompressed) return;
     format::ByteCursor in(slot.raw.data(), slot.raw.size());
     switch (step.chunk.type) {
-#define GPUPERF_READER_DECODE(Type, name, plural, number)                                 \
-  case number:                                                                            \
-    slot.decoded =                                                                        \
-        format::DecodeFixedLocal(in, step.chunk.record_count, slot.plural, slot.scratch); \
+#define GPUPERF_READER_DECODE(Type, name, plural, number)                              \
+  case number:                                                                         \
+    /* Every record needs a byte per field at least: a count beyond that is damage. */ \
+    if (step.chunk.record_count <= in.remaining()) {                                   \
+      slot.decoded = format::DecodeFixedLocal(                                         \
+          in, slot.Records<Type##Record>(step.chunk.record_count), slot.scratch);      \
+    }                                                                                  \
     break;
       GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_DECODE)
 #undef GPUPERF_READER_DECODE
@@ -262,14 +277,6 @@ class Reader {
     report_.warnings.push_back(std::string(name) + ": skipped a damaged chunk (" + why + ")");
   }
 
-  // After a damaged chunk header, finds the next chunk magic.
-  static size_t NextChunkMagic(std::span<const uint8_t> bytes, size_t pos) {
-    for (size_t p = pos + 1; p + 4 <= bytes.size(); ++p) {
-      if (format::ChunkU32(bytes.data() + p) == format::kChunkMagic) return p;
-    }
-    return bytes.size();
-  }
-
   // A byte-for-byte repeat of an earlier chunk of this file: left out, counted. A writer
   // never writes the same records twice (every event has its own times and ids, every
   // definition is written once), so a repeat is a copy that would count them twice. Stats
@@ -337,11 +344,11 @@ class Reader {
             return;
         }
         break;
-#define GPUPERF_READER_CASE(Type, name, plural, number)                 \
-  case number:                                                          \
-    format::RemapIds(std::span<Type##Record>(slot.plural), ids_);       \
-    ok = slot.decoded;                                                  \
-    if (ok) sink_.On##Type(std::span<const Type##Record>(slot.plural)); \
+#define GPUPERF_READER_CASE(Type, name, plural, number)                               \
+  case number:                                                                        \
+    format::RemapIds(slot.Held<Type##Record>(), ids_);                                \
+    ok = slot.decoded;                                                                \
+    if (ok) sink_.On##Type(std::span<const Type##Record>(slot.Held<Type##Record>())); \
     break;
         GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_CASE)
 #undef GPUPERF_READER_CASE
@@ -353,8 +360,8 @@ class Reader {
       Corrupt(name, "malformed records");
       return;
     }
-    if (type == format::kProcessChunk && file_.pid == 0 && !slot.processes.empty()) {
-      file_.pid = slot.processes.front().pid;
+    if (type == format::kProcessChunk && file_.pid == 0 && slot.record_count > 0) {
+      file_.pid = slot.Held<ProcessRecord>().front().pid;
     }
     ++report_.chunks_read;
     report_.records_read += count;
@@ -444,6 +451,29 @@ unsigned DefaultReadThreads() {
   return threads;
 }
 
+Result<std::map<uint16_t, uint64_t>> CountChunkRecords(const std::string& path) {
+  std::map<uint16_t, uint64_t> counts;
+  auto count = [&counts](std::span<const uint8_t> bytes) {
+    if (bytes.size() < format::kFileHeaderSize) return;
+    format::WalkChunks(bytes, [&](format::ChunkAt at, size_t, const format::ChunkView& chunk) {
+      if (at == format::ChunkAt::kWhole) counts[chunk.type] += chunk.record_count;
+    });
+  };
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    format::MappedFile file;
+    GP_RETURN_IF_ERROR(file.Open(path));
+    count(file.bytes());
+    return counts;
+  }
+  ReadReport ignored;
+  Status first_error;
+  GP_ASSIGN_OR_RETURN(std::vector<format::DirectoryTraceFile> files,
+                      format::OpenTraceDirectory(path, ignored, first_error));
+  for (const format::DirectoryTraceFile& entry : files) count(entry.file.bytes());
+  return counts;
+}
+
 Status ReadTraceBytes(std::span<const uint8_t> bytes, std::string_view display_name,
                       RecordSink& sink, ReadReport* report, const ReadOptions& options) {
   ReadReport local;
@@ -458,7 +488,9 @@ Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report) 
 
 Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_types,
                        RecordSink& sink, ReadReport* report) {
-  return ReadTraceWith(path, {.chunk_types = chunk_types}, sink, report);
+  ReadOptions options;
+  options.chunk_types = chunk_types;
+  return ReadTraceWith(path, options, sink, report);
 }
 
 Status ReadTraceWith(const std::string& path, const ReadOptions& options, RecordSink& sink,
@@ -488,6 +520,7 @@ Status format::ReadTraceAlone(const std::string& path, const ReadOptions& option
     return Error(StatusCode::kNotFound, path + " holds no trace files (*.gpt)");
   }
   for (const format::DirectoryTraceFile& entry : files) {
+    if (options.only_process && entry.pid != 0 && entry.pid != *options.only_process) continue;
     Status status = reader.ReadBytes(entry.file.bytes(), entry.path, entry.file.being_written());
     if (!status.ok()) {
       out.warnings.push_back("skipped " + status.message());
