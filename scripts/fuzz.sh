@@ -12,7 +12,7 @@ CXX=${FUZZ_CXX:-$(command -v clang++ || command -v clang++-14)}
 sources=(tests/fuzz/trace_reader_fuzzer.cc src/format/trace_reader.cc src/format/record_codec.cc
          src/format/gpu_profile_codec.cc src/format/trace_directory.cc src/format/mapped_file.cc
          src/format/trace_lock.cc
-         src/base/crc32c.cc)
+         src/base/crc32c.cc src/base/ordered_work.cc)
 "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Iinclude -Isrc "${sources[@]}" -lzstd -o "$out/trace_reader_fuzzer"
 # Seeds: small valid traces (the fuzzer mutates them into damaged ones).

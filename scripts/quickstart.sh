@@ -31,9 +31,10 @@ else
   echo "quickstart: no GPU here; using the trace recorded on an H200 (tests/data/h200/mock_transformer)"
   trace=tests/data/h200/mock_transformer
 fi
-"$gp" report "$trace" | tee "$out/report.txt"
-"$gp" flamegraph "$trace" -o "$out/flamegraph.svg"
-"$gp" export "$trace" -o "$out/timeline.perfetto-trace"
+# The three outputs from one read of the trace (docs/report.md, "Several outputs from one read").
+"$gp" report "$trace" -o "$out/report.txt" -o "$out/flamegraph.svg" \
+  -o "$out/timeline.perfetto-trace"
+cat "$out/report.txt"
 echo
 echo "quickstart: wrote $out/report.txt, $out/flamegraph.svg (open in a browser) and"
 echo "            $out/timeline.perfetto-trace (open at https://ui.perfetto.dev)"

@@ -30,12 +30,16 @@ int main(int argc, char** argv) {
       options.seed = std::strtoull(value("--seed"), nullptr, 10);
     else if (arg == "--pid")
       options.pid = std::atoi(value("--pid"));
+    else if (arg == "--rank")
+      options.rank = std::atoi(value("--rank"));
+    else if (arg == "--world-size")
+      options.world_size = std::atoi(value("--world-size"));
     else if (arg == "--no-api")
       options.api_records = false;
     else {
       std::fprintf(stderr,
                    "usage: gpuperf_synth -o FILE [--kernels N (10000000)] [--threads N] "
-                   "[--devices N] [--seed N] [--pid N] [--no-api]\n");
+                   "[--devices N] [--seed N] [--pid N] [--no-api] [--rank R --world-size N]\n");
       return arg == "-h" || arg == "--help" ? 0 : 2;
     }
   }

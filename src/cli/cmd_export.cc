@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
+#include "cli/other_outputs.h"
 #include "cli/output_file.h"
 #include "cli/quantity_options.h"
 #include "export/gzip_stream.h"
@@ -195,8 +196,9 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
          std::to_string(stats.tracks) + " tracks";
 }
 
+// `summary_to`: where the line saying what was written goes (stdout, unless the output is).
 Status Run(const std::string& trace, const std::string& format_name, std::string output,
-           bool python_internals, const WindowArgs& window_args) {
+           bool python_internals, const WindowArgs& window_args, FILE* summary_to = stdout) {
   GP_ASSIGN_OR_RETURN(const ExportFormat format, ChooseFormat(format_name, output));
   if (format == ExportFormat::kPprof && window_args.any()) {
     return Error(StatusCode::kInvalidArgument,
@@ -226,10 +228,29 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
   // A name that does not show the format gets it spelled out.
   const std::string what =
       named_format ? file->name() : file->name() + " (" + FormatName(format) + ")";
-  std::fprintf(to_stdout ? stderr : stdout, "wrote %s: %s, %s\n", what.c_str(),
+  std::fprintf(to_stdout ? stderr : summary_to, "wrote %s: %s, %s\n", what.c_str(),
                FormatBytes(file->bytes_written()).c_str(), summary->c_str());
   return Status::Ok();
 }
+
+}  // namespace
+
+OutputKind KindOfOutput(const std::string& path) {
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension == ".svg" || extension == ".folded" || extension == ".collapsed") {
+    return OutputKind::kFlamegraph;
+  }
+  // A plain .json is the report's JSON; gzipped, a Chrome timeline.
+  if (FormatFromName(path) && (extension != ".json")) return OutputKind::kExport;
+  return OutputKind::kReport;
+}
+
+int WriteExportOutput(const std::string& trace, const std::string& output) {
+  const Status status = Run(trace, "", output, false, WindowArgs{}, stderr);
+  return status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, trace));
+}
+
+namespace {
 
 void RegisterExport(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(

@@ -26,16 +26,22 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
                      " holds no ranks (no process was started by torchrun, MPI or "
                      "Slurm): --split-by rank has nothing to split");
   }
-  // The whole run first: its ranks section, and the read warnings, said once.
+  // The whole run first: its ranks and energy sections, and the read warnings (the loss
+  // section's), said once. Only those are built: the whole run's other sections would
+  // hold every rank's calls at once.
+  ReportOptions whole_options = request.options;
+  whole_options.only_sections = {"ranks", "energy", "loss"};
   GP_ASSIGN_OR_RETURN(ReportModel whole,
-                      BuildReport(request.path, request.options, report::kInsightsSection));
+                      BuildReport(request.path, whole_options, report::kInsightsSection));
   ReadReport warnings;
   warnings.warnings = whole.read_warnings;
   PrintReadWarnings(warnings);
   std::vector<RankReport> reports;
   for (const ProcessIdentity* p : scan.InRankOrder()) {
+    // Each rank from its own files: the other ranks' are not read again for it.
     ReportOptions options = request.options;
     options.pid = p->pid;
+    options.read_only_files_of_pid = true;
     GP_ASSIGN_OR_RETURN(ReportModel model,
                         BuildReport(request.path, options, report::kInsightsSection));
     // A launcher's own process (torchrun's agent) is no rank: left out unless it ran work.

@@ -8,18 +8,43 @@
 #include "analyze/ranks/ranks_analysis.h"
 #include "analyze/report/report_prepass.h"
 #include "base/demangle.h"
+#include "format/file_format.h"
 
 namespace gpuperf {
 namespace report {
 namespace {
 
-// The sections, in the order their Finish runs. A new section is one more line here.
-constexpr SectionFactory kSections[] = {
-    MakeProcessesSection, MakeKernelsSection, MakeApiSection,         MakeCopiesSection,
-    MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
-    MakeOverheadSection,  MakeCpuSection,     MakeLossSection,        MakeHardwareSection,
-    MakeRanksSection,     MakeEnergySection,
+// The sections, in the order their Finish runs, with the names ReportOptions::only_sections
+// gives them. A new section is one more line here.
+struct NamedSection {
+  std::string_view name;
+  SectionFactory make;
 };
+constexpr NamedSection kSections[] = {
+    {"processes", MakeProcessesSection},
+    {"kernels", MakeKernelsSection},
+    {"api", MakeApiSection},
+    {"copies", MakeCopiesSection},
+    {"sync", MakeSyncSection},
+    {"memory", MakeMemorySection},
+    {"utilization", MakeUtilizationSection},
+    {"nvtx", MakeNvtxSection},
+    {"overhead", MakeOverheadSection},
+    {"cpu", MakeCpuSection},
+    {"loss", MakeLossSection},
+    {"hardware", MakeHardwareSection},
+    {"ranks", MakeRanksSection},
+    {"energy", MakeEnergySection},
+};
+// The sections that read the API calls kept per thread (ProcessInfo::threads); sections
+// handed in later (the insight rules) read them too.
+constexpr std::string_view kSectionsReadingCalls[] = {"utilization", "nvtx"};
+
+bool SectionWanted(const ReportOptions& options, std::string_view name) {
+  return options.only_sections.empty() ||
+         std::find(options.only_sections.begin(), options.only_sections.end(), name) !=
+             options.only_sections.end();
+}
 
 // The records of `records` that `keep` accepts: the chunk itself when it accepts all
 // (no filter, the common case), else a copy in `scratch`.
@@ -130,8 +155,10 @@ void ReportContext::LinkApiCalls(uint32_t pid) {
 class ReportBuilder final : public RecordSink {
  public:
   ReportBuilder(const ReportOptions& options, const Prepass& prepass, RankScan scan,
-                ClockAlignment clocks, std::span<const SectionFactory> later_sections)
+                ClockAlignment clocks, std::span<const SectionFactory> later_sections,
+                bool nvtx_in_trace)
       : context_(options), options_(options), prepass_(prepass) {
+    context_.nvtx_in_trace_ = nvtx_in_trace;
     context_.rank_scan_ = std::move(scan);
     context_.clock_alignment_ = std::move(clocks);
     if (options.begin_ns || options.end_ns) {
@@ -139,9 +166,14 @@ class ReportBuilder final : public RecordSink {
       context_.time_begin_ = options.begin_ns ? origin + *options.begin_ns : 0;
       context_.time_end_ = options.end_ns ? origin + *options.end_ns : kNoTime;
     }
-    for (SectionFactory make : kSections) {
-      if (auto section = make(context_)) sections_.push_back(std::move(section));
+    for (const NamedSection& named : kSections) {
+      if (!SectionWanted(options, named.name)) continue;
+      if (auto section = named.make(context_)) sections_.push_back(std::move(section));
     }
+    keep_api_calls_ = !later_sections.empty() && SectionWanted(options, "insights");
+    for (std::string_view name : kSectionsReadingCalls)
+      keep_api_calls_ |= SectionWanted(options, name);
+    if (!SectionWanted(options, "insights")) later_sections = {};
     for (SectionFactory make : later_sections) {
       if (auto section = make(context_)) sections_.push_back(std::move(section));
     }
@@ -232,7 +264,11 @@ class ReportBuilder final : public RecordSink {
       auto kept = Kept(slice, api_calls_, [&](const ApiRecord& a) {
         return PidOk(a.pid) && TimeOk(a.start_ns) && NvtxOk(a.pid, a.correlation_id);
       });
-      KeepApiCalls(kept);
+      if (keep_api_calls_) {
+        KeepApiCalls(kept);
+      } else {
+        TouchGpu(kept);
+      }
       for (auto& s : sections_) s->OnApiCalls(kept);
     });
   }
@@ -346,7 +382,8 @@ class ReportBuilder final : public RecordSink {
   void Origin(uint64_t t) {
     if (t != 0 && t < context_.origin_) context_.origin_ = t;
   }
-  // GPU work starts the report's clock and widens its process's span.
+  // GPU work starts the report's clock and widens its process's span; so do API calls
+  // (KeepApiCalls, or this when no section reads the calls themselves).
   template <class GpuRecord>
   void TouchGpu(std::span<const GpuRecord> records) {
     ProcessInfo* process = nullptr;
@@ -394,6 +431,7 @@ class ReportBuilder final : public RecordSink {
   const Prepass& prepass_;
   std::vector<std::unique_ptr<ReportSection>> sections_;
   std::vector<CallKind> call_kind_;  // by StringId
+  bool keep_api_calls_ = true;       // some section reads ProcessInfo::threads
   uint32_t pid_ = 0;                 // of the process a loop last looked up
   // Records that passed the filters, when some did not.
   std::vector<KernelRecord> kernels_;
@@ -417,7 +455,8 @@ namespace {
 // `feed` reads the trace into a sink, on the aligned clock.
 template <class Feed>
 Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlignment clocks,
-                          std::span<const SectionFactory> later_sections, Feed feed) {
+                          std::span<const SectionFactory> later_sections, bool nvtx_in_trace,
+                          Feed feed) {
   // The rules are a room above the report: a caller that wants them hands their section in.
   if (options.insights && later_sections.empty()) {
     return Error(StatusCode::kInvalidArgument,
@@ -432,7 +471,8 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
       GP_RETURN_IF_ERROR(feed(sink, ignored));
       sink.Finish();
     }
-    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks), later_sections);
+    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks), later_sections,
+                          nvtx_in_trace);
     ReadReport read_report;
     GP_RETURN_IF_ERROR(feed(builder, read_report));
     return builder.Finish(read_report);
@@ -448,10 +488,14 @@ Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& op
                                 std::span<const report::SectionFactory> later_sections) {
   GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
   GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
+  GP_ASSIGN_OR_RETURN(const auto counts, CountChunkRecords(path));
+  const bool nvtx_in_trace = counts.count(format::kNvtxChunk) != 0;
   const ClockAlignment& aligned = clocks;  // outlives the reads below
-  return report::Build(options, std::move(scan), clocks, later_sections,
+  ReadOptions read_options;
+  if (options.read_only_files_of_pid) read_options.only_process = options.pid;
+  return report::Build(options, std::move(scan), clocks, later_sections, nvtx_in_trace,
                        [&](RecordSink& sink, ReadReport& read_report) {
-                         return ReadTraceAligned(path, aligned, sink, &read_report);
+                         return ReadTraceAligned(path, aligned, sink, &read_report, read_options);
                        });
 }
 
@@ -460,7 +504,7 @@ Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options
   RankScan scan = ScanRanks(trace);
   ClockAlignment clocks = AlignTraceClocks(trace, scan);
   const ClockAlignment& aligned = clocks;
-  return report::Build(options, std::move(scan), clocks, later_sections,
+  return report::Build(options, std::move(scan), clocks, later_sections, !trace.nvtxs.empty(),
                        [&](RecordSink& sink, ReadReport& read_report) {
                          if (aligned.identity()) {
                            ReplayTrace(trace, sink);

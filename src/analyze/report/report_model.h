@@ -48,6 +48,14 @@ struct ReportOptions {
   bool insights = false;
   // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
+  // Only these sections are built (the builder's names: processes, kernels, api, copies,
+  // sync, memory, utilization, nvtx, overhead, cpu, loss, hardware, ranks, energy,
+  // insights); empty: all. A report of some parts costs only their time and memory: the
+  // ranks section alone keeps no API call.
+  std::vector<std::string> only_sections;
+  // With `pid`: of a directory, only the files of that process are read (ReadOptions::
+  // only_process): a run's rank reported without reading the other ranks' files.
+  bool read_only_files_of_pid = false;
 };
 
 struct DurationStats {

@@ -4,7 +4,6 @@
 
 #include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/ranks/ranks_analysis.h"
-#include "format/read_ahead.h"
 
 namespace gpuperf {
 
@@ -22,12 +21,8 @@ Status DrawTimelineFile(const std::string& trace_path, const TimelineOptions& op
       [&](RecordSink& sink, std::span<const uint16_t> chunk_types) {
         // Both passes see the same damage; report it once.
         ReadReport pass_report;
-        // Chunks are read and decoded on a second thread while this one draws.
-        Status status = ReadAhead(
-            [&](RecordSink& ahead) {
-              return ReadTraceAligned(trace_path, clocks, ahead, &pass_report, chunk_types);
-            },
-            sink);
+        // The reader decodes chunks on the other cores while this thread draws.
+        Status status = ReadTraceAligned(trace_path, clocks, sink, &pass_report, chunk_types);
         if (first_pass) first_report = pass_report;
         first_pass = false;
         return status;
