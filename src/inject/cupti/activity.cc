@@ -26,6 +26,7 @@ std::atomic<uint32_t> g_saved_buffers{0};
 // Never freed: CUPTI may complete a buffer while the process exits, and the Recorder whose
 // names it interns into is never freed once published either.
 Translator* g_translator = nullptr;
+const Recorder* g_translator_recorder = nullptr;  // whose names g_translator interns into
 std::mutex g_translate_mutex;  // CUPTI may complete buffers on several threads
 
 // CUDA 13 gives every launching thread its own activity buffer. A thread's first one is
@@ -170,8 +171,15 @@ void CountDroppedRecords(void* context, uint32_t stream_id) {
   }
 }
 
+void PrepareTranslator(Recorder& recorder) {
+  if (g_translator_recorder == &recorder) return;
+  std::lock_guard<std::mutex> lock(g_translate_mutex);
+  g_translator = new Translator(recorder.pid, recorder.names);  // the last one's: never freed
+  g_translator_recorder = &recorder;
+}
+
 bool RegisterActivityCallbacks(Recorder& recorder) {
-  if (g_translator == nullptr) g_translator = new Translator(recorder.pid, recorder.names);
+  PrepareTranslator(recorder);
   GP_CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // One clock for everything: CUPTI's default on Linux is CLOCK_REALTIME.
   GP_CUPTI_CALL(cuptiActivityRegisterTimestampCallback(MonotonicTimestamp));

@@ -3,6 +3,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <span>
 #include <string_view>
@@ -41,6 +42,7 @@ LaunchSampler g_sampler;          // --sample-launches
 StackId g_not_sampled_stack = 0;  // the stack its unsampled launches link to
 std::vector<CallbackIdPlan> g_driver_plan;
 CUpti_SubscriberHandle g_subscriber = nullptr;
+char g_other_subscriber[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};  // OtherSubscriberName
 
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
@@ -336,7 +338,10 @@ bool EnableCallbacks(Recorder& recorder) {
   params.oldSubscriberName = old_name;
   params.oldSubscriberSize = sizeof(old_name);
   CUptiResult result = cuptiSubscribe_v2(&g_subscriber, OnCallback, &recorder, &params);
+  g_other_subscriber[0] = '\0';
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    std::snprintf(g_other_subscriber, sizeof(g_other_subscriber), "%s",
+                  old_name[0] ? old_name : "another profiler");
     CountStat(StatId::cupti_subscribe_failed);
     LogOnce("CUPTI is already in use by %s: recording GPU activity without launch stacks",
             old_name[0] ? old_name : "another profiler");
@@ -360,6 +365,10 @@ bool EnableCallbacks(Recorder& recorder) {
   SetApiCallbacks(recorder.config.delay_ms == 0);
   EnableResourceCallbacks();
   return true;
+}
+
+const char* OtherSubscriberName() {
+  return g_other_subscriber;
 }
 
 void EnableResourceCallbacks() {
