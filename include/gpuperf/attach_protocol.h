@@ -23,9 +23,9 @@ enum AttachStartResult : int {
 
 // The attach window's own settings, beside record's GPUPERF_* ones.
 inline constexpr char kAttachProtocolSetting[] = "GPUPERF_ATTACH_PROTOCOL";
-inline constexpr char kAttachStateSetting[] = "GPUPERF_ATTACH_STATE";  // absolute path
-inline constexpr char kAttachStopSetting[] = "GPUPERF_ATTACH_STOP";    // absolute path
-inline constexpr char kAttachLogSetting[] = "GPUPERF_ATTACH_LOG";      // absolute path
+inline constexpr char kAttachStateSetting[] = "GPUPERF_ATTACH_STATE";        // absolute path
+inline constexpr char kAttachStopSetting[] = "GPUPERF_ATTACH_STOP";          // absolute path
+inline constexpr char kAttachLogSetting[] = "GPUPERF_ATTACH_LOG";            // absolute path
 inline constexpr char kAttachInjectorSetting[] = "GPUPERF_ATTACH_INJECTOR";  // pid
 inline constexpr char kAttachAtSetting[] = "GPUPERF_ATTACH_AT_NS";  // CLOCK_REALTIME ns, 0: now
 inline constexpr char kAttachDurationSetting[] = "GPUPERF_ATTACH_DURATION_MS";  // 0: until stopped

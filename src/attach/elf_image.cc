@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "symbolize/dynamic_symbols.h"
+
 namespace gpuperf::attach {
 namespace {
 
@@ -18,26 +20,13 @@ uint64_t PageDown(uint64_t value) {
 }
 
 void ReadDynamicSymbols(Elf* elf, ElfImage& image) {
-  Elf_Scn* section = nullptr;
-  while ((section = elf_nextscn(elf, section)) != nullptr) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_DYNSYM) continue;
-    Elf_Data* data = elf_getdata(section, nullptr);
-    const size_t count = header.sh_entsize != 0 ? header.sh_size / header.sh_entsize : 0;
-    for (size_t i = 0; data != nullptr && i < count; ++i) {
-      GElf_Sym symbol;
-      if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr ||
-          symbol.st_shndx == SHN_UNDEF || symbol.st_value == 0) {
-        continue;
-      }
-      const char* name = elf_strptr(elf, header.sh_link, symbol.st_name);
-      if (name == nullptr || *name == '\0') continue;
-      // Several versions of one name (memcpy@GLIBC_2.2.5, memcpy@@GLIBC_2.14): the default
-      // one is the one a lookup finds; keep the first seen unless a later is bigger.
-      ElfSymbol& kept = image.dynamic_symbols[name];
-      if (kept.value == 0) kept = {symbol.st_value, symbol.st_size};
-    }
-  }
+  ForEachDefinedDynamicSymbol(elf, [&image](const char* name, const GElf_Sym& symbol) {
+    if (symbol.st_value == 0) return;
+    // Several versions of one name (memcpy@GLIBC_2.2.5, memcpy@@GLIBC_2.14): the first seen
+    // is kept; each is a whole function, which is all the safe-point check needs.
+    ElfSymbol& kept = image.dynamic_symbols[name];
+    if (kept.value == 0) kept = {symbol.st_value, symbol.st_size};
+  });
 }
 
 }  // namespace
@@ -76,7 +65,8 @@ Result<ElfImage> ReadElfImage(const std::string& path, bool symbols) {
   if (elf_getphdrnum(elf, &count) == 0) {
     for (size_t i = 0; i < count; ++i) {
       GElf_Phdr program;
-      if (gelf_getphdr(elf, static_cast<int>(i), &program) == nullptr || program.p_type != PT_LOAD) {
+      if (gelf_getphdr(elf, static_cast<int>(i), &program) == nullptr ||
+          program.p_type != PT_LOAD) {
         continue;
       }
       image.loads.push_back({program.p_vaddr, program.p_offset, program.p_filesz, program.p_memsz,

@@ -21,17 +21,24 @@
 #include "attach/attach_steps.h"
 #include "attach/remote_stub.h"
 #include "attach/safe_point.h"
+#include "attach/thread_frames.h"
 #include "gpuperf/attach_protocol.h"
 
 namespace gpuperf::attach {
+
+#if defined(__x86_64__)
+
 namespace {
 
-constexpr uint64_t kRedZone = 128;
 // What the stub and the calls it makes may use below the thread's stack pointer: the
 // extended state area, dlopen (a few KiB), the library's constructors and the entry point.
 constexpr uint64_t kStackRoom = 256 * 1024;
 constexpr uint64_t kMaxStackScan = 16ull << 20;
 constexpr int kMarkerSyscall = SYS_getpid;
+// How long only threads waiting in a system call are looked for, before one running in user
+// space may be stopped where it is (FindThread).
+constexpr auto kRunningThreadsAfter = std::chrono::seconds(1);
+constexpr auto kPollGap = std::chrono::milliseconds(10);
 
 Status Exited(pid_t pid) {
   return Error(StatusCode::kNotFound,
@@ -51,10 +58,12 @@ class AttachLock {
   }
   Status Take(pid_t pid) {
     fd_ = open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return ProcessAlive(pid) ? Error(StatusCode::kInternal, std::strerror(errno)) : Exited(pid);
+    if (fd_ < 0)
+      return ProcessAlive(pid) ? Error(StatusCode::kInternal, std::strerror(errno)) : Exited(pid);
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      return Error(StatusCode::kInternal, "another gpuperf attach is loading its library into process " +
-                                              std::to_string(pid) + " right now");
+      return Error(StatusCode::kInternal,
+                   "another gpuperf attach is loading its library into process " +
+                       std::to_string(pid) + " right now");
     }
     return Status::Ok();
   }
@@ -153,23 +162,72 @@ std::string JudgeFromOutside(pid_t pid, pid_t tid, SyscallState* state) {
   return "";
 }
 
-// Why the stopped thread with `regs` may not be used (empty: it may).
-std::string JudgeStopped(const Target& target, const SyscallState& seen,
-                         const user_regs_struct& regs, const std::vector<CodeRange>& danger) {
-  if (static_cast<int64_t>(regs.orig_rax) != seen.nr || regs.rsp != seen.sp || regs.rip != seen.pc) {
-    return "moved";
-  }
+// The system call arguments of a thread stopped in one.
+void SyscallArgs(const user_regs_struct& regs, uint64_t (&args)[6]) {
+  args[0] = regs.rdi;
+  args[1] = regs.rsi;
+  args[2] = regs.rdx;
+  args[3] = regs.r10;
+  args[4] = regs.r8;
+  args[5] = regs.r9;
+}
+
+// Why the stack of the stopped thread `tid` with `regs` rules it out (empty: it does not):
+// too little room below it, or its pc or a caller in code that may hold a lock the library's
+// loading needs. The callers are unwound (thread_frames.h); above where an unwind stopped
+// short, every word that points into such code counts as a caller.
+std::string JudgeStack(const Target& target, pid_t tid, const user_regs_struct& regs,
+                       const std::vector<CodeRange>& danger, FrameWalker& walker) {
   const Mapping* stack = MappingAt(target.mappings, regs.rsp);
   if (stack == nullptr) return "no stack mapping";
   // A thread's own stack mapping must leave room below; the main thread's [stack] grows.
-  if (stack->path != "[stack]" && regs.rsp - stack->start < kStackRoom + kRedZone) {
+  if (stack->path != "[stack]" && regs.rsp - stack->start < kStackRoom + kStubStackGap) {
     return "too little stack";
   }
-  const uint64_t scan = std::min<uint64_t>(stack->end - regs.rsp, kMaxStackScan) & ~uint64_t{7};
-  std::vector<uint64_t> words(scan / 8);
-  if (!ReadProcessMemory(target.pid, regs.rsp, words.data(), scan)) return "unreadable stack";
+  const ThreadFrames frames = walker.Walk(tid, regs);
+  std::vector<uint64_t> words = frames.pcs;
+  if (frames.pcs.empty()) words.push_back(regs.rip + 1);  // as a return address would point
+  const uint64_t from =
+      frames.complete ? stack->end : std::max<uint64_t>(frames.stopped_sp, regs.rsp);
+  if (from < stack->end) {
+    const uint64_t scan = std::min<uint64_t>(stack->end - from, kMaxStackScan) & ~uint64_t{7};
+    const size_t known = words.size();
+    words.resize(known + scan / 8);
+    if (!ReadProcessMemory(target.pid, from, words.data() + known, scan)) return "unreadable stack";
+  }
   const std::string inside = DangerOnStack(words, danger);
   return inside.empty() ? "" : "inside " + inside;
+}
+
+// The two ways a thread is borrowed.
+enum class BorrowMode {
+  kWaiting,  // /proc showed it waiting in a system call that restarts: `seen`
+  kRunning,  // /proc showed it running in user space; it is stopped where it is
+};
+
+// Why the stopped thread with `regs` may not be used (empty: it may).
+std::string JudgeStopped(const Target& target, pid_t tid, BorrowMode mode, const SyscallState& seen,
+                         const user_regs_struct& regs, const std::vector<CodeRange>& danger,
+                         FrameWalker& walker) {
+  const bool in_syscall = static_cast<int64_t>(regs.orig_rax) >= 0;
+  if (mode == BorrowMode::kWaiting) {
+    if (!in_syscall || static_cast<int64_t>(regs.orig_rax) != seen.nr || regs.rsp != seen.sp ||
+        regs.rip != seen.pc) {
+      return "moved";
+    }
+  } else if (in_syscall) {
+    // It entered a system call between the look and the stop: usable only where the stop
+    // left that call to restart.
+    if (ContinuationOf(regs).rip == regs.rip) return "stopped a system call that does not restart";
+    uint64_t args[6];
+    SyscallArgs(regs, args);
+    const bool reads = regs.orig_rax == SYS_read || regs.orig_rax == SYS_readv;
+    const std::string reason =
+        UnborrowableSyscall(static_cast<int64_t>(regs.orig_rax), args,
+                            reads ? DescriptorTarget(target.pid, args[0]) : "");
+    if (!reason.empty()) return "waiting in " + reason;
+  }
+  return JudgeStack(target, tid, regs, danger, walker);
 }
 
 struct Borrowed {
@@ -180,13 +238,15 @@ struct Borrowed {
 
 // Seizes and stops thread `tid` if it is still where /proc showed it; nothing otherwise (the
 // thread released as it was, `why` saying why).
-std::optional<Borrowed> Borrow(const Target& target, pid_t tid, const SyscallState& seen,
-                               const std::vector<CodeRange>& danger, std::string* why,
-                               Status* fatal) {
+std::optional<Borrowed> Borrow(const Target& target, pid_t tid, BorrowMode mode,
+                               const SyscallState& seen, const std::vector<CodeRange>& danger,
+                               FrameWalker& walker, std::string* why, Status* fatal) {
   if (ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACESYSGOOD)) != 0) {
     if (errno == EPERM) {
-      *fatal = Error(StatusCode::kInternal, "the kernel refused to trace thread " +
-                                                std::to_string(tid) + ": " + std::strerror(errno));
+      *fatal =
+          Error(StatusCode::kInternal, "cannot attach to process " + std::to_string(target.pid) +
+                                           ": the kernel refused to trace its thread " +
+                                           std::to_string(tid) + " (" + std::strerror(errno) + ")");
     }
     *why = "gone";
     return std::nullopt;
@@ -211,12 +271,13 @@ std::optional<Borrowed> Borrow(const Target& target, pid_t tid, const SyscallSta
   Borrowed thread;
   thread.tid = tid;
   if (ptrace(PTRACE_GETREGS, tid, nullptr, &thread.regs) != 0 ||
-      ptrace(PTRACE_GETSIGMASK, tid, reinterpret_cast<void*>(sizeof(uint64_t)), &thread.signal_mask) != 0) {
+      ptrace(PTRACE_GETSIGMASK, tid, reinterpret_cast<void*>(sizeof(uint64_t)),
+             &thread.signal_mask) != 0) {
     Release(tid);
     *why = "unreadable registers";
     return std::nullopt;
   }
-  *why = JudgeStopped(target, seen, thread.regs, danger);
+  *why = JudgeStopped(target, tid, mode, seen, thread.regs, danger, walker);
   if (!why->empty()) {
     Release(tid);
     return std::nullopt;
@@ -225,43 +286,78 @@ std::optional<Borrowed> Borrow(const Target& target, pid_t tid, const SyscallSta
   return thread;
 }
 
-// A thread that may be borrowed, waiting up to `timeout_ms` for one. The reasons the others
-// were passed over make the error.
+// Why thread `tid` may not be stopped where it runs (empty: it may): it must be running in
+// user space, as /proc shows it.
+std::string JudgeRunning(pid_t pid, pid_t tid) {
+  Result<TaskStatus> status = ReadTaskStatus(pid, tid);
+  if (!status.ok()) return "gone";
+  if (status->state != 'R') return "not running";
+  std::optional<SyscallState> now = ReadSyscallState(pid, tid);
+  if (!now || !now->running) return "not running";
+  return "";
+}
+
+// A thread that may be borrowed, waiting up to `timeout_ms` for one. Threads waiting in a
+// system call that restarts come first: stopping them changes nothing the program can see.
+// After kRunningThreadsAfter with none, a thread running in user space may be stopped too
+// (a program whose threads all compute, or wait inside CUDA). The reasons the others were
+// passed over make the error.
 Result<Borrowed> FindThread(const Target& target, uint64_t timeout_ms) {
   const std::vector<CodeRange> danger =
       DangerousCode(target.mappings, target.has_libc ? &target.libc : nullptr, target.libc_bias);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  FrameWalker walker(target.pid);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
   std::vector<std::string> reasons;
+  auto attempt = [&](pid_t tid, BorrowMode mode, const SyscallState& seen,
+                     std::string* why) -> Result<std::optional<Borrowed>> {
+    Status fatal;
+    std::optional<Borrowed> thread = Borrow(target, tid, mode, seen, danger, walker, why, &fatal);
+    if (!fatal.ok()) return fatal;
+    return thread;
+  };
   for (;;) {
     reasons.clear();
-    for (pid_t tid : ListThreads(target.pid)) {
+    const std::vector<pid_t> threads = ListThreads(target.pid);
+    for (pid_t tid : threads) {
       SyscallState seen;
       std::string why = JudgeFromOutside(target.pid, tid, &seen);
       if (why.empty()) {
-        Status fatal;
-        std::optional<Borrowed> thread = Borrow(target, tid, seen, danger, &why, &fatal);
-        if (!fatal.ok()) return fatal;
+        GP_ASSIGN_OR_RETURN(std::optional<Borrowed> thread,
+                            attempt(tid, BorrowMode::kWaiting, seen, &why));
         if (thread) return *thread;
       }
       reasons.push_back(std::to_string(tid) + " " + why);
     }
+    if (std::chrono::steady_clock::now() - start >= kRunningThreadsAfter) {
+      for (pid_t tid : threads) {
+        std::string why = JudgeRunning(target.pid, tid);
+        if (!why.empty()) continue;
+        GP_ASSIGN_OR_RETURN(std::optional<Borrowed> thread,
+                            attempt(tid, BorrowMode::kRunning, SyscallState{}, &why));
+        if (thread) return *thread;
+      }
+    }
     if (!ProcessAlive(target.pid)) return Exited(target.pid);
     if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(kPollGap);
   }
   std::string list;
   for (size_t i = 0; i < reasons.size() && i < 6; ++i) list += (i ? "; " : "") + reasons[i];
   if (reasons.size() > 6) list += "; ...";
   return Error(StatusCode::kInternal,
                "no thread of process " + std::to_string(target.pid) + " reached a safe point in " +
-                   std::to_string(timeout_ms / 1000) + " s (each was running, or inside the loader, "
-                   "the allocator or CUDA: " + list + "); try again");
+                   std::to_string(timeout_ms / 1000) +
+                   " s (each was inside the loader, the allocator or CUDA, or waiting where a "
+                   "stop would show: " +
+                   list + "); try again");
 }
 
 std::string ReadText(pid_t pid, uint64_t address) {
   std::string text;
   char chunk[64];
-  while (address != 0 && text.size() < 1024 && ReadProcessMemory(pid, address, chunk, sizeof(chunk))) {
+  while (address != 0 && text.size() < 1024 &&
+         ReadProcessMemory(pid, address, chunk, sizeof(chunk))) {
     const void* end = std::memchr(chunk, '\0', sizeof(chunk));
     text.append(chunk, end ? static_cast<const char*>(end) - chunk : sizeof(chunk));
     if (end != nullptr) break;
@@ -278,19 +374,21 @@ Result<InjectOutcome> RunStub(const Target& target, Borrowed& thread, uint64_t p
   const pid_t tid = thread.tid;
   user_regs_struct call = thread.regs;
   call.rip = place + stub.entry_offset;
-  call.rsp = (thread.regs.rsp - kRedZone - 64) & ~uint64_t{15};
+  call.rsp = (thread.regs.rsp - kStubStackGap) & ~uint64_t{15};
   call.orig_rax = static_cast<uint64_t>(-1);  // no restart for the kernel to make
   if (ptrace(PTRACE_SETREGS, tid, nullptr, &call) != 0) {
     Release(tid);
-    return ProcessAlive(target.pid) ? Error(StatusCode::kInternal, "cannot set the thread's registers")
-                                    : Exited(target.pid);
+    return ProcessAlive(target.pid)
+               ? Error(StatusCode::kInternal, "cannot set the thread's registers")
+               : Exited(target.pid);
   }
   ReachStep(AttachStep::kRedirected);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int deliver = 0;
   bool resumed = false, in_call = false;
   for (;;) {
-    if (ptrace(PTRACE_SYSCALL, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(deliver))) != 0) {
+    if (ptrace(PTRACE_SYSCALL, tid, nullptr,
+               reinterpret_cast<void*>(static_cast<intptr_t>(deliver))) != 0) {
       return Exited(target.pid);
     }
     if (!resumed) {
@@ -314,7 +412,8 @@ Result<InjectOutcome> RunStub(const Target& target, Borrowed& thread, uint64_t p
     if (stop.kind != Stop::kSyscall) continue;
     user_regs_struct now;
     if (ptrace(PTRACE_GETREGS, tid, nullptr, &now) != 0) return Exited(target.pid);
-    if (now.rip == place + stub.marker_offset && static_cast<int64_t>(now.orig_rax) == kMarkerSyscall) {
+    if (now.rip == place + stub.marker_offset &&
+        static_cast<int64_t>(now.orig_rax) == kMarkerSyscall) {
       ReachStep(AttachStep::kMarker);
       InjectOutcome outcome;
       outcome.thread = tid;
@@ -382,5 +481,13 @@ Result<InjectOutcome> LoadAndStart(const Target& target, const InjectOptions& op
   ReachStep(AttachStep::kWritten);
   return RunStub(target, thread, *place, *stub, options.call_timeout_ms);
 }
+
+#else  // The stub, the registers and the system call numbers here are x86-64's.
+
+Result<InjectOutcome> LoadAndStart(const Target&, const InjectOptions&) {
+  return Error(StatusCode::kInvalidArgument, kOnlyOnX86_64);
+}
+
+#endif
 
 }  // namespace gpuperf::attach

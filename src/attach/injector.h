@@ -40,6 +40,10 @@ struct InjectOutcome {
   pid_t thread = 0;  // the thread that was borrowed
 };
 inline constexpr int kNoLibrary = -1;
+// gpuperf built for another architecture: why attach is refused there.
+inline constexpr char kOnlyOnX86_64[] =
+    "gpuperf attach runs on x86-64 Linux only: its loader is x86-64 code, and this gpuperf "
+    "was built for another architecture (use gpuperf record there)";
 inline constexpr int kNoEntryPoint = -2;
 
 // kNotFound: the process exited meanwhile. Any other error is one line of what stopped it.

@@ -1,6 +1,7 @@
 #include "attach/proc_view.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -143,9 +144,8 @@ std::vector<pid_t> ListThreads(pid_t pid) {
     if (tid > 0) threads.push_back(static_cast<pid_t>(tid));
   }
   closedir(dir);
-  std::sort(threads.begin(), threads.end(), [pid](pid_t a, pid_t b) {
-    return (a == pid) != (b == pid) ? a == pid : a < b;
-  });
+  std::sort(threads.begin(), threads.end(),
+            [pid](pid_t a, pid_t b) { return (a == pid) != (b == pid) ? a == pid : a < b; });
   return threads;
 }
 
@@ -187,7 +187,8 @@ std::optional<std::string> EnvironmentValue(pid_t pid, std::string_view name) {
   const std::string prefix = std::string(name) + "=";
   for (size_t at = 0; at < text->size();) {
     const size_t end = text->find('\0', at);
-    const std::string_view entry(text->data() + at, (end == std::string::npos ? text->size() : end) - at);
+    const std::string_view entry(text->data() + at,
+                                 (end == std::string::npos ? text->size() : end) - at);
     if (entry.substr(0, prefix.size()) == prefix) return std::string(entry.substr(prefix.size()));
     if (end == std::string::npos) break;
     at = end + 1;
@@ -199,7 +200,14 @@ std::string DescriptorTarget(pid_t pid, uint64_t fd) {
   char target[PATH_MAX];
   const std::string link = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   const ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
-  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+  if (n <= 0) return "";
+  const std::string path(target, static_cast<size_t>(n));
+  // A named pipe reads as its path; it waits (and restarts) as an unnamed one does.
+  struct stat object;
+  if (path.rfind("pipe:", 0) != 0 && stat(link.c_str(), &object) == 0 && S_ISFIFO(object.st_mode)) {
+    return "pipe:" + path;
+  }
+  return path;
 }
 
 int YamaPtraceScope() {

@@ -66,7 +66,8 @@ std::optional<SyscallState> ReadSyscallState(pid_t pid, pid_t tid);
 // A variable of /proc/PID/environ (the environment the process started with), or nothing.
 std::optional<std::string> EnvironmentValue(pid_t pid, std::string_view name);
 
-// The target of /proc/PID/fd/FD ("pipe:[123]", "/dev/pts/3", "socket:[9]"), or empty.
+// The target of /proc/PID/fd/FD ("pipe:[123]", "/dev/pts/3", "socket:[9]"; a named pipe as
+// "pipe:PATH"), or empty.
 std::string DescriptorTarget(pid_t pid, uint64_t fd);
 
 // kernel.yama.ptrace_scope: 0 to 3, or -1 where Yama is not built in.

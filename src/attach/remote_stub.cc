@@ -11,22 +11,40 @@ namespace gpuperf::attach {
 
 #if defined(__x86_64__)
 
-// What the stub reads, in this order right after its code (StubData below mirrors it).
-// Assembled into gpuperf's read-only data and copied, never run in gpuperf itself.
+// The stub's code, then its data (StubData below mirrors it), then its strings. Assembled
+// into gpuperf's read-only data and copied into the target, never run in gpuperf itself.
+//
+// Its first instructions copy the data and strings onto the thread's stack; everything after
+// reads only that copy (through rbx). A later attach may write its own stub into the same
+// padding while this one still runs (gpuperf killed mid-attach, then started again): the code
+// bytes are the same, and the data it would change is no longer read.
+//
+// It ends without a scratch register: the thread's rip and flags go just below the stack it
+// returns to (past its red zone), every register is loaded, then popfq and `ret $256` set
+// rip and rsp at once.
+#define GP_STUB_OFF(name) "(gp_attach_stub_" #name " - gp_attach_stub_data)(%rbx)"
 asm(R"(
   .pushsection .rodata.gp_attach_stub, "a"
   .balign 16
 gp_attach_stub_begin:
+  lea gp_attach_stub_data(%rip), %rsi
+  mov (%rsi), %rcx
+  sub %rcx, %rsp
+  and $-64, %rsp
+  mov %rsp, %rbx
+  mov %rsp, %rdi
+  cld
+  rep movsb
   # Every signal waits while the thread is borrowed (rt_sigprocmask(SIG_SETMASK, all, 0, 8)).
   mov $14, %eax
   mov $2, %edi
-  lea gp_attach_stub_all_signals(%rip), %rsi
+  lea )" GP_STUB_OFF(all_signals) R"(, %rsi
   xor %edx, %edx
   mov $8, %r10d
   syscall
-  # The extended state, below what gpuperf left free under the red zone: 64-aligned, its
-  # header zeroed (xrstor refuses a standard-form area with anything in XCOMP_BV).
-  sub gp_attach_stub_xsave_size(%rip), %rsp
+  # The extended state, below the copy: 64-aligned, its header zeroed (xrstor refuses a
+  # standard-form area with anything in XCOMP_BV).
+  sub )" GP_STUB_OFF(xsave_size) R"(, %rsp
   and $-64, %rsp
   xor %eax, %eax
   mov %rax, 512(%rsp)
@@ -42,10 +60,10 @@ gp_attach_stub_begin:
   xsave64 (%rsp)
   mov %rsp, %r12
   # handle = dlopen(library, mode)
-  lea gp_attach_stub_strings(%rip), %rdi
-  add gp_attach_stub_library_at(%rip), %rdi
-  mov gp_attach_stub_dlopen_mode(%rip), %esi
-  call *gp_attach_stub_dlopen(%rip)
+  lea )" GP_STUB_OFF(strings) R"(, %rdi
+  add )" GP_STUB_OFF(library_at) R"(, %rdi
+  mov )" GP_STUB_OFF(dlopen_mode) R"(, %esi
+  call *)" GP_STUB_OFF(dlopen) R"(
   mov %rax, %r13
   mov $-1, %r14
   xor %r15d, %r15d
@@ -53,19 +71,19 @@ gp_attach_stub_begin:
   jz 2f
   # start = dlsym(handle, entry); result = start(settings)
   mov %rax, %rdi
-  lea gp_attach_stub_strings(%rip), %rsi
-  add gp_attach_stub_entry_at(%rip), %rsi
-  call *gp_attach_stub_dlsym(%rip)
+  lea )" GP_STUB_OFF(strings) R"(, %rsi
+  add )" GP_STUB_OFF(entry_at) R"(, %rsi
+  call *)" GP_STUB_OFF(dlsym) R"(
   mov $-2, %r14
   test %rax, %rax
   jz 3f
-  lea gp_attach_stub_strings(%rip), %rdi
-  add gp_attach_stub_settings_at(%rip), %rdi
+  lea )" GP_STUB_OFF(strings) R"(, %rdi
+  add )" GP_STUB_OFF(settings_at) R"(, %rdi
   call *%rax
   movslq %eax, %r14
   jmp 3f
 2:
-  mov gp_attach_stub_dlerror(%rip), %rax
+  mov )" GP_STUB_OFF(dlerror) R"(, %rax
   test %rax, %rax
   jz 3f
   call *%rax
@@ -84,31 +102,38 @@ gp_attach_stub_marker:
   xrstor64 (%r12)
   mov $14, %eax
   mov $2, %edi
-  lea gp_attach_stub_saved_mask(%rip), %rsi
+  lea )" GP_STUB_OFF(saved_mask) R"(, %rsi
   xor %edx, %edx
   mov $8, %r10d
   syscall
-  pushq gp_attach_stub_rflags(%rip)
+  # rip at rsp-264 and the flags under it: `ret $256` then leaves rsp where it was.
+  mov )" GP_STUB_OFF(rsp) R"(, %rax
+  sub $264, %rax
+  mov )" GP_STUB_OFF(rip) R"(, %rcx
+  mov %rcx, (%rax)
+  mov )" GP_STUB_OFF(rflags) R"(, %rcx
+  mov %rcx, -8(%rax)
+  lea -8(%rax), %rsp
+  mov )" GP_STUB_OFF(rax) R"(, %rax
+  mov )" GP_STUB_OFF(rcx) R"(, %rcx
+  mov )" GP_STUB_OFF(rdx) R"(, %rdx
+  mov )" GP_STUB_OFF(rsi) R"(, %rsi
+  mov )" GP_STUB_OFF(rdi) R"(, %rdi
+  mov )" GP_STUB_OFF(rbp) R"(, %rbp
+  mov )" GP_STUB_OFF(r8) R"(, %r8
+  mov )" GP_STUB_OFF(r9) R"(, %r9
+  mov )" GP_STUB_OFF(r10) R"(, %r10
+  mov )" GP_STUB_OFF(r11) R"(, %r11
+  mov )" GP_STUB_OFF(r12) R"(, %r12
+  mov )" GP_STUB_OFF(r13) R"(, %r13
+  mov )" GP_STUB_OFF(r14) R"(, %r14
+  mov )" GP_STUB_OFF(r15) R"(, %r15
+  mov )" GP_STUB_OFF(rbx) R"(, %rbx
   popfq
-  mov gp_attach_stub_rax(%rip), %rax
-  mov gp_attach_stub_rbx(%rip), %rbx
-  mov gp_attach_stub_rcx(%rip), %rcx
-  mov gp_attach_stub_rdx(%rip), %rdx
-  mov gp_attach_stub_rsi(%rip), %rsi
-  mov gp_attach_stub_rdi(%rip), %rdi
-  mov gp_attach_stub_rbp(%rip), %rbp
-  mov gp_attach_stub_r8(%rip), %r8
-  mov gp_attach_stub_r9(%rip), %r9
-  mov gp_attach_stub_r10(%rip), %r10
-  mov gp_attach_stub_r11(%rip), %r11
-  mov gp_attach_stub_r12(%rip), %r12
-  mov gp_attach_stub_r13(%rip), %r13
-  mov gp_attach_stub_r14(%rip), %r14
-  mov gp_attach_stub_r15(%rip), %r15
-  mov gp_attach_stub_rsp(%rip), %rsp
-  jmp *gp_attach_stub_rip(%rip)
+  ret $256
   .balign 8
 gp_attach_stub_data:
+gp_attach_stub_copy_bytes: .quad 0
 gp_attach_stub_all_signals: .quad 0
 gp_attach_stub_saved_mask: .quad 0
 gp_attach_stub_xsave_size: .quad 0
@@ -140,6 +165,7 @@ gp_attach_stub_rip: .quad 0
 gp_attach_stub_strings:
   .popsection
 )");
+#undef GP_STUB_OFF
 
 extern "C" const uint8_t gp_attach_stub_begin[];
 extern "C" const uint8_t gp_attach_stub_marker[];
@@ -151,6 +177,7 @@ namespace {
 
 // The stub's data, as the assembly above lays it out.
 struct StubData {
+  uint64_t copy_bytes;  // the data and the strings: what the stub copies onto the stack
   uint64_t all_signals;
   uint64_t saved_mask;
   uint64_t xsave_size;
@@ -206,7 +233,6 @@ Result<Stub> BuildStub(const StubInputs& in) {
   if (in.xsave_bytes < 576) {
     return Error(StatusCode::kInternal, "this CPU offers no XSAVE to keep the thread's state");
   }
-  const size_t code_bytes = static_cast<size_t>(gp_attach_stub_data - gp_attach_stub_begin);
   if (static_cast<size_t>(gp_attach_stub_rip - gp_attach_stub_data) != offsetof(StubData, rip) ||
       static_cast<size_t>(gp_attach_stub_strings - gp_attach_stub_data) != sizeof(StubData)) {
     return Error(StatusCode::kInternal, "the attach stub's data layout does not match");
@@ -229,6 +255,7 @@ Result<Stub> BuildStub(const StubInputs& in) {
   data.library_at = add(in.library);
   data.entry_at = add(in.entry);
   data.settings_at = add(in.settings);
+  data.copy_bytes = sizeof(StubData) + strings.size();
   const user_regs_struct& r = in.resume;
   data.rflags = r.eflags;
   data.rax = r.rax;
@@ -255,7 +282,6 @@ Result<Stub> BuildStub(const StubInputs& in) {
   stub.bytes.insert(stub.bytes.end(), strings.begin(), strings.end());
   stub.entry_offset = 0;
   stub.marker_offset = static_cast<uint64_t>(gp_attach_stub_marker - gp_attach_stub_begin);
-  (void)code_bytes;
   return stub;
 }
 

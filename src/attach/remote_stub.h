@@ -4,7 +4,9 @@
 // runs the stub, nothing depends on gpuperf any more, so gpuperf may die at any moment
 // without hurting the target.
 //
-// What the stub does, in order: blocks every signal (none is lost: they wait); saves the
+// What the stub does, in order: copies its data onto the thread's stack, so that nothing later
+// reads the stub's bytes (another attach may write there); blocks every signal (none is lost:
+// they wait); saves the
 // FPU/SSE/AVX state (xsave) below the thread's red zone; calls dlopen(library), then
 // dlsym(handle, "gpuperf_attach_start") and that function with the settings (or dlerror()
 // when dlopen failed); makes one getpid system call with the results in rdi, rsi and rdx
@@ -23,8 +25,12 @@
 
 namespace gpuperf::attach {
 
+// Where the stub's stack begins, below the thread's stack pointer: past the thread's red zone
+// (128 bytes) and the two words the stub's last instructions leave under 256 bytes of room.
+inline constexpr uint64_t kStubStackGap = 512;
+
 struct StubInputs {
-  uint64_t dlopen = 0;       // in the target
+  uint64_t dlopen = 0;  // in the target
   uint64_t dlsym = 0;
   uint64_t dlerror = 0;      // 0: none (the error text is then unknown)
   uint32_t dlopen_mode = 0;  // RTLD_NOW, or RTLD_NOW with the private flag of __libc_dlopen_mode

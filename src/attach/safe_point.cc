@@ -20,10 +20,12 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 // Libraries a borrowed thread must not be in: the loader (its lock), CUDA's (their locks:
 // the library's loading starts CUPTI's own constructors), gpuperf's.
 std::string DangerousLibrary(const std::string& name) {
-  if (StartsWith(name, "ld-linux") || (StartsWith(name, "ld-") && name.find(".so") != std::string::npos)) {
+  if (StartsWith(name, "ld-linux") ||
+      (StartsWith(name, "ld-") && name.find(".so") != std::string::npos)) {
     return "the dynamic loader";
   }
-  for (std::string_view prefix : {"libcuda.so", "libcudart", "libcupti", "libnvidia-", "libgpuperf_inject"}) {
+  for (std::string_view prefix :
+       {"libcuda.so", "libcudart", "libcupti", "libnvidia-", "libgpuperf_inject"}) {
     if (StartsWith(name, prefix)) return name;
   }
   return "";
@@ -31,19 +33,62 @@ std::string DangerousLibrary(const std::string& name) {
 
 // libc's functions that keep the allocator's, the loader's or thread creation's locks while
 // they run (or run other code with them held: dl_iterate_phdr's callback, fork's handlers).
-constexpr std::string_view kLockingLibcFunctions[] = {
-    "malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
-    "posix_memalign", "valloc", "pvalloc", "malloc_trim", "malloc_usable_size", "mallinfo",
-    "mallinfo2", "mallopt", "malloc_stats", "malloc_info", "cfree", "__libc_malloc",
-    "__libc_free", "__libc_calloc", "__libc_realloc", "__libc_memalign", "dlopen", "dlmopen",
-    "dlclose", "dlsym", "dlvsym", "dladdr", "dladdr1", "dlinfo", "dlerror", "dl_iterate_phdr",
-    "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlclose", "pthread_create", "pthread_exit",
-    "fork", "vfork", "_Fork", "__libc_fork", "system", "posix_spawn", "posix_spawnp", "exit",
-    "_exit", "quick_exit", "__cxa_finalize", "__cxa_thread_atexit_impl", "setlocale"};
+constexpr std::string_view kLockingLibcFunctions[] = {"malloc",
+                                                      "free",
+                                                      "calloc",
+                                                      "realloc",
+                                                      "reallocarray",
+                                                      "memalign",
+                                                      "aligned_alloc",
+                                                      "posix_memalign",
+                                                      "valloc",
+                                                      "pvalloc",
+                                                      "malloc_trim",
+                                                      "malloc_usable_size",
+                                                      "mallinfo",
+                                                      "mallinfo2",
+                                                      "mallopt",
+                                                      "malloc_stats",
+                                                      "malloc_info",
+                                                      "cfree",
+                                                      "__libc_malloc",
+                                                      "__libc_free",
+                                                      "__libc_calloc",
+                                                      "__libc_realloc",
+                                                      "__libc_memalign",
+                                                      "dlopen",
+                                                      "dlmopen",
+                                                      "dlclose",
+                                                      "dlsym",
+                                                      "dlvsym",
+                                                      "dladdr",
+                                                      "dladdr1",
+                                                      "dlinfo",
+                                                      "dlerror",
+                                                      "dl_iterate_phdr",
+                                                      "__libc_dlopen_mode",
+                                                      "__libc_dlsym",
+                                                      "__libc_dlclose",
+                                                      "pthread_create",
+                                                      "pthread_exit",
+                                                      "fork",
+                                                      "vfork",
+                                                      "_Fork",
+                                                      "__libc_fork",
+                                                      "system",
+                                                      "posix_spawn",
+                                                      "posix_spawnp",
+                                                      "exit",
+                                                      "_exit",
+                                                      "quick_exit",
+                                                      "__cxa_finalize",
+                                                      "__cxa_thread_atexit_impl",
+                                                      "setlocale"};
 
 }  // namespace
 
-std::string UnborrowableSyscall(int64_t nr, const uint64_t (&args)[6], const std::string& fd_target) {
+std::string UnborrowableSyscall(int64_t nr, const uint64_t (&args)[6],
+                                const std::string& fd_target) {
   switch (nr) {
     case SYS_futex: {
       const uint64_t command = args[1] & kFutexCommandMask;

@@ -25,7 +25,8 @@ namespace gpuperf::attach {
 // EINTR after a stop (signal(7)); calls that change the signal mask for their duration (ppoll,
 // pselect6, epoll_pwait, rt_sigsuspend); and what the loader and allocator themselves wait in
 // (mmap, munmap, brk, madvise, mprotect, open, a read of a regular file).
-std::string UnborrowableSyscall(int64_t nr, const uint64_t (&args)[6], const std::string& fd_target);
+std::string UnborrowableSyscall(int64_t nr, const uint64_t (&args)[6],
+                                const std::string& fd_target);
 
 struct CodeRange {
   uint64_t begin = 0;

@@ -48,7 +48,8 @@ std::string MachineName(uint16_t machine, bool wide) {
 }
 
 Status Refuse(pid_t pid, const std::string& why) {
-  return Error(StatusCode::kInternal, "cannot attach to process " + std::to_string(pid) + ": " + why);
+  return Error(StatusCode::kInternal,
+               "cannot attach to process " + std::to_string(pid) + ": " + why);
 }
 
 // Why we may not trace `pid` although its owner is ours: Yama, a container, or the process.
@@ -104,7 +105,8 @@ std::optional<Found> LoadLibrary(pid_t pid, const std::vector<Mapping>& mappings
 }
 
 bool IsLibc(const std::string& name) {
-  return name.rfind("libc.so", 0) == 0 || (name.rfind("libc-", 0) == 0 && name.find(".so") != std::string::npos);
+  return name.rfind("libc.so", 0) == 0 ||
+         (name.rfind("libc-", 0) == 0 && name.find(".so") != std::string::npos);
 }
 bool IsLibdl(const std::string& name) {
   return name.rfind("libdl.so", 0) == 0 || name.rfind("libdl-", 0) == 0;
@@ -145,7 +147,8 @@ std::string TargetFile(pid_t pid, const std::string& path) {
 Result<Target> InspectTarget(pid_t pid) {
   Target target;
   target.pid = pid;
-  if (pid <= 0) return Error(StatusCode::kNotFound, "no process " + std::to_string(pid) + " is running");
+  if (pid <= 0)
+    return Error(StatusCode::kNotFound, "no process " + std::to_string(pid) + " is running");
   GP_ASSIGN_OR_RETURN(target.status, ReadTaskStatus(pid));
   target.name = target.status.name;
   if (pid == getpid()) return Refuse(pid, "it is this gpuperf");
@@ -157,8 +160,8 @@ Result<Target> InspectTarget(pid_t pid) {
   if (uids[0] != self || uids[1] != self || uids[2] != self) {
     const uid_t owner = uids[0] != self ? uids[0] : (uids[1] != self ? uids[1] : uids[2]);
     if (geteuid() != 0) {
-      return Refuse(pid, target.name + " belongs to " + UserName(owner) + ": run gpuperf attach as " +
-                             UserName(owner) + " (or as root)");
+      return Refuse(pid, target.name + " belongs to " + UserName(owner) +
+                             ": run gpuperf attach as " + UserName(owner) + " (or as root)");
     }
     return Refuse(pid, target.name + " belongs to " + UserName(owner) + ": run gpuperf attach as " +
                            UserName(owner) +
@@ -211,19 +214,21 @@ Result<Target> InspectTarget(pid_t pid) {
     if (name.rfind("libcuda.so", 0) == 0) libcuda = true;
     if (name.rfind("libgpuperf_inject", 0) == 0 && m.path[0] == '/') target.loaded_library = m.path;
     if (name.rfind("libToolsInjection", 0) == 0) {
-      return Refuse(pid, "Nsight Systems is injected in " + target.name +
-                             " (" + name + "): one profiler at a time, end that one first");
+      return Refuse(pid, "Nsight Systems is injected in " + target.name + " (" + name +
+                             "): one profiler at a time, end that one first");
     }
   }
   if (!libcuda) {
-    return Refuse(pid, target.name + " has not loaded libcuda (it has not started CUDA): there is "
-                                     "nothing to record yet");
+    return Refuse(pid, target.name +
+                           " has not loaded libcuda (it has not started CUDA): there is "
+                           "nothing to record yet");
   }
   std::optional<Found> libc = LoadLibrary(pid, target.mappings, IsLibc);
   std::optional<DlopenEntry> dlopen = FindDlopen(pid, target.mappings, libc);
   if (!dlopen) {
-    return Refuse(pid, "no dlopen is reachable in " + target.name +
-                           " (a static program, or no glibc): gpuperf cannot load its library there");
+    return Refuse(pid,
+                  "no dlopen is reachable in " + target.name +
+                      " (a static program, or no glibc): gpuperf cannot load its library there");
   }
   target.dlopen = *dlopen;
   if (libc) {

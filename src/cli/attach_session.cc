@@ -58,9 +58,10 @@ std::string StartRefusal(const attach::InjectOutcome& outcome, const attach::Tar
       return library + " loaded in " + who + " has no " + kAttachEntryPoint +
              ": it is an older gpuperf's library";
     case kAttachRecordedByRecord:
-      return who + " is already recorded by gpuperf record: its trace has it all; with record "
-                   "--flight, `gpuperf dump-now " + std::to_string(target.pid) +
-             "` writes its last window now";
+      return who +
+             " is already recorded by gpuperf record: its trace has it all; with record "
+             "--flight, `gpuperf dump-now " +
+             std::to_string(target.pid) + "` writes its last window now";
     case kAttachWindowOpen:
       return who + " already has an attach window open: another gpuperf attach records it now";
     case kAttachBadSettings:
@@ -83,7 +84,8 @@ std::string WindowRefusal(const std::map<std::string, std::string>& state, const
     return "another CUPTI client holds CUPTI in " + who + " (" + get("holder") +
            "): Kineto (torch.profiler), Nsight Systems or another tool; attach when it is done";
   }
-  if (reason == "writer") return "the window in " + who + " cannot write its trace: " + get("message");
+  if (reason == "writer")
+    return "the window in " + who + " cannot write its trace: " + get("message");
   return "CUPTI refused the window in " + who + " (see the lines above)";
 }
 
@@ -98,8 +100,9 @@ std::string AttachSettingsText(const std::vector<std::pair<std::string, std::str
   return text;
 }
 
-Result<std::unique_ptr<AttachSession>> AttachSession::Start(pid_t pid, const AttachRequest& request) {
-  GP_ASSIGN_OR_RETURN(attach::Target target, attach::InspectTarget(pid));
+Result<std::unique_ptr<AttachSession>> AttachSession::Start(const attach::Target& target,
+                                                            const AttachRequest& request) {
+  const pid_t pid = target.pid;
   std::unique_ptr<AttachSession> session(new AttachSession());
   session->pid_ = pid;
   session->name_ = target.name;
@@ -116,7 +119,8 @@ Result<std::unique_ptr<AttachSession>> AttachSession::Start(pid_t pid, const Att
   settings += std::string(kAttachStopSetting) + "=" + session->stop_path_ + "\n";
   settings += std::string(kAttachLogSetting) + "=" + session->log_path_ + "\n";
   settings += std::string(kAttachInjectorSetting) + "=" + std::to_string(getpid()) + "\n";
-  settings += std::string(kAttachDurationSetting) + "=" + std::to_string(request.duration_ms) + "\n";
+  settings +=
+      std::string(kAttachDurationSetting) + "=" + std::to_string(request.duration_ms) + "\n";
   settings += std::string(kAttachAtSetting) + "=" + std::to_string(request.at_realtime_ns) + "\n";
   // An earlier attach's library is used again: a second copy would fight it for CUPTI.
   attach::InjectOptions options;
@@ -126,24 +130,24 @@ Result<std::unique_ptr<AttachSession>> AttachSession::Start(pid_t pid, const Att
   const std::string refusal = StartRefusal(outcome, target, options.library);
   if (!refusal.empty()) return Error(StatusCode::kInternal, refusal);
   // The window's thread says when it records (or why it cannot); --at makes it wait first.
+  const std::string who = session->Who();
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   for (;;) {
     session->last_ = session->ReadState();
-    const std::string state = session->last_["state"];
+    const std::string state = session->Get("state");
     if (state == "recording" || state == "waiting") break;
-    if (state == "refused") {
-      return Error(StatusCode::kInternal, WindowRefusal(session->last_, Process(pid, target.name)));
-    }
+    if (state == "refused") return Error(StatusCode::kInternal, WindowRefusal(session->last_, who));
     if (state == "done" || !Alive(pid)) {
-      return Error(StatusCode::kNotFound, Process(pid, target.name) + " exited during the attach");
+      return Error(StatusCode::kNotFound, who + " exited during the attach");
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      return Error(StatusCode::kInternal, "the attach window in " + Process(pid, target.name) +
-                                              " did not start within 30 s");
+      return Error(StatusCode::kInternal, "the attach window in " + who + " did not start within " +
+                                              std::to_string(kStartTimeout.count()) + " s");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  session->trace_ = session->last_["trace"];
+  session->trace_ = session->Get("trace");
+  session->phase_ = session->Get("state") == "recording" ? Phase::kRecording : Phase::kWaiting;
   attach::ReachStep(attach::AttachStep::kStarted);
   return session;
 }
@@ -158,18 +162,31 @@ std::map<std::string, std::string> AttachSession::ReadState() const {
   return ReadKeyValues(state_path_);
 }
 
-bool AttachSession::Ended() {
+std::string AttachSession::Get(const char* key) const {
+  auto it = last_.find(key);
+  return it == last_.end() ? std::string() : it->second;
+}
+
+std::string AttachSession::Who() const {
+  return Process(pid_, name_);
+}
+
+AttachSession::Phase AttachSession::Poll() {
+  if (phase_ == Phase::kEnded) return phase_;
   last_ = ReadState();
-  if (trace_.empty() && !last_["trace"].empty()) trace_ = last_["trace"];
-  if (last_["state"] == "done") {
+  const std::string state = Get("state");
+  if (trace_.empty() && !Get("trace").empty()) trace_ = Get("trace");
+  if (state == "done") {
+    never_began_ = Get("empty") == "1";
+    phase_ = Phase::kEnded;
     attach::ReachStep(attach::AttachStep::kDone);
-    return true;
-  }
-  if (!Alive(pid_)) {
+  } else if (!Alive(pid_)) {
     gone_ = true;
-    return true;
+    phase_ = Phase::kEnded;
+  } else if (state == "recording") {
+    phase_ = Phase::kRecording;
   }
-  return false;
+  return phase_;
 }
 
 void AttachSession::AskToStop() {
@@ -177,15 +194,11 @@ void AttachSession::AskToStop() {
 }
 
 std::string AttachSession::Outcome() const {
-  const std::string who = Process(pid_, name_);
-  auto get = [this](const char* key) {
-    auto it = last_.find(key);
-    return it == last_.end() ? std::string() : it->second;
-  };
+  const std::string who = Who();
   if (gone_) return who + " ended during the window: its trace ends with it";
-  if (get("reason") == "exit") return who + " exited during the window: its trace ends with it";
-  if (get("empty") == "1") return who + ": the window never began (stopped before --at)";
-  if (get("closed") == "0") return who + ": its trace was not closed in time; it may lack its end";
+  if (Get("reason") == "exit") return who + " exited during the window: its trace ends with it";
+  if (never_began_) return who + ": the window never began (stopped before --at); no trace";
+  if (Get("closed") == "0") return who + ": its trace was not closed in time; it may lack its end";
   return "";
 }
 

@@ -23,7 +23,8 @@ Status Bad(std::string_view text) {
 bool ParseSeconds(const std::string& text, int* seconds, uint64_t* ns) {
   const size_t dot = text.find('.');
   const std::string whole = text.substr(0, dot);
-  if (whole.empty() || whole.size() > 2 || whole.find_first_not_of("0123456789") != std::string::npos) {
+  if (whole.empty() || whole.size() > 2 ||
+      whole.find_first_not_of("0123456789") != std::string::npos) {
     return false;
   }
   *seconds = std::atoi(whole.c_str());
@@ -60,9 +61,9 @@ bool ParseClock(const std::string& text, std::tm* tm, uint64_t* ns) {
 
 Result<uint64_t> NotPast(std::string_view text, uint64_t at_ns, uint64_t now_ns) {
   if (at_ns + kPastSlackNs < now_ns) {
-    return Error(StatusCode::kInvalidArgument,
-                 "--at " + std::string(text) + " is " + std::to_string((now_ns - at_ns) / kNsPerSecond) +
-                     " s in the past");
+    return Error(StatusCode::kInvalidArgument, "--at " + std::string(text) + " is " +
+                                                   std::to_string((now_ns - at_ns) / kNsPerSecond) +
+                                                   " s in the past");
   }
   return at_ns;
 }
@@ -72,8 +73,9 @@ Result<uint64_t> NotPast(std::string_view text, uint64_t at_ns, uint64_t now_ns)
 Result<uint64_t> ParseWallClock(std::string_view text, uint64_t now_ns) {
   if (text.empty()) return Bad(text);
   if (text[0] == '+') {
-    GP_ASSIGN_OR_RETURN(uint64_t delay, ParseDurationNs("--at", text.substr(1),
-                                                        DurationSpec{kNsPerSecond, 0, kMaxDurationNs}));
+    GP_ASSIGN_OR_RETURN(
+        uint64_t delay,
+        ParseDurationNs("--at", text.substr(1), DurationSpec{kNsPerSecond, 0, kMaxDurationNs}));
     return now_ns + delay;
   }
   if (text[0] == '@') {

@@ -7,8 +7,8 @@
 namespace gpuperf::inject {
 namespace {
 
-bool ReadUnsigned(const std::map<std::string, std::string>& values, const char* name,
-                  uint64_t* out, std::string* error) {
+bool ReadUnsigned(const std::map<std::string, std::string>& values, const char* name, uint64_t* out,
+                  std::string* error) {
   auto it = values.find(name);
   if (it == values.end()) return true;
   errno = 0;
@@ -31,7 +31,8 @@ bool ParseAttachSettings(const char* text, AttachSettings* settings, std::string
   }
   for (const char* line = text; *line != '\0';) {
     const char* newline = std::strchr(line, '\n');
-    const std::string entry(line, newline ? static_cast<size_t>(newline - line) : std::strlen(line));
+    const std::string entry(line,
+                            newline ? static_cast<size_t>(newline - line) : std::strlen(line));
     line = newline ? newline + 1 : line + entry.size();
     if (entry.empty()) continue;
     const size_t equals = entry.find('=');
@@ -45,8 +46,7 @@ bool ParseAttachSettings(const char* text, AttachSettings* settings, std::string
   if (!ReadUnsigned(settings->values, kAttachProtocolSetting, &protocol, error) ||
       !ReadUnsigned(settings->values, kAttachInjectorSetting, &injector, error) ||
       !ReadUnsigned(settings->values, kAttachAtSetting, &settings->at_realtime_ns, error) ||
-      !ReadUnsigned(settings->values, kAttachDurationSetting, &settings->duration_ms,
-                    error) ||
+      !ReadUnsigned(settings->values, kAttachDurationSetting, &settings->duration_ms, error) ||
       !ReadUnsigned(settings->values, kAttachGraceSetting, &settings->grace_ms, error)) {
     return false;
   }

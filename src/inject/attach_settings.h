@@ -14,9 +14,9 @@ namespace gpuperf::inject {
 
 struct AttachSettings {
   std::map<std::string, std::string> values;  // every NAME=VALUE line
-  std::string state_path;  // GPUPERF_ATTACH_STATE: where the window says how it goes
-  std::string stop_path;   // GPUPERF_ATTACH_STOP: made by gpuperf to end the window early
-  std::string log_path;    // GPUPERF_ATTACH_LOG: the library's lines (not the program's stderr)
+  std::string state_path;     // GPUPERF_ATTACH_STATE: where the window says how it goes
+  std::string stop_path;      // GPUPERF_ATTACH_STOP: made by gpuperf to end the window early
+  std::string log_path;       // GPUPERF_ATTACH_LOG: the library's lines (not the program's stderr)
   uint32_t injector_pid = 0;  // GPUPERF_ATTACH_INJECTOR: the window ends if it is gone
   uint64_t at_realtime_ns = 0;  // GPUPERF_ATTACH_AT_NS: CLOCK_REALTIME start (0: at once)
   uint64_t duration_ms = 0;     // GPUPERF_ATTACH_DURATION_MS (0: until stopped)

@@ -18,14 +18,14 @@
 
 #include <atomic>
 #include <cerrno>
-#include <initializer_list>
-#include <utility>
 #include <cstdio>
 #include <ctime>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "inject/attach_settings.h"
 #include "inject/cupti/activity.h"
@@ -37,6 +37,7 @@
 #include "inject/recorder_memory.h"
 #include "inject/recorder_setup.h"
 #include "inject/stack/stack_capture.h"
+#include "inject/stack/table_builder.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
 
@@ -75,7 +76,8 @@ void WriteState(const AttachSettings& settings, const char* state, StateLines mo
   }
   const ssize_t written = ::write(fd, text.data(), text.size());
   ::close(fd);
-  if (written == static_cast<ssize_t>(text.size())) ::rename(part.c_str(), settings.state_path.c_str());
+  if (written == static_cast<ssize_t>(text.size()))
+    ::rename(part.c_str(), settings.state_path.c_str());
 }
 
 enum class StopReason { kNone, kDuration, kAsked, kInjectorGone, kExit };
@@ -163,19 +165,20 @@ bool OpenWindow(Recorder& r, const AttachSettings& settings, std::string* trace)
   MarkCuptiAttached();  // the last window finalized CUPTI; it attaches again at the first call
   PrepareTranslator(r);
   InitStacksFor(r.config);  // before the callbacks: sampled launches link to its marker stack
-  const bool api_records = (r.config.activities & (kActRuntime | kActDriver)) != 0;
-  if (r.config.stacks || (r.config.api_from_callbacks && api_records)) {
-    r.subscribed = EnableCallbacks(r);
-    if (!r.subscribed) {
-      const std::string holder = OtherSubscriberName();
-      if (holder.empty()) {
-        WriteState(settings, "refused", {{"reason", "cupti_failed"}});
-      } else {
-        WriteState(settings, "refused", {{"reason", "cupti_in_use"}, {"holder", holder}});
-      }
-      // Nothing of ours is in CUPTI: do not finalize what belongs to the other client.
-      return false;
+  SetTableBuilderIdle(false);
+  // Always subscribed, even where neither stacks nor API records need the callbacks: the
+  // subscription is how another CUPTI client (Kineto, Nsight Systems) is found before its
+  // activity buffers could be taken over.
+  r.subscribed = EnableCallbacks(r);
+  if (!r.subscribed) {
+    const std::string holder = OtherSubscriberName();
+    if (holder.empty()) {
+      WriteState(settings, "refused", {{"reason", "cupti_failed"}});
+    } else {
+      WriteState(settings, "refused", {{"reason", "cupti_in_use"}, {"holder", holder}});
     }
+    // Nothing of ours is in CUPTI: do not finalize what belongs to the other client.
+    return false;
   }
   if (!RegisterActivityCallbacks(r)) {
     if (r.subscribed) UnsubscribeCallbacks();
@@ -232,9 +235,11 @@ void CloseWindow(StopReason why) {
   }
   r->finished.store(true);
   r->disabled.store(true);
+  SetTableBuilderIdle(true);  // the tables stay for the next window; the thread sleeps
   const bool closed = r->writer.Finish(10000);
   WriteState(*g_window_settings, "done",
-             {{"reason", ReasonName(why)}, {"closed", closed ? "1" : "0"},
+             {{"reason", ReasonName(why)},
+              {"closed", closed ? "1" : "0"},
               {"end_ns", std::to_string(ClockNs(CLOCK_MONOTONIC))}});
   EndLog();
   g_window_open.store(false);
@@ -246,8 +251,8 @@ void CloseAtExit() {
 
 void RunWindow(std::unique_ptr<AttachSettings> owned) {
   AttachSettings& settings = *owned;
-  g_log_fd = ::open(settings.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-                    0644);
+  g_log_fd = ::open(settings.log_path.c_str(),
+                    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   SetLogFd(g_log_fd);  // -1 when it cannot be opened: the lines are lost, never the program's
   std::string config_error;
   auto recorder = std::make_unique<Recorder>();
@@ -258,7 +263,8 @@ void RunWindow(std::unique_ptr<AttachSettings> owned) {
   if (settings.at_realtime_ns != 0) {
     WriteState(settings, "waiting");
     const uint64_t now_real = ClockNs(CLOCK_REALTIME);
-    const uint64_t wait_ns = settings.at_realtime_ns > now_real ? settings.at_realtime_ns - now_real : 0;
+    const uint64_t wait_ns =
+        settings.at_realtime_ns > now_real ? settings.at_realtime_ns - now_real : 0;
     const StopReason early = watch.Wait(ClockNs(CLOCK_MONOTONIC) + wait_ns);
     if (early != StopReason::kDuration) {
       WriteState(settings, "done", {{"reason", ReasonName(early)}, {"empty", "1"}});

@@ -43,8 +43,8 @@ bool ReadMs(const ConfigLookup& get, const char* name, uint64_t min_ms, uint64_t
 }
 
 // Sizes in bytes (a bare number counts `unit`).
-bool ReadBytes(const ConfigLookup& get, const char* name, uint64_t unit, uint64_t min,
-               uint64_t max, uint64_t* bytes, std::string* error) {
+bool ReadBytes(const ConfigLookup& get, const char* name, uint64_t unit, uint64_t min, uint64_t max,
+               uint64_t* bytes, std::string* error) {
   const SizeSpec spec{unit, min * unit, max * unit};
   auto parse = [&](const char* n, const char* text) { return ParseBytes(n, text, spec); };
   return ReadNumber(get, name, parse, bytes, error);
@@ -128,7 +128,8 @@ Config ReadConfig(const ConfigLookup& get, std::string* error) {
   ReadSwitch(get, "GPUPERF_STACK_MEMO", "on", "off", &config.stack_memo, error);
   ReadSwitch(get, "GPUPERF_HW_TRACE", "on", "off", &config.hw_trace, error);
   ReadSwitch(get, "GPUPERF_LIVE", "on", "off", &config.live_page, error);
-  ReadBytes(get, "GPUPERF_BUFFER_KB", kKiB, kMinBufferKiB, kMaxBufferKiB, &config.buffer_bytes, error);
+  ReadBytes(get, "GPUPERF_BUFFER_KB", kKiB, kMinBufferKiB, kMaxBufferKiB, &config.buffer_bytes,
+            error);
   config.max_memory_bytes = DefaultMemoryCap(static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                                              static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   ReadBytes(get, "GPUPERF_MAX_MEMORY_MB", kMiB, kMinMaxMemoryMiB, kMaxMaxMemoryMiB,
@@ -152,14 +153,16 @@ Config ReadConfig(const ConfigLookup& get, std::string* error) {
   if (const char* dir = get("GPUPERF_SAVE_BUFFERS"); dir && *dir) {
     config.save_buffers_dir = dir;
   }
-  ReadMs(get, "GPUPERF_FLIGHT_MS", 0, kMaxFlightWindowMs, &config.flight_window_ms, error);  // 0: off
-  ReadBytes(get, "GPUPERF_FLIGHT_MEMORY_MB", kMiB, 1, kMaxFlightMemoryMiB, &config.flight_memory_bytes,
-            error);
+  ReadMs(get, "GPUPERF_FLIGHT_MS", 0, kMaxFlightWindowMs, &config.flight_window_ms,
+         error);  // 0: off
+  ReadBytes(get, "GPUPERF_FLIGHT_MEMORY_MB", kMiB, 1, kMaxFlightMemoryMiB,
+            &config.flight_memory_bytes, error);
   if (ReadCount(get, "GPUPERF_FLIGHT_SIGNAL", {0, 64}, &value, error)) {
     config.flight_signal = static_cast<int>(value);  // 0: no signal asks for dumps
   }
   ReadSwitch(get, "GPUPERF_FLIGHT_ON_ERROR", "on", "off", &config.flight_on_error, error);
-  if (ReadCount(get, "GPUPERF_SAMPLE_LAUNCHES", {0, kMaxSampleLaunchesPerSecond, "/s"}, &value, error)) {
+  if (ReadCount(get, "GPUPERF_SAMPLE_LAUNCHES", {0, kMaxSampleLaunchesPerSecond, "/s"}, &value,
+                error)) {
     config.sample_launches_per_s = static_cast<uint32_t>(value);  // 0: every launch's stack
   }
   ReadHardwareSettings(get, config, error);

@@ -21,16 +21,16 @@
 #include "inject/log.h"
 #include "inject/nccl/nccl_plugin.h"
 #include "inject/power/power_sampler.h"
+#include "inject/preload_stats.h"
 #include "inject/record_batch.h"
 #include "inject/recorder.h"
 #include "inject/recorder_memory.h"
 #include "inject/recorder_setup.h"
-#include "inject/preload_stats.h"
-#include "inject/torch/autograd_link.h"
 #include "inject/signal_flush.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
+#include "inject/torch/autograd_link.h"
 
 namespace gpuperf::inject {
 

@@ -27,7 +27,7 @@ std::atomic<uint32_t> g_saved_buffers{0};
 // names it interns into is never freed once published either.
 Translator* g_translator = nullptr;
 const Recorder* g_translator_recorder = nullptr;  // whose names g_translator interns into
-std::mutex g_translate_mutex;  // CUPTI may complete buffers on several threads
+std::mutex g_translate_mutex;                     // CUPTI may complete buffers on several threads
 
 // CUDA 13 gives every launching thread its own activity buffer. A thread's first one is
 // small, so that many short-lived threads do not each pin a full buffer until the next flush.
