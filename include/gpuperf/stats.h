@@ -218,7 +218,9 @@ enum class StatSeverity : uint8_t {
   X(kernel_times_from_hardware, 123, kInfo,                                                        \
     "kernel times taken by the GPU's Hardware Event System (record --hw-trace)")                   \
   X(hw_trace_unavailable, 124, kWarning,                                                           \
-    "record --hw-trace refused by CUPTI (needs Blackwell or newer): kernels timed the usual way")
+    "record --hw-trace refused by CUPTI (needs Blackwell or newer): kernels timed the usual way")  \
+  X(calls_before_window, 125, kInfo,                                                               \
+    "GPU work of calls made before an attach window opened (left out: no launch stack)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -49,6 +49,7 @@ class AttachSession {
   // Whether the window wrote a trace.
   bool Recorded() const { return !trace_.empty() && !never_began_; }
 
+  Phase phase() const { return phase_; }
   pid_t pid() const { return pid_; }
   // "process PID (NAME)".
   std::string Who() const;

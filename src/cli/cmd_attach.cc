@@ -130,7 +130,15 @@ bool WaitForWindows(std::vector<std::unique_ptr<AttachSession>>& sessions, uint6
   std::chrono::steady_clock::time_point asked{};
   for (;;) {
     bool open = false;
-    for (auto& session : sessions) open = open || session->Poll() != AttachSession::Phase::kEnded;
+    for (auto& session : sessions) {
+      const AttachSession::Phase was = session->phase();
+      const AttachSession::Phase now = session->Poll();
+      if (was == AttachSession::Phase::kWaiting && now == AttachSession::Phase::kRecording &&
+          !quiet) {
+        std::fprintf(stderr, "gpuperf: %s: recording\n", DisplayText(session->Who()).c_str());
+      }
+      open = open || now != AttachSession::Phase::kEnded;
+    }
     if (!open) return true;
     const timespec poll = {0, kPollMs * 1'000'000L};
     if (sigtimedwait(&ending, nullptr, &poll) > 0) {
@@ -144,8 +152,8 @@ bool WaitForWindows(std::vector<std::unique_ptr<AttachSession>>& sessions, uint6
         return false;
       }
     }
-    if (limit_ms != 0 && std::chrono::steady_clock::now() - started >
-                             std::chrono::milliseconds(limit_ms)) {
+    if (limit_ms != 0 &&
+        std::chrono::steady_clock::now() - started > std::chrono::milliseconds(limit_ms)) {
       PrintWarning("a window did not end in time");
       return false;
     }
@@ -231,9 +239,11 @@ int RunAttach(AttachArgs& a) {
       // Each window ends by itself now that gpuperf is gone (it watches gpuperf's pid).
       for (auto& session : sessions) {
         if (session->Poll() == AttachSession::Phase::kEnded) continue;
-        std::fprintf(stderr, "gpuperf: %s ends its window by itself; its trace: %s (then: gpuperf symbolize %s)\n",
-                     DisplayText(session->Who()).c_str(), DisplayText(session->trace()).c_str(),
-                     DisplayText(*dir).c_str());
+        std::fprintf(
+            stderr,
+            "gpuperf: %s ends its window by itself; its trace: %s (then: gpuperf symbolize %s)\n",
+            DisplayText(session->Who()).c_str(), DisplayText(session->trace()).c_str(),
+            DisplayText(*dir).c_str());
         session->Abandon();
       }
       return kExitFailure;

@@ -62,9 +62,8 @@ std::string ExecutableDir() {
 // The names of the symbols `elf` defines in its dynamic symbol table.
 std::vector<std::string> DefinedDynamicSymbols(Elf* elf) {
   std::vector<std::string> names;
-  ForEachDefinedDynamicSymbol(elf, [&names](const char* name, const GElf_Sym&) {
-    names.emplace_back(name);
-  });
+  ForEachDefinedDynamicSymbol(
+      elf, [&names](const char* name, const GElf_Sym&) { names.emplace_back(name); });
   return names;
 }
 

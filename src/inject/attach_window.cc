@@ -31,6 +31,7 @@
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/detach.h"
+#include "inject/cupti/window_edge.h"
 #include "inject/log.h"
 #include "inject/power/power_sampler.h"
 #include "inject/recorder.h"
@@ -206,6 +207,7 @@ bool OpenWindow(Recorder& r, const AttachSettings& settings, std::string* trace)
   // Links before kernels, as a capture range starts (injection.cc): every kernel recorded has
   // its launch link.
   r.capturing.store(true);
+  StartWindowEdge(true);  // before the callbacks: a call they find running is noted
   SetApiCallbacks(true);
   EnableActivities(r, true);
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);

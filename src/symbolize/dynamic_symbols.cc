@@ -2,8 +2,8 @@
 
 namespace gpuperf {
 
-void ForEachDefinedDynamicSymbol(Elf* elf,
-                                 const std::function<void(const char* name, const GElf_Sym&)>& visit) {
+void ForEachDefinedDynamicSymbol(
+    Elf* elf, const std::function<void(const char* name, const GElf_Sym&)>& visit) {
   Elf_Scn* section = nullptr;
   while ((section = elf_nextscn(elf, section)) != nullptr) {
     GElf_Shdr header;

@@ -12,7 +12,7 @@ namespace gpuperf {
 
 // Calls `visit` with the name and entry of every defined dynamic symbol of `elf` (undefined
 // ones and those without a name left out), in table order.
-void ForEachDefinedDynamicSymbol(Elf* elf,
-                                 const std::function<void(const char* name, const GElf_Sym&)>& visit);
+void ForEachDefinedDynamicSymbol(
+    Elf* elf, const std::function<void(const char* name, const GElf_Sym&)>& visit);
 
 }  // namespace gpuperf

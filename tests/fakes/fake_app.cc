@@ -1404,7 +1404,9 @@ int AwaitSignal(int argc, char** argv) {
 // driver_api=.. pid=..", makes FAKE_APP_GO_DIR/done-K and waits: until go-K exists, polled
 // with 10 ms sleeps, or with FAKE_APP_GO_FIFO blocked in read() of that FIFO until one byte
 // comes (anything else, EINTR included, is printed and ends the program with 4). It ends
-// with the usual counts line and exit status 5, which no profiler may change.
+// with the usual counts line and exit status 5, which no profiler may change. After each
+// phase line comes the fake CUPTI's own: "fake-cupti: phase K callbacks=.. records=..
+// subscribed=.. kinds_enabled=.. finalized=..", what a profiler made CUPTI do meanwhile.
 std::string PhaseKernel(int phase) {
   const std::string name = "phase" + std::to_string(phase);
   return "_Z" + std::to_string(name.size()) + name + "v";
@@ -1453,6 +1455,8 @@ int AttachTarget(int argc, char** argv) {
   for (int phase = 1; phase + 1 < argc; ++phase) {
     const std::string spec = argv[phase + 1];
     const std::string name = PhaseKernel(phase);
+    FakeCuptiStats cupti_before;
+    fake_cupti_get_stats(&cupti_before);
     const uint64_t kernels = g_counts.kernels, memcpys = g_counts.memcpys,
                    memsets = g_counts.memsets, syncs = g_counts.syncs,
                    runtime = g_counts.runtime_api, driver = g_counts.driver_api;
@@ -1498,6 +1502,17 @@ int AttachTarget(int argc, char** argv) {
         (unsigned long long)(g_counts.syncs - syncs),
         (unsigned long long)(g_counts.runtime_api - runtime),
         (unsigned long long)(g_counts.driver_api - driver), static_cast<int>(getpid()));
+    // What CUPTI saw of the phase (the fake's line, not the app's own output): callbacks
+    // issued, records written, and whether a client is subscribed or has kinds on now.
+    FakeCuptiStats cupti;
+    fake_cupti_get_stats(&cupti);
+    printf(
+        "fake-cupti: phase %d callbacks=%llu records=%llu subscribed=%llu kinds_enabled=%llu "
+        "finalized=%llu\n",
+        phase, (unsigned long long)(cupti.callbacks_issued - cupti_before.callbacks_issued),
+        (unsigned long long)(cupti.records_written - cupti_before.records_written),
+        (unsigned long long)cupti.subscribed, (unsigned long long)cupti.kinds_enabled,
+        (unsigned long long)cupti.finalize_calls);
     fflush(stdout);
     MarkPhaseDone(phase, go_dir);
     if (!WaitForGo(phase, go_dir, fifo)) return 4;
@@ -1592,6 +1607,10 @@ int main(int argc, char** argv) {
   // and reports what the fake delivered in the end.
   if (getenv("FAKE_APP_NO_STATS") == nullptr) atexit([] { fake_cupti_print_stats(1); });
   if (chosen->run == SecondSubscriber) fake_cupti_set_second_subscriber("Nsight Systems");
+  // FAKE_APP_OTHER_SUBSCRIBER=NAME: another tool holds CUPTI's subscriber slot from the start.
+  if (const char* other = getenv("FAKE_APP_OTHER_SUBSCRIBER"); other != nullptr && *other != '\0') {
+    fake_cupti_set_second_subscriber(other);
+  }
   if (!chosen->initializes_cuda_itself) CudaInit();
   return chosen->run(argc, argv);
 }

@@ -1,4 +1,5 @@
 #include "inject/cupti/activity.h"
+#include "inject/cupti/window_edge.h"
 
 #include <cupti.h>
 #include <fcntl.h>
@@ -147,6 +148,9 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
       CountStat(StatId::activity_records, counts.records);
       if (counts.incomplete) CountStat(StatId::incomplete_records, counts.incomplete);
       if (counts.untranslated) CountStat(StatId::untranslated_records, counts.untranslated);
+      if (const uint64_t dropped = DropCallsBeforeWindow(*batch)) {
+        CountStat(StatId::calls_before_window, dropped);
+      }
       // Without our callbacks (another profiler subscribed) this is where a GPU in use is
       // first seen.
       for (const ContextRecord& c : batch->contexts) NotePowerDevice(c.device_id);

@@ -1,4 +1,5 @@
 #include "inject/cupti/callbacks.h"
+#include "inject/cupti/window_edge.h"
 
 #include <cupti.h>
 
@@ -50,9 +51,15 @@ std::atomic<uint32_t> g_epoch{0};
 std::atomic<bool> g_bench_stacks_paused{false};   // PauseStacksForBench
 std::atomic<bool> g_bench_callbacks_idle{false};  // IdleCallbacksForBench
 
+// How deep the correlation ids of a thread's nested calls are kept (OnExit).
+constexpr uint32_t kTrackedDepth = 8;
+
 struct ThreadState {
   uint32_t epoch = 0;
-  uint32_t depth = 0;       // nesting of enabled API calls on this thread
+  uint32_t depth = 0;  // nesting of enabled API calls on this thread
+  // The correlation id each nesting level entered with: an exit with another id belongs to
+  // a call whose enter was not seen (callbacks switched on one id at a time while it ran).
+  uint32_t enter_ids[kTrackedDepth] = {};
   StackId outer_stack = 0;  // the outermost call's stack...
   StringId outer_api = 0;   // ...and name, shared by the calls nested in it
   uint64_t outer_start = 0;
@@ -156,7 +163,16 @@ void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
             const CUpti_CallbackData* data) {
   ThreadState& state = t_state;
   if (state.depth == 0 || state.epoch != g_epoch.load(std::memory_order_relaxed)) {
-    return;  // enabled while this call was running
+    // Enabled while this call was running: an attach window leaves out its GPU work, unless
+    // a call nested in it (the same id) took the launch's stack.
+    if (data->correlationId != state.linked_id) NoteCallBeforeWindow(data->correlationId);
+    return;
+  }
+  if (const uint32_t level = state.depth - 1;
+      level < kTrackedDepth && state.enter_ids[level] != data->correlationId) {
+    // A nested call whose enter came before its id was switched on: not one of ours.
+    if (data->correlationId != state.linked_id) NoteCallBeforeWindow(data->correlationId);
+    return;
   }
   if (--state.depth != 0) return;
   const int32_t code = ReturnCode(data);
@@ -183,6 +199,7 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
     state.epoch = epoch;
     state.depth = 0;
   }
+  if (state.depth < kTrackedDepth) state.enter_ids[state.depth] = data->correlationId;
   const bool outermost = state.depth++ == 0;
   const bool capturing = recorder.capturing.load(std::memory_order_relaxed);
   if (outermost) {

@@ -372,7 +372,13 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
     g.subscriber.compare_exchange_strong(subscriber, nullptr);
   }
   for (int kind = 1; kind < kKindLimit; ++kind) g.kind_enabled[kind] = false;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.context_kinds.clear();
+    g.has_context_kinds = false;
+  }
   g.buffers.Reset();
+  g.counters.finalize_calls++;
   return CUPTI_SUCCESS;
 }
 
