@@ -128,6 +128,12 @@ void EmitKernel(uint32_t correlation_id, const char* name, uint32_t graph_id = 0
 
 // cudaLaunchKernel; with `nested`, the runtime call makes a cuLaunchKernel driver call, and the
 // kernel carries the driver call's correlation id (the innermost launching API).
+// Real CUPTI decides inside the launch call whether its kernel is recorded; the scenarios
+// emit the record after the call returns, unless this is set (attach_target: a window that
+// opens between a call's return and its record would otherwise get a kernel whose call it
+// never saw, which real CUDA cannot give).
+bool g_emit_inside_call = false;
+
 uint32_t LaunchKernel(const char* name, bool nested = false, bool incomplete = false) {
   static int fake_function;
   cudaLaunchKernel_v7000_params params{};
@@ -146,11 +152,14 @@ uint32_t LaunchKernel(const char* name, bool nested = false, bool incomplete = f
     FakeCuptiApiFrame driver;
     correlation_id = Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API,
                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, name, &driver_params);
+    if (g_emit_inside_call) EmitKernel(correlation_id, name, 0, 0, incomplete);
     fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  } else if (g_emit_inside_call) {
+    EmitKernel(correlation_id, name, 0, 0, incomplete);
   }
   fake_cupti_api_exit(&runtime, cudaSuccess);
   g_counts.launches++;
-  EmitKernel(correlation_id, name, 0, 0, incomplete);
+  if (!g_emit_inside_call) EmitKernel(correlation_id, name, 0, 0, incomplete);
   return correlation_id;
 }
 
@@ -1444,6 +1453,7 @@ void MarkPhaseDone(int phase, const char* go_dir) {
 }
 
 int AttachTarget(int argc, char** argv) {
+  g_emit_inside_call = true;
   const char* go_dir = getenv("FAKE_APP_GO_DIR");
   const char* fifo_path = getenv("FAKE_APP_GO_FIFO");
   // O_RDWR: the open never waits for a writer, and the read waits for a byte.
