@@ -45,10 +45,6 @@ Status Exited(pid_t pid) {
                "process " + std::to_string(pid) + " exited during the attach");
 }
 
-bool ProcessAlive(pid_t pid) {
-  return kill(pid, 0) == 0 || errno != ESRCH;
-}
-
 // The attach lock: no two gpuperf attach write into one process at once (they would share
 // the padding the stub goes into). Held as long as the descriptor is open.
 class AttachLock {
@@ -58,8 +54,12 @@ class AttachLock {
   }
   Status Take(pid_t pid) {
     fd_ = open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0)
-      return ProcessAlive(pid) ? Error(StatusCode::kInternal, std::strerror(errno)) : Exited(pid);
+    if (fd_ < 0) {
+      const int error = errno;
+      if (error == ESRCH || error == ENOENT || !ProcessRunning(pid)) return Exited(pid);
+      return Error(StatusCode::kInternal, "cannot open the memory of process " +
+                                              std::to_string(pid) + ": " + std::strerror(error));
+    }
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       return Error(StatusCode::kInternal,
                    "another gpuperf attach is loading its library into process " +
@@ -71,6 +71,13 @@ class AttachLock {
  private:
   int fd_ = -1;
 };
+
+// Whether a ptrace request on a thread gpuperf holds stopped failed with `error` because the
+// thread was killed meanwhile: nothing else resumes a thread held so (ESRCH), or the whole
+// process is gone.
+bool ThreadKilled(int error, pid_t pid) {
+  return error == ESRCH || !ProcessRunning(pid);
+}
 
 // One stop of a traced thread, as waitpid reported it.
 struct Stop {
@@ -338,7 +345,7 @@ Result<Borrowed> FindThread(const Target& target, uint64_t timeout_ms) {
         if (thread) return *thread;
       }
     }
-    if (!ProcessAlive(target.pid)) return Exited(target.pid);
+    if (!ProcessRunning(target.pid)) return Exited(target.pid);
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(kPollGap);
   }
@@ -377,10 +384,12 @@ Result<InjectOutcome> RunStub(const Target& target, Borrowed& thread, uint64_t p
   call.rsp = (thread.regs.rsp - kStubStackGap) & ~uint64_t{15};
   call.orig_rax = static_cast<uint64_t>(-1);  // no restart for the kernel to make
   if (ptrace(PTRACE_SETREGS, tid, nullptr, &call) != 0) {
+    const int error = errno;
     Release(tid);
-    return ProcessAlive(target.pid)
-               ? Error(StatusCode::kInternal, "cannot set the thread's registers")
-               : Exited(target.pid);
+    return ThreadKilled(error, target.pid)
+               ? Exited(target.pid)
+               : Error(StatusCode::kInternal,
+                       std::string("cannot set the thread's registers: ") + std::strerror(error));
   }
   ReachStep(AttachStep::kRedirected);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -459,6 +468,7 @@ Result<InjectOutcome> LoadAndStart(const Target& target, const InjectOptions& op
   GP_ASSIGN_OR_RETURN(Stub sized, BuildStub(inputs));
   const std::optional<uint64_t> place = StubPlace(target, sized.bytes.size());
   if (!place) {
+    if (!ProcessRunning(target.pid)) return Exited(target.pid);
     return Error(StatusCode::kInternal, "no library of process " + std::to_string(target.pid) +
                                             " has " + std::to_string(sized.bytes.size()) +
                                             " unused bytes of code for gpuperf's loader");
@@ -470,13 +480,16 @@ Result<InjectOutcome> LoadAndStart(const Target& target, const InjectOptions& op
   inputs.resume = ContinuationOf(thread.regs);
   inputs.signal_mask = thread.signal_mask;
   Result<Stub> stub = BuildStub(inputs);
-  if (!stub.ok() || !Poke(thread.tid, *place, stub->bytes)) {
+  if (!stub.ok()) {
     Release(thread.tid);
-    if (!ProcessAlive(target.pid)) return Exited(target.pid);
-    return stub.ok() ? Error(StatusCode::kInternal, "cannot write into process " +
-                                                        std::to_string(target.pid) + ": " +
-                                                        std::strerror(errno))
-                     : stub.status();
+    return stub.status();
+  }
+  if (!Poke(thread.tid, *place, stub->bytes)) {
+    const int error = errno;
+    Release(thread.tid);
+    if (ThreadKilled(error, target.pid)) return Exited(target.pid);
+    return Error(StatusCode::kInternal, "cannot write into process " + std::to_string(target.pid) +
+                                            ": " + std::strerror(error));
   }
   ReachStep(AttachStep::kWritten);
   return RunStub(target, thread, *place, *stub, options.call_timeout_ms);

@@ -134,6 +134,11 @@ Result<TaskStatus> ReadTaskStatus(pid_t pid, pid_t tid) {
   return ParseTaskStatus(*text);
 }
 
+bool ProcessRunning(pid_t pid) {
+  Result<TaskStatus> status = ReadTaskStatus(pid);
+  return status.ok() && status->state != 'Z' && status->state != 'X';
+}
+
 std::vector<pid_t> ListThreads(pid_t pid) {
   std::vector<pid_t> threads;
   const std::string path = "/proc/" + std::to_string(pid) + "/task";

@@ -48,6 +48,10 @@ TaskStatus ParseTaskStatus(std::string_view status_text);
 // /proc/PID/task/TID/status (TID 0: /proc/PID/status).
 Result<TaskStatus> ReadTaskStatus(pid_t pid, pid_t tid = 0);
 
+// Whether process `pid` still runs: it exists and is not a zombie (a process that exited
+// stays one until its parent reaps it, and still answers kill(pid, 0)).
+bool ProcessRunning(pid_t pid);
+
 // The process's threads, the main thread first.
 std::vector<pid_t> ListThreads(pid_t pid);
 

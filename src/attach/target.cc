@@ -159,14 +159,12 @@ Result<Target> InspectTarget(pid_t pid) {
   const uid_t* uids = target.status.uid;
   if (uids[0] != self || uids[1] != self || uids[2] != self) {
     const uid_t owner = uids[0] != self ? uids[0] : (uids[1] != self ? uids[1] : uids[2]);
-    if (geteuid() != 0) {
-      return Refuse(pid, target.name + " belongs to " + UserName(owner) +
-                             ": run gpuperf attach as " + UserName(owner) + " (or as root)");
-    }
-    return Refuse(pid, target.name + " belongs to " + UserName(owner) + ": run gpuperf attach as " +
-                           UserName(owner) +
-                           " (as root, gpuperf attaches only to root's processes: the window's "
-                           "files are written by the process's own user)");
+    // Root too attaches only to its own processes: the window writes its trace as the
+    // process's user, into a directory gpuperf made as its own.
+    return Refuse(
+        pid, target.name + " belongs to " + UserName(owner) + ": run gpuperf attach as " +
+                 UserName(owner) +
+                 (geteuid() == 0 ? " (as root, gpuperf attaches to root's processes only)" : ""));
   }
   // Opening its memory asks the kernel what ptrace would (Yama included), touching nothing.
   const int mem = open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);

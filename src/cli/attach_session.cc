@@ -32,10 +32,6 @@ std::map<std::string, std::string> ReadKeyValues(const std::string& path) {
   return values;
 }
 
-bool Alive(pid_t pid) {
-  return kill(pid, 0) == 0 || errno != ESRCH;
-}
-
 std::string Process(pid_t pid, const std::string& name) {
   return "process " + std::to_string(pid) + " (" + name + ")";
 }
@@ -81,8 +77,9 @@ std::string WindowRefusal(const std::map<std::string, std::string>& state, const
   };
   const std::string reason = get("reason");
   if (reason == "cupti_in_use") {
-    return "another CUPTI client holds CUPTI in " + who + " (" + get("holder") +
-           "): Kineto (torch.profiler), Nsight Systems or another tool; attach when it is done";
+    return "another CUPTI client holds CUPTI in " + who + ": " + get("holder") +
+           " (torch.profiler's Kineto, Nsight Systems or another tool), and CUPTI takes one; "
+           "attach when it is done";
   }
   if (reason == "writer")
     return "the window in " + who + " cannot write its trace: " + get("message");
@@ -137,7 +134,7 @@ Result<std::unique_ptr<AttachSession>> AttachSession::Start(const attach::Target
     const std::string state = session->Get("state");
     if (state == "recording" || state == "waiting") break;
     if (state == "refused") return Error(StatusCode::kInternal, WindowRefusal(session->last_, who));
-    if (state == "done" || !Alive(pid)) {
+    if (state == "done" || !attach::ProcessRunning(pid)) {
       return Error(StatusCode::kNotFound, who + " exited during the attach");
     }
     if (std::chrono::steady_clock::now() >= deadline) {
@@ -180,7 +177,7 @@ AttachSession::Phase AttachSession::Poll() {
     never_began_ = Get("empty") == "1";
     phase_ = Phase::kEnded;
     attach::ReachStep(attach::AttachStep::kDone);
-  } else if (!Alive(pid_)) {
+  } else if (!attach::ProcessRunning(pid_)) {
     gone_ = true;
     phase_ = Phase::kEnded;
   } else if (state == "recording") {

@@ -16,7 +16,7 @@ attach_cleanup() {
   local job
   for job in $(jobs -p); do kill -KILL "$job" 2>/dev/null; done
   wait 2>/dev/null
-  rm -rf "$dir"
+  [[ -n ${GPUPERF_KEEP_TEST_DIR:-} ]] || rm -rf "$dir"
 }
 
 # wait_file FILE: until it exists (60 s at most).
@@ -35,14 +35,23 @@ wait_line() {
 }
 
 # start_app NAME PHASE...: the app in the background ($dir/NAME.out, .err), with the
-# variables in the array app_env; sets app_pid once its first phase is done.
+# variables in the array app_env; sets app_pid once its first phase is done. With
+# app_orphan=1 it is no child of this shell (a test that kills it reaps nothing, and the
+# shell prints no "Killed" line): there is no exit status to wait for then.
 start_app() {
   local name=$1
   shift
   mkdir -p "$dir/$name.go"
-  env FAKE_APP_LIBCUDA="$libcuda" FAKE_APP_GO_DIR="$dir/$name.go" "${app_env[@]}" \
-    "$app" attach_target "$@" > "$dir/$name.out" 2> "$dir/$name.err" &
-  app_pid=$!
+  if [[ ${app_orphan:-0} == 1 ]]; then
+    (env FAKE_APP_LIBCUDA="$libcuda" FAKE_APP_GO_DIR="$dir/$name.go" "${app_env[@]}" \
+      "$app" attach_target "$@" > "$dir/$name.out" 2> "$dir/$name.err" &
+     echo $! > "$dir/$name.pid")
+    app_pid=$(cat "$dir/$name.pid")
+  else
+    env FAKE_APP_LIBCUDA="$libcuda" FAKE_APP_GO_DIR="$dir/$name.go" "${app_env[@]}" \
+      "$app" attach_target "$@" > "$dir/$name.out" 2> "$dir/$name.err" &
+    app_pid=$!
+  fi
   wait_file "$dir/$name.go/done-1"
 }
 # go NAME K: lets the app past phase K and waits until phase K+1 is done.
@@ -50,9 +59,11 @@ go() {
   touch "$dir/$1.go/go-$2"
   wait_file "$dir/$1.go/done-$(($2 + 1))"
 }
-# finish_app NAME PID LAST: lets the app past its last phase and sets app_rc.
+# finish_app NAME PID LAST: lets the app past every phase up to LAST, its last, and sets
+# app_rc.
 finish_app() {
-  touch "$dir/$1.go/go-$3"
+  local k
+  for ((k = 1; k <= $3; k++)); do touch "$dir/$1.go/go-$k"; done
   wait "$2"
   app_rc=$?
 }
