@@ -140,6 +140,12 @@ std::optional<DlopenEntry> FindDlopen(pid_t pid, const std::vector<Mapping>& map
 
 }  // namespace
 
+std::string ForeignProgram(uint16_t machine, bool wide) {
+  if (machine == kOurMachine && wide && kOurMachine != EM_NONE) return "";
+  return MachineName(machine, wide) + ": gpuperf attach works with " +
+         MachineName(kOurMachine, true) + "s";
+}
+
 std::string TargetFile(pid_t pid, const std::string& path) {
   return "/proc/" + std::to_string(pid) + "/root" + path;
 }
@@ -187,9 +193,9 @@ Result<Target> InspectTarget(pid_t pid) {
   bool wide = false;
   const std::optional<uint16_t> exe_machine =
       ElfMachine("/proc/" + std::to_string(pid) + "/exe", &wide);
-  if (exe_machine && (*exe_machine != kOurMachine || !wide)) {
-    return Refuse(pid, target.name + " is " + MachineName(*exe_machine, wide) +
-                           ": gpuperf attach works with " + MachineName(kOurMachine, true) + "s");
+  if (exe_machine) {
+    const std::string foreign = ForeignProgram(*exe_machine, wide);
+    if (!foreign.empty()) return Refuse(pid, target.name + " is " + foreign);
   }
   GP_ASSIGN_OR_RETURN(target.mappings, ReadMappings(pid));
   const std::optional<std::string> injected = EnvironmentValue(pid, "CUDA_INJECTION64_PATH");

@@ -43,6 +43,10 @@ struct Target {
 // another CUDA tool, has loaded libcuda, and has a dlopen to call. kNotFound: not running.
 Result<Target> InspectTarget(pid_t pid);
 
+// Why a program of ELF machine `machine` (64-bit: `wide`) is not one this gpuperf attaches
+// to ("a 32-bit x86 program: gpuperf attach works with x86-64 programs"), or empty.
+std::string ForeignProgram(uint16_t machine, bool wide);
+
 // The path files of the target are read through (its own root: a container's files).
 std::string TargetFile(pid_t pid, const std::string& path);
 
