@@ -241,6 +241,7 @@ struct Borrowed {
   pid_t tid = 0;
   user_regs_struct regs{};
   uint64_t signal_mask = 0;
+  std::string how;  // InjectOutcome::how
 };
 
 // Seizes and stops thread `tid` if it is still where /proc showed it; nothing otherwise (the
@@ -289,6 +290,9 @@ std::optional<Borrowed> Borrow(const Target& target, pid_t tid, BorrowMode mode,
     Release(tid);
     return std::nullopt;
   }
+  const int64_t nr = static_cast<int64_t>(thread.regs.orig_rax);
+  thread.how = nr >= 0 ? "waiting in system call " + std::to_string(nr)
+                       : std::string("running, stopped where it was");
   ReachStep(AttachStep::kStopped);
   return thread;
 }
@@ -426,6 +430,7 @@ Result<InjectOutcome> RunStub(const Target& target, Borrowed& thread, uint64_t p
       ReachStep(AttachStep::kMarker);
       InjectOutcome outcome;
       outcome.thread = tid;
+      outcome.how = thread.how;
       outcome.start_result = static_cast<int>(static_cast<int64_t>(now.rsi));
       if (now.rdi == 0) {
         outcome.start_result = kNoLibrary;

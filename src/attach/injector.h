@@ -38,6 +38,7 @@ struct InjectOutcome {
   int start_result = 0;
   std::string load_error;
   pid_t thread = 0;  // the thread that was borrowed
+  std::string how;   // where it was: "waiting in system call 202", "running"
 };
 inline constexpr int kNoLibrary = -1;
 // gpuperf built for another architecture: why attach is refused there.

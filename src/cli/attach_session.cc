@@ -124,6 +124,9 @@ Result<std::unique_ptr<AttachSession>> AttachSession::Start(const attach::Target
   options.library = target.loaded_library.empty() ? request.library : target.loaded_library;
   options.settings = settings;
   GP_ASSIGN_OR_RETURN(attach::InjectOutcome outcome, attach::LoadAndStart(target, options));
+  session->loaded_through_ = (target.loaded_library.empty() ? "loaded " : "reused ") +
+                             options.library + " through thread " + std::to_string(outcome.thread) +
+                             " (" + outcome.how + ")";
   const std::string refusal = StartRefusal(outcome, target, options.library);
   if (!refusal.empty()) return Error(StatusCode::kInternal, refusal);
   // The window's thread says when it records (or why it cannot); --at makes it wait first.

@@ -54,6 +54,8 @@ class AttachSession {
   // "process PID (NAME)".
   std::string Who() const;
   const std::string& trace() const { return trace_; }
+  // How the library was loaded: the thread borrowed and where it was.
+  const std::string& loaded_through() const { return loaded_through_; }
 
  private:
   AttachSession() = default;
@@ -64,6 +66,7 @@ class AttachSession {
   std::string name_;
   std::string state_path_, stop_path_, log_path_;
   std::string trace_;
+  std::string loaded_through_;
   bool gone_ = false;         // the process ended before its window did
   bool never_began_ = false;  // stopped while waiting for --at
   Phase phase_ = Phase::kWaiting;

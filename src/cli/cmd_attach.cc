@@ -213,6 +213,10 @@ int RunAttach(AttachArgs& a) {
     }
     AttachSession& s = **session;
     if (cpu != nullptr) cpu->Follow(s.pid());
+    if (options.verbose) {
+      std::fprintf(stderr, "gpuperf: %s: %s\n", DisplayText(s.Who()).c_str(),
+                   DisplayText(s.loaded_through()).c_str());
+    }
     if (!options.quiet) {
       if (s.Poll() == AttachSession::Phase::kWaiting && at_ns != 0) {
         std::fprintf(stderr,

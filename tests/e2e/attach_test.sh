@@ -8,6 +8,7 @@
 #     main thread's signal mask is as it was;
 #   - 16 threads launching at full rate while the library is loaded and CUPTI subscribed:
 #     every kernel recorded with its stack, nothing dropped;
+#   - a program whose only thread computes (no thread waits anywhere): stopped where it runs;
 #   - a program blocked in read() of a FIFO: the read goes on as if nothing happened.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/attach_lib.sh"
@@ -127,6 +128,23 @@ line=$(cupti_line busy 2)
 [[ $(field subscribed "$line") -eq 0 && $(field kinds_enabled "$line") -eq 0 ]] || fail "busy: CUPTI after the window: $line"
 line=$(cupti_line busy 3)
 [[ $(field callbacks "$line") -eq 0 && $(field records "$line") -eq 0 ]] || fail "busy: CUPTI after the window: $line"
+
+# ---- a program whose only thread computes: stopped where it runs ----
+start_app spin 3 spin 4 3
+pid=$app_pid
+touch "$dir/spin.go/go-1"
+wait_until grep -q '^running' "/proc/$pid/syscall" || fail "the spinning app never ran"
+attach_start "$dir/spin" "$pid" -v
+grep -q "through thread $pid (running, stopped where it was)" "$dir/spin.log" ||
+  fail "spin: not loaded through the running thread: $(head -2 "$dir/spin.log")"
+touch "$dir/spin.go/stop-2"
+wait_file "$dir/spin.go/done-2"
+go spin 2
+attach_end
+[[ $attach_rc -eq 0 && $(kernel_names "$dir/spin") == "4 _Z6phase3v " ]] ||
+  fail "spin: exit $attach_rc, kernels '$(kernel_names "$dir/spin")', want 4 of phase 3"
+finish_app spin "$pid" 4
+[[ $app_rc -eq 5 ]] || fail "the spinning app exited $app_rc, want 5: $(tail -3 "$dir/spin.err")"
 
 # ---- a program blocked in read() of a FIFO ----
 mkfifo "$dir/go.fifo"

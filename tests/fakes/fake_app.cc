@@ -1407,7 +1407,8 @@ int AwaitSignal(int argc, char** argv) {
 //          stream synchronization;
 //   NxT    T threads launching N each, then the same copy, set and synchronization;
 //   run:T  T threads launching at full rate until FAKE_APP_GO_DIR/stop-K exists (each looks
-//          every 256 launches), the main thread waiting for them in pthread_join.
+//          every 256 launches), the main thread waiting for them in pthread_join;
+//   spin   no launch: the main thread computes until stop-K exists.
 // Phase K's kernels are named _Z6phaseKv (_Z7phaseKKv from 10 on). After phase K the app
 // prints "fake-app: phase K done kernels=.. memcpys=.. memsets=.. syncs=.. runtime_api=..
 // driver_api=.. pid=..", makes FAKE_APP_GO_DIR/done-K and waits: until go-K exists, polled
@@ -1470,7 +1471,17 @@ int AttachTarget(int argc, char** argv) {
     const uint64_t kernels = g_counts.kernels, memcpys = g_counts.memcpys,
                    memsets = g_counts.memsets, syncs = g_counts.syncs,
                    runtime = g_counts.runtime_api, driver = g_counts.driver_api;
-    if (spec.rfind("run:", 0) == 0) {
+    if (spec == "spin") {
+      // The only thread computes in user space until stop-K exists, with a system call only
+      // every 2^22 rounds: gpuperf attach finds no thread waiting and stops it where it runs.
+      const std::string stop =
+          std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
+      volatile uint64_t state = 1;
+      for (uint64_t i = 1;; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        if ((i & ((1u << 22) - 1)) == 0 && access(stop.c_str(), F_OK) == 0) break;
+      }
+    } else if (spec.rfind("run:", 0) == 0) {
       const int threads = atoi(spec.c_str() + 4);
       const std::string stop =
           std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
