@@ -242,6 +242,7 @@ struct Borrowed {
   user_regs_struct regs{};
   uint64_t signal_mask = 0;
   std::string how;  // InjectOutcome::how
+  std::chrono::steady_clock::time_point stopped;
 };
 
 // Seizes and stops thread `tid` if it is still where /proc showed it; nothing otherwise (the
@@ -278,6 +279,7 @@ std::optional<Borrowed> Borrow(const Target& target, pid_t tid, BorrowMode mode,
   }
   Borrowed thread;
   thread.tid = tid;
+  thread.stopped = std::chrono::steady_clock::now();
   if (ptrace(PTRACE_GETREGS, tid, nullptr, &thread.regs) != 0 ||
       ptrace(PTRACE_GETSIGMASK, tid, reinterpret_cast<void*>(sizeof(uint64_t)),
              &thread.signal_mask) != 0) {
@@ -437,6 +439,10 @@ Result<InjectOutcome> RunStub(const Target& target, Borrowed& thread, uint64_t p
         outcome.load_error = ReadText(target.pid, now.rdx);
       }
       Release(tid);
+      outcome.stopped_us =
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - thread.stopped)
+                                    .count());
       ReachStep(AttachStep::kReleased);
       return outcome;
     }

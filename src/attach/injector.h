@@ -39,6 +39,9 @@ struct InjectOutcome {
   std::string load_error;
   pid_t thread = 0;  // the thread that was borrowed
   std::string how;   // where it was: "waiting in system call 202", "running"
+  // How long the thread was away from the program's own work: from its stop to its release
+  // at the marker, the library's loading and gpuperf_attach_start included.
+  uint64_t stopped_us = 0;
 };
 inline constexpr int kNoLibrary = -1;
 // gpuperf built for another architecture: why attach is refused there.

@@ -27,6 +27,12 @@ constexpr uint16_t kOurMachine = EM_AARCH64;
 constexpr uint16_t kOurMachine = EM_NONE;
 #endif
 
+std::string LinkTarget(const std::string& path) {
+  char target[256];
+  const ssize_t n = readlink(path.c_str(), target, sizeof(target));
+  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+}
+
 std::string UserName(uid_t uid) {
   const passwd* entry = getpwuid(uid);
   return entry != nullptr ? std::string(entry->pw_name) : "uid " + std::to_string(uid);
@@ -182,6 +188,14 @@ Result<Target> InspectTarget(pid_t pid) {
     return Refuse(pid, PtraceDenial(target.status, me.ok() ? *me : TaskStatus{}));
   }
   close(mem);
+  // The library and the trace directory are paths the process opens: in its own files.
+  const std::string ours = LinkTarget("/proc/self/ns/mnt");
+  const std::string theirs = LinkTarget("/proc/" + std::to_string(pid) + "/ns/mnt");
+  if (!ours.empty() && !theirs.empty() && ours != theirs) {
+    return Refuse(pid, target.name +
+                           " runs in another mount namespace (a container): run gpuperf "
+                           "attach inside it, where the process's files are");
+  }
   for (pid_t tid : ListThreads(pid)) {
     Result<TaskStatus> thread = ReadTaskStatus(pid, tid);
     if (!thread.ok() || thread->tracer == 0) continue;

@@ -86,6 +86,12 @@ std::string WindowRefusal(const std::map<std::string, std::string>& state, const
   return "CUPTI refused the window in " + who + " (see the lines above)";
 }
 
+std::string FormatMs(uint64_t us) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f ms", static_cast<double>(us) / 1000.0);
+  return text;
+}
+
 }  // namespace
 
 std::string AttachSettingsText(const std::vector<std::pair<std::string, std::string>>& env) {
@@ -126,7 +132,8 @@ Result<std::unique_ptr<AttachSession>> AttachSession::Start(const attach::Target
   GP_ASSIGN_OR_RETURN(attach::InjectOutcome outcome, attach::LoadAndStart(target, options));
   session->loaded_through_ = (target.loaded_library.empty() ? "loaded " : "reused ") +
                              options.library + " through thread " + std::to_string(outcome.thread) +
-                             " (" + outcome.how + ")";
+                             " (" + outcome.how + "), away from the program for " +
+                             FormatMs(outcome.stopped_us);
   const std::string refusal = StartRefusal(outcome, target, options.library);
   if (!refusal.empty()) return Error(StatusCode::kInternal, refusal);
   // The window's thread says when it records (or why it cannot); --at makes it wait first.

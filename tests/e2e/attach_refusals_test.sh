@@ -7,7 +7,8 @@
 #     it: not finalized, twice); one whose attach window is open already; a static program
 #     (no dlopen to call); several PIDs, one of them refused: none is touched;
 #   - ptrace not permitted: another user's process, kernel.yama.ptrace_scope (set and
-#     restored where this kernel has Yama), a process without CAP_SYS_PTRACE.
+#     restored where this kernel has Yama), a process without CAP_SYS_PTRACE; a process in
+#     another mount namespace (a container: its paths are not ours).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/attach_lib.sh"
 use_attach_app
@@ -124,6 +125,15 @@ if [[ $(id -u) -eq 0 ]]; then
   refused no_cap "lacks CAP_SYS_PTRACE" \
     setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace "$GPUPERF" attach "$root_app"
   untouched rootapp "$root_app" 2
+  if unshare --mount true 2>/dev/null; then
+    app_env=(unshare --mount)  # env runs it: `env VARS unshare --mount APP ...`
+    start_app container 3 3
+    refused container "runs in another mount namespace" attach "$app_pid"
+    untouched container "$app_pid" 2
+    app_env=()
+  else
+    echo "note: unshare --mount is not allowed here: the other-mount-namespace case is not run"
+  fi
   scope_file=/proc/sys/kernel/yama/ptrace_scope
   if [[ -w $scope_file ]]; then
     scope_was=$(cat "$scope_file")
