@@ -154,10 +154,11 @@ void EndLog() {
 
 // Each window's trace is a whole trace: the counters start at zero, and every thread, stack
 // and Python code object the library knows is written to it again.
-void StartNewTrace() {
+// Without stacks (--no-stacks) no launch links to them: the earlier windows' stacks stay out.
+void StartNewTrace(const Config& config) {
   for (auto& stat : g_stats) stat.store(0, std::memory_order_relaxed);
   RestartThreadReports();
-  RewindStackDrains();
+  if (config.stacks) RewindStackDrains();
 }
 
 // Subscribes first: when another client (Kineto, Nsight Systems) holds CUPTI, nothing else
@@ -189,7 +190,7 @@ bool OpenWindow(Recorder& r, const AttachSettings& settings, std::string* trace)
   ConfigureRecorderMemory(r.config);
   *trace = NewTracePath(r.config.output_dir, r.pid);
   const ProcessRecord process = DescribeProcess(r);
-  StartNewTrace();
+  StartNewTrace(r.config);
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
   hooks.on_period = [&r](uint64_t) { PeriodicChecks(r, r.capturing.load()); };

@@ -4,7 +4,9 @@
 #   - attach --all: every process of this user that has loaded libcuda, and no other (a
 #     process without libcuda is not looked at);
 #   - --at: the window opens at a wall-clock time; stopped before it, nothing is recorded
-#     and CUPTI is never subscribed; opened at the time, it records as a plain window does.
+#     and CUPTI is never subscribed; opened at the time, it records as a plain window does;
+#   - record's options in a window: --flight (one dump, the window's work), --no-stacks,
+#     --activities.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/attach_lib.sh"
 use_attach_app
@@ -98,5 +100,28 @@ attach_end
   fail "--at reached: exit $attach_rc, kernels '$(kernel_names "$dir/timed")', want 6 of phase 2"
 finish_app timed "$pid" 3
 [[ $app_rc -eq 5 ]] || fail "timed: the app exited $app_rc"
+
+# ---- record's options in a window: --flight, --no-stacks, --activities ----
+start_app options 3 5 6 7 3
+pid=$app_pid
+attach_start "$dir/flight" "$pid" --flight 30s
+go options 1
+attach_end
+dumps=$(ls "$dir/flight" | grep -c "\.$pid\.flight-[0-9]*\.gpt$")
+[[ $attach_rc -eq 0 && $dumps -eq 1 ]] || fail "--flight: exit $attach_rc, $dumps dumps: $(ls "$dir/flight")"
+[[ $(kernel_names "$dir/flight") == "5 _Z6phase2v " ]] || fail "--flight: the dump holds '$(kernel_names "$dir/flight")'"
+attach_start "$dir/nostacks" "$pid" --no-stacks
+go options 2
+attach_end
+[[ $(kernel_names "$dir/nostacks") == "6 _Z6phase3v " && $(count "$dir/nostacks" stack) -eq 0 &&
+   $(count "$dir/nostacks" api) -gt 0 ]] ||
+  fail "--no-stacks: kernels '$(kernel_names "$dir/nostacks")', $(count "$dir/nostacks" stack) stacks"
+attach_start "$dir/kernels" "$pid" --activities kernel
+go options 3
+attach_end
+[[ $(kernel_names "$dir/kernels") == "7 _Z6phase4v " && $(count "$dir/kernels" memcpy) -eq 0 ]] ||
+  fail "--activities kernel: kernels '$(kernel_names "$dir/kernels")', $(count "$dir/kernels" memcpy) copies"
+finish_app options "$pid" 5
+[[ $app_rc -eq 5 ]] || fail "options: the app exited $app_rc"
 
 finish
