@@ -1,5 +1,6 @@
 #include "cli/report_split.h"
 
+#include "analyze/insights/insights_section.h"
 #include "analyze/ranks/rank_scan.h"
 #include "base/text_escape.h"
 #include "cli/command.h"
@@ -26,7 +27,8 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
                      "Slurm): --split-by rank has nothing to split");
   }
   // The whole run first: its ranks section, and the read warnings, said once.
-  GP_ASSIGN_OR_RETURN(ReportModel whole, BuildReport(request.path, request.options));
+  GP_ASSIGN_OR_RETURN(ReportModel whole,
+                      BuildReport(request.path, request.options, report::kInsightsSection));
   ReadReport warnings;
   warnings.warnings = whole.read_warnings;
   PrintReadWarnings(warnings);
@@ -34,7 +36,8 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
   for (const ProcessIdentity* p : scan.InRankOrder()) {
     ReportOptions options = request.options;
     options.pid = p->pid;
-    GP_ASSIGN_OR_RETURN(ReportModel model, BuildReport(request.path, options));
+    GP_ASSIGN_OR_RETURN(ReportModel model,
+                        BuildReport(request.path, options, report::kInsightsSection));
     // A launcher's own process (torchrun's agent) is no rank: left out unless it ran work.
     if (!p->is_rank() && model.summary.kernels == 0) continue;
     SortAndTrim(model, request.sort, request.top);

@@ -1,7 +1,7 @@
 // "hardware" and "pc_sampling" in a report document, both ways (schema in docs/report.md).
 #include <cmath>
 
-#include "analyze/hardware_verdict.h"
+#include "analyze/hardware/hardware_verdict.h"
 #include "export/json_fields.h"
 #include "export/report_hardware.h"
 #include "format/enum_names.h"

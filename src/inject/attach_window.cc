@@ -38,7 +38,7 @@
 #include "inject/recorder_memory.h"
 #include "inject/recorder_setup.h"
 #include "inject/stack/stack_capture.h"
-#include "inject/stack/table_builder.h"
+#include "unwind/table_builder.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
 

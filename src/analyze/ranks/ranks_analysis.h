@@ -23,7 +23,7 @@
 #include "analyze/ranks/nccl_analysis.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_model.h"
-#include "analyze/report/interval_union.h"
+#include "base/interval_union.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"

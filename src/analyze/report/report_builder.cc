@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "analyze/demangle.h"
 #include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/ranks/ranks_analysis.h"
 #include "analyze/report/report_prepass.h"
+#include "base/demangle.h"
 
 namespace gpuperf {
 namespace report {
@@ -19,7 +19,6 @@ constexpr SectionFactory kSections[] = {
     MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
     MakeOverheadSection,  MakeCpuSection,     MakeLossSection,        MakeHardwareSection,
     MakeRanksSection,     MakeEnergySection,
-    MakeInsightsSection,  // last: its rules read what the other sections found
 };
 
 // The records of `records` that `keep` accepts: the chunk itself when it accepts all
@@ -131,7 +130,7 @@ void ReportContext::LinkApiCalls(uint32_t pid) {
 class ReportBuilder final : public RecordSink {
  public:
   ReportBuilder(const ReportOptions& options, const Prepass& prepass, RankScan scan,
-                ClockAlignment clocks)
+                ClockAlignment clocks, std::span<const SectionFactory> later_sections)
       : context_(options), options_(options), prepass_(prepass) {
     context_.rank_scan_ = std::move(scan);
     context_.clock_alignment_ = std::move(clocks);
@@ -141,6 +140,9 @@ class ReportBuilder final : public RecordSink {
       context_.time_end_ = options.end_ns ? origin + *options.end_ns : kNoTime;
     }
     for (SectionFactory make : kSections) {
+      if (auto section = make(context_)) sections_.push_back(std::move(section));
+    }
+    for (SectionFactory make : later_sections) {
       if (auto section = make(context_)) sections_.push_back(std::move(section));
     }
   }
@@ -173,6 +175,7 @@ class ReportBuilder final : public RecordSink {
       if (!PidOk(r.pid)) continue;
       Origin(r.start_ns);
       context_.processes_[r.pid].process = r;
+      context_.recording_loss_.AddProcesses({&r, 1});
     }
   }
   void OnDevice(std::span<const DeviceRecord> records) override {
@@ -182,8 +185,9 @@ class ReportBuilder final : public RecordSink {
   }
   void OnStat(std::span<const StatRecord> records) override {
     for (const auto& r : records) {
-      if (PidOk(r.pid) && r.stat < kStatSlots)
-        context_.processes_[r.pid].stats.Fold(r.stat, r.value);
+      if (!PidOk(r.pid)) continue;
+      if (r.stat < kStatSlots) context_.processes_[r.pid].stats.Fold(r.stat, r.value);
+      context_.recording_loss_.AddStats({&r, 1});
     }
   }
   void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
@@ -413,7 +417,13 @@ namespace {
 // `feed` reads the trace into a sink, on the aligned clock.
 template <class Feed>
 Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlignment clocks,
-                          Feed feed) {
+                          std::span<const SectionFactory> later_sections, Feed feed) {
+  // The rules are a room above the report: a caller that wants them hands their section in.
+  if (options.insights && later_sections.empty()) {
+    return Error(StatusCode::kInvalidArgument,
+                 "report: insights asked for without the insights section "
+                 "(analyze/insights/insights_section.h)");
+  }
   try {
     Prepass prepass;
     if (NeedsPrepass(options)) {
@@ -422,7 +432,7 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
       GP_RETURN_IF_ERROR(feed(sink, ignored));
       sink.Finish();
     }
-    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks));
+    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks), later_sections);
     ReadReport read_report;
     GP_RETURN_IF_ERROR(feed(builder, read_report));
     return builder.Finish(read_report);
@@ -434,21 +444,23 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
 }  // namespace
 }  // namespace report
 
-Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options) {
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections) {
   GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
   GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
   const ClockAlignment& aligned = clocks;  // outlives the reads below
-  return report::Build(options, std::move(scan), clocks,
+  return report::Build(options, std::move(scan), clocks, later_sections,
                        [&](RecordSink& sink, ReadReport& read_report) {
                          return ReadTraceAligned(path, aligned, sink, &read_report);
                        });
 }
 
-Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options) {
+Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections) {
   RankScan scan = ScanRanks(trace);
   ClockAlignment clocks = AlignTraceClocks(trace, scan);
   const ClockAlignment& aligned = clocks;
-  return report::Build(options, std::move(scan), clocks,
+  return report::Build(options, std::move(scan), clocks, later_sections,
                        [&](RecordSink& sink, ReadReport& read_report) {
                          if (aligned.identity()) {
                            ReplayTrace(trace, sink);

@@ -9,15 +9,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "analyze/energy/energy_model.h"
-#include "analyze/insights/insight.h"
-#include "analyze/occupancy.h"
+#include "analyze/hardware/hardware_model.h"
+#include "analyze/hardware/occupancy.h"
 #include "analyze/ranks/ranks_model.h"
-#include "analyze/report/hardware_model.h"
+#include "analyze/report/insight.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
@@ -199,7 +201,7 @@ struct OverheadSummary {
   uint64_t in_app_ns() const { return cupti_ns + callback_ns; }
 };
 
-// CPU time (`record --cpu/--off-cpu`, analyze/cpu_time.h): where threads ran and where
+// CPU time (`record --cpu/--off-cpu`, analyze/join/cpu_time.h): where threads ran and where
 // they blocked, with what waited for the GPU.
 struct CpuFunctionRow {
   std::string function;     // as flame graphs show it
@@ -313,12 +315,24 @@ struct ReportModel {
   std::vector<Insight> insights;  // most time at stake first
 };
 
+namespace report {
+class ReportContext;
+class ReportSection;
+// Makes a section of the report (report_builder.h); may return nullptr when the options do
+// not want it.
+using SectionFactory = std::unique_ptr<ReportSection> (*)(ReportContext& context);
+}  // namespace report
+
 // Streams the trace at `path` (file or directory) once, or twice when a time-range or
-// NVTX filter needs the whole trace first.
-Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options);
+// NVTX filter needs the whole trace first. `later_sections` come from the rooms above the
+// report and run after its own sections, reading what they found: the insight rules
+// (analyze/insights/insights_section.h), which ReportOptions::insights needs.
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections = {});
 
 // The same on a trace already in memory (tests, small traces).
-Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options);
+Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections = {});
 
 enum class ReportSort { kTotal, kCalls, kAvg, kMedian, kMax, kName };
 
