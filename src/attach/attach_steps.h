@@ -18,7 +18,7 @@ enum class AttachStep : int {
   kWritten,      // the stub written into the process (unused padding of a library's code)
   kRedirected,   // the thread's registers point at the stub
   kResumed,      // the thread runs the stub
-  kInCall,       // the thread is inside dlopen (stopped at one of its system calls)
+  kInCall,       // the thread runs the stub (stopped at its first system call)
   kMarker,       // the stub reported; the thread still borrowed
   kReleased,     // the thread let go; it finishes the stub by itself
   kStarted,      // the window's thread records

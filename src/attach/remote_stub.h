@@ -6,8 +6,7 @@
 //
 // What the stub does, in order: copies its data onto the thread's stack, so that nothing later
 // reads the stub's bytes (another attach may write there); blocks every signal (none is lost:
-// they wait); saves the
-// FPU/SSE/AVX state (xsave) below the thread's red zone; calls dlopen(library), then
+// they wait); saves the FPU/SSE/AVX state (xsave) below its copy; calls dlopen(library), then
 // dlsym(handle, "gpuperf_attach_start") and that function with the settings (or dlerror()
 // when dlopen failed); makes one getpid system call with the results in rdi, rsi and rdx
 // (the "marker", where gpuperf reads them); restores the extended state, the signal mask, the
