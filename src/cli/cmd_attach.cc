@@ -299,7 +299,7 @@ void RegisterAttach(CLI::App& app, int* exit_code) {
       "during the attach, or recorded nothing.");
   AddRecordingOptions(*cmd, args->record, OptionsFor::kAttach);
   cmd->add_flag("--all", args->all,
-                "Every process of this user on this host that has loaded libcuda (the ranks of "
+                "Every process of this user on this host that has loaded libcuda\n(the ranks of "
                 "a job)");
   cmd->add_option("--at", args->at,
                   "Open the window at this wall-clock time, so that ranks on several hosts\n"

@@ -99,10 +99,14 @@ void AddRecordingOptions(CLI::App& cmd, RecordOptions& o, OptionsFor command) {
                                         "unit\n(ms, s, m, h; default: until Ctrl-C)"),
                 kNsPerMs, capture);
   TakesDuration(cmd.add_option("--flight", o.flight_ms,
-                               "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; 100ms "
-                               "to\n24h) in memory; write it as a trace on SIGUSR2, gpuperf "
-                               "dump-now PID,\na CUDA error and at exit (PROG.PID.flight-N.gpt;\n"
-                               "docs/flight-recorder.md)"),
+                               record ? "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; "
+                                        "100ms to\n24h) in memory; write it as a trace on SIGUSR2, "
+                                        "gpuperf dump-now PID,\na CUDA error and at exit "
+                                        "(PROG.PID.flight-N.gpt;\ndocs/flight-recorder.md)"
+                                      : "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; "
+                                        "100ms to\n24h) of the attach window in memory; write it "
+                                        "as a trace when a CUDA call\nfails and when the window "
+                                        "ends (PROG.PID.flight-N.gpt; docs/flight-recorder.md)"),
                 kNsPerMs,
                 {kNsPerSecond, kMinFlightWindowMs * kNsPerMs, kMaxFlightWindowMs * kNsPerMs});
   TakesSize(cmd.add_option("--flight-memory", o.flight_memory_mb,
