@@ -32,10 +32,10 @@ attach_check() {
   fi
   local stop=$work/attach.stop
   rm -f "$stop"
-  python3 "$src/tests/gpu/attach_loop.py" "$dir/steps_pytorch.txt" "$stop" 170 \
+  python3 "$src/tests/gpu/attach_loop.py" "$dir/steps_pytorch.txt" "$stop" 400 \
     > "$dir/pytorch.out" 2> "$dir/pytorch.err" &
   local py_job=$!
-  "$work/attach_steps" "$dir/steps_cpp.txt" "$stop" 170 > "$dir/cpp.out" 2> "$dir/cpp.err" &
+  "$work/attach_steps" "$dir/steps_cpp.txt" "$stop" 400 > "$dir/cpp.out" 2> "$dir/cpp.err" &
   local cc_job=$!
   local waited
   for ((waited = 0; waited < 1200; waited++)); do

@@ -3,7 +3,7 @@
 # `gpuperf attach --all --duration 5s`: exactly the two ranks are attached (torchrun's agent
 # has not loaded libcuda), one trace each with its rank, its kernels (NCCL's all-reduce among
 # them) all joined to launch stacks with the training step's Python frames; the job goes on
-# and ends normally once stopped. Without 2 GPUs: SKIP. About 60 s of GPU time. Writes
+# until it is stopped. Without 2 GPUs: SKIP. About 60 s of GPU time. Writes
 # $out/attach_ranks/.
 attach_ranks_check() {
   local dir=$out/attach_ranks problems=()
@@ -17,11 +17,12 @@ attach_ranks_check() {
   setsid torchrun --standalone --nproc-per-node 2 "$src/examples/pytorch_ddp.py" --steps 1000000 \
     > "$dir/ddp.out" 2> "$dir/ddp.err" &
   local job=$!
-  # Until both ranks run CUDA: two processes of the job with libcuda mapped.
+  # Until both ranks run CUDA: the job's two processes with a LOCAL_RANK and libcuda mapped.
   local ranks=() waited
   for ((waited = 0; waited < 1200; waited++)); do
     mapfile -t ranks < <(for p in $(pgrep -s "$job"); do
-      grep -q 'libcuda\.so' "/proc/$p/maps" 2>/dev/null && echo "$p"; done)
+      tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -q '^LOCAL_RANK=' &&
+        grep -q 'libcuda\.so' "/proc/$p/maps" 2>/dev/null && echo "$p"; done)
     [[ ${#ranks[@]} -ge 2 ]] && break
     sleep 0.1
   done
@@ -32,6 +33,7 @@ attach_ranks_check() {
   sed 's/^/   /' "$dir/attach.log" | tee -a "$results"
   [[ $rc -eq 0 ]] || problems+=("attach --all exit $rc")
   [[ ${#ranks[@]} -eq 2 ]] || problems+=("${#ranks[@]} processes of the job have libcuda, want 2")
+  # torchrun's agent imports torch but starts no CUDA: it should not be among them.
   local attached; attached=$(grep -c '^gpuperf: attached to process' "$dir/attach.log")
   [[ $attached -eq 2 ]] || problems+=("attached to $attached processes, want the 2 ranks")
   local pid trace joined said=()
