@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
   const int n = 1 << 20;
   float *data = nullptr, *out = nullptr;
   cudaStream_t stream;
-  if (cudaMalloc(&data, n * sizeof(float)) != cudaSuccess || cudaMalloc(&out, sizeof(float)) != cudaSuccess ||
-      cudaStreamCreate(&stream) != cudaSuccess) {
+  if (cudaMalloc(&data, n * sizeof(float)) != cudaSuccess ||
+      cudaMalloc(&out, sizeof(float)) != cudaSuccess || cudaStreamCreate(&stream) != cudaSuccess) {
     std::fprintf(stderr, "attach-steps: CUDA failed\n");
     return 1;
   }
