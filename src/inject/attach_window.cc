@@ -38,9 +38,9 @@
 #include "inject/recorder_memory.h"
 #include "inject/recorder_setup.h"
 #include "inject/stack/stack_capture.h"
-#include "unwind/table_builder.h"
 #include "inject/stats.h"
 #include "inject/thread_buffers.h"
+#include "unwind/table_builder.h"
 
 namespace gpuperf::inject {
 namespace {
