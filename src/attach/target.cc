@@ -148,8 +148,9 @@ std::optional<DlopenEntry> FindDlopen(pid_t pid, const std::vector<Mapping>& map
 
 std::string ForeignProgram(uint16_t machine, bool wide) {
   if (machine == kOurMachine && wide && kOurMachine != EM_NONE) return "";
+  const std::string ours = MachineName(kOurMachine, true);  // "an x86-64 program"
   return MachineName(machine, wide) + ": gpuperf attach works with " +
-         MachineName(kOurMachine, true) + "s";
+         ours.substr(ours.find(' ') + 1) + "s";
 }
 
 std::string TargetFile(pid_t pid, const std::string& path) {
