@@ -9,7 +9,9 @@
 #include "base/nvml_field_value.h"
 
 namespace gpuperf {
-namespace {
+// NVML's own types, as its ABI lays them out (a named namespace: Nvml::Api has fields of these
+// types, and a unity batch would warn about a class using another file's anonymous namespace).
+namespace nvml_abi {
 
 using NvmlStatus = int;  // 0: NVML_SUCCESS
 struct NvmlUtilization {
@@ -26,7 +28,8 @@ constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
 constexpr int kTemperatureGpu = 0;
 constexpr unsigned kTextBytes = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE, ..._NAME_V2_...
 
-}  // namespace
+}  // namespace nvml_abi
+using namespace nvml_abi;
 
 struct Nvml::Api {
   using Device = Nvml::Device;
