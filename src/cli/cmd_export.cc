@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 
+#include "analyze/flame/launch_profile.h"
+#include "analyze/timeline/timeline_read.h"
 #include "base/quantity.h"
 #include "base/units.h"
 #include "cli/command.h"
@@ -94,8 +96,10 @@ Result<std::string> WritePprof(const std::string& trace, bool python_internals, 
                       GzipStream::Create(out, /*level=*/6));  // profiles are small
   PprofStats stats;
   ReadReport report;
-  Status status =
-      ExportPprofFile(trace, {.python_internals = python_internals}, *gzip, &stats, &report);
+  Result<LaunchProfile> profile = BuildLaunchProfile(trace, &report);
+  Status status = profile.ok()
+                      ? WritePprof(*profile, {.python_internals = python_internals}, *gzip, &stats)
+                      : profile.status();
   PrintReadWarnings(report);
   Status closed = gzip->Close();
   GP_RETURN_IF_ERROR(status);
@@ -176,7 +180,8 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
                  "or --max-kernels N\n",
                  FormatBytes(bytes).c_str(), FormatCount(drawn.kernels).c_str());
   };
-  Status status = ExportTimelineFile(trace, format, options, out, &stats, &report);
+  Status status =
+      DrawTimelineFile(trace, options, *MakeTimelineWriter(format, out), &stats, &report);
   PrintReadWarnings(report);
   if (status.ok() && !stats.window.empty()) {
     std::fprintf(stderr, "gpuperf: window %s\n", stats.window.c_str());

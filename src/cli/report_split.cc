@@ -2,9 +2,9 @@
 
 #include "analyze/insights/insights_section.h"
 #include "analyze/ranks/rank_scan.h"
+#include "base/json_output.h"
 #include "base/text_escape.h"
 #include "cli/command.h"
-#include "export/json_output.h"
 #include "export/report_json.h"
 #include "export/report_ranks.h"
 
