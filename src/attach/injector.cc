@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -39,6 +40,10 @@ constexpr int kMarkerSyscall = SYS_getpid;
 // space may be stopped where it is (FindThread).
 constexpr auto kRunningThreadsAfter = std::chrono::seconds(1);
 constexpr auto kPollGap = std::chrono::milliseconds(10);
+// A running thread is held this long at a time (CatchRunning) before the /proc scan looks
+// for a waiting thread again, with this gap between two looks at it.
+constexpr auto kHoldRunning = std::chrono::milliseconds(500);
+constexpr auto kLookGap = std::chrono::microseconds(50);
 
 Status Exited(pid_t pid) {
   return Error(StatusCode::kNotFound,
@@ -191,6 +196,9 @@ std::string JudgeStack(const Target& target, pid_t tid, const user_regs_struct& 
   if (stack->path != "[stack]" && regs.rsp - stack->start < kStackRoom + kStubStackGap) {
     return "too little stack";
   }
+  // The pc alone rules most stops inside such code out, without unwinding.
+  const uint64_t pc[1] = {regs.rip + 1};
+  if (std::string inside = DangerOnStack(pc, danger); !inside.empty()) return "inside " + inside;
   const ThreadFrames frames = walker.Walk(tid, regs);
   std::vector<uint64_t> words = frames.pcs;
   if (frames.pcs.empty()) words.push_back(regs.rip + 1);  // as a return address would point
@@ -310,11 +318,46 @@ std::string JudgeRunning(pid_t pid, pid_t tid) {
   return "";
 }
 
+// A thread running in user space, looked at again and again (stopped, judged, let go if it is
+// not at a safe point) until one look finds it at a safe point, or `until` passes. A program
+// whose only busy thread spends almost all its time inside CUDA (a loop of launches and
+// synchronizations: it leaves libcuda for a few microseconds a step) is caught outside it
+// within a few thousand looks; one look per scan of /proc, as before, could miss it for
+// seconds. Each look is let go from its stop: a thread left seized while it runs could not be
+// detached again without another stop.
+std::optional<Borrowed> CatchRunning(const Target& target, pid_t tid,
+                                     const std::vector<CodeRange>& danger, FrameWalker& walker,
+                                     std::chrono::steady_clock::time_point until, std::string* why,
+                                     Status* fatal) {
+  uint64_t looks = 0;
+  std::string last;
+  for (;;) {
+    // Only a thread running in user space is stopped: one that went to wait meanwhile is the
+    // /proc scan's to judge (a stop there could make its call return EINTR).
+    const std::string running = JudgeRunning(target.pid, tid);
+    if (!running.empty() || std::chrono::steady_clock::now() >= until) {
+      *why = looks == 0 ? (running.empty() ? "running" : running)
+                        : "running, " + std::to_string(looks) + " looks, the last " + last;
+      return std::nullopt;
+    }
+    std::optional<Borrowed> thread =
+        Borrow(target, tid, BorrowMode::kRunning, SyscallState{}, danger, walker, &last, fatal);
+    if (thread || !fatal->ok()) return thread;
+    ++looks;
+    if (last == "gone" || last == "taking a signal" || last == "stopped by a signal") {
+      *why = last;
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(kLookGap);
+  }
+}
+
 // A thread that may be borrowed, waiting up to `timeout_ms` for one. Threads waiting in a
 // system call that restarts come first: stopping them changes nothing the program can see.
 // After kRunningThreadsAfter with none, a thread running in user space may be stopped too
-// (a program whose threads all compute, or wait inside CUDA). The reasons the others were
-// passed over make the error.
+// (a program whose threads all compute, or wait inside CUDA): each is held and looked at
+// until it is at a safe point (CatchRunning). The reasons the others were passed over make
+// the error.
 Result<Borrowed> FindThread(const Target& target, uint64_t timeout_ms) {
   const std::vector<CodeRange> danger =
       DangerousCode(target.mappings, target.has_libc ? &target.libc : nullptr, target.libc_bias);
@@ -322,13 +365,7 @@ Result<Borrowed> FindThread(const Target& target, uint64_t timeout_ms) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::milliseconds(timeout_ms);
   std::vector<std::string> reasons;
-  auto attempt = [&](pid_t tid, BorrowMode mode, const SyscallState& seen,
-                     std::string* why) -> Result<std::optional<Borrowed>> {
-    Status fatal;
-    std::optional<Borrowed> thread = Borrow(target, tid, mode, seen, danger, walker, why, &fatal);
-    if (!fatal.ok()) return fatal;
-    return thread;
-  };
+  std::map<pid_t, std::string> running_reasons;
   for (;;) {
     reasons.clear();
     const std::vector<pid_t> threads = ListThreads(target.pid);
@@ -336,19 +373,27 @@ Result<Borrowed> FindThread(const Target& target, uint64_t timeout_ms) {
       SyscallState seen;
       std::string why = JudgeFromOutside(target.pid, tid, &seen);
       if (why.empty()) {
-        GP_ASSIGN_OR_RETURN(std::optional<Borrowed> thread,
-                            attempt(tid, BorrowMode::kWaiting, seen, &why));
+        Status fatal;
+        std::optional<Borrowed> thread =
+            Borrow(target, tid, BorrowMode::kWaiting, seen, danger, walker, &why, &fatal);
+        if (!fatal.ok()) return fatal;
         if (thread) return *thread;
       }
-      reasons.push_back(std::to_string(tid) + " " + why);
+      auto it = running_reasons.find(tid);
+      reasons.push_back(std::to_string(tid) + " " +
+                        (why == "not waiting" && it != running_reasons.end() ? it->second : why));
     }
     if (std::chrono::steady_clock::now() - start >= kRunningThreadsAfter) {
       for (pid_t tid : threads) {
-        std::string why = JudgeRunning(target.pid, tid);
-        if (!why.empty()) continue;
-        GP_ASSIGN_OR_RETURN(std::optional<Borrowed> thread,
-                            attempt(tid, BorrowMode::kRunning, SyscallState{}, &why));
+        if (!JudgeRunning(target.pid, tid).empty()) continue;
+        const auto until = std::min(deadline, std::chrono::steady_clock::now() + kHoldRunning);
+        std::string why;
+        Status fatal;
+        std::optional<Borrowed> thread =
+            CatchRunning(target, tid, danger, walker, until, &why, &fatal);
+        if (!fatal.ok()) return fatal;
         if (thread) return *thread;
+        running_reasons[tid] = why;
       }
     }
     if (!ProcessRunning(target.pid)) return Exited(target.pid);

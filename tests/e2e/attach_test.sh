@@ -9,6 +9,8 @@
 #   - 16 threads launching at full rate while the library is loaded and CUPTI subscribed:
 #     every kernel recorded with its stack, nothing dropped;
 #   - a program whose only thread computes (no thread waits anywhere): stopped where it runs;
+#   - one whose only thread computes inside libcuda but for 0.1% of its time: attached three
+#     times, each time stopped outside CUDA;
 #   - a program blocked in read() of a FIFO: the read goes on as if nothing happened.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/attach_lib.sh"
@@ -145,6 +147,31 @@ attach_end
   fail "spin: exit $attach_rc, kernels '$(kernel_names "$dir/spin")', want 4 of phase 3"
 finish_app spin "$pid" 4
 [[ $app_rc -eq 5 ]] || fail "the spinning app exited $app_rc, want 5: $(tail -3 "$dir/spin.err")"
+
+# ---- a program whose only thread computes inside CUDA, attached three times ----
+# As a loop of launches and synchronizations (the static-cudart program of the GPU check): it
+# leaves libcuda for 0.1% of its time. Each attach, the later ones reusing the library, must
+# catch it outside CUDA (the thread held and looked at until then) within its 5 s. One look
+# per scan of /proc, as before, missed it in most attaches.
+start_app cudaspin 3 cudaspin 3
+pid=$app_pid
+touch "$dir/cudaspin.go/go-1"
+wait_until grep -q '^running' "/proc/$pid/syscall" || fail "the cudaspin app never ran"
+for window in 1 2 3; do
+  attach_start "$dir/cudaspin$window" "$pid" -v
+  grep -q "through thread $pid (running, stopped where it was)" "$dir/cudaspin$window.log" ||
+    fail "cudaspin, attach $window: not loaded through the running thread: $(head -3 "$dir/cudaspin$window.log")"
+  attach_end
+  [[ $attach_rc -eq 0 ]] || fail "cudaspin, attach $window exited $attach_rc: $(tail -3 "$dir/cudaspin$window.log")"
+  [[ $window == 1 ]] || grep -q "reused " "$dir/cudaspin$window.log" ||
+    fail "cudaspin, attach $window did not reuse the library: $(head -3 "$dir/cudaspin$window.log")"
+done
+touch "$dir/cudaspin.go/stop-2"
+wait_file "$dir/cudaspin.go/done-2"
+finish_app cudaspin "$pid" 3
+[[ $app_rc -eq 5 ]] || fail "the cudaspin app exited $app_rc, want 5: $(tail -3 "$dir/cudaspin.err")"
+[[ "$(app_lines cudaspin | grep -c 'phase [13] done kernels=3 ')" -eq 2 ]] ||
+  fail "the cudaspin app's phases: $(app_lines cudaspin)"
 
 # ---- a program blocked in read() of a FIFO ----
 mkfifo "$dir/go.fifo"

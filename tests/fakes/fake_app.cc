@@ -1409,6 +1409,8 @@ int AwaitSignal(int argc, char** argv) {
 //   run:T  T threads launching at full rate until FAKE_APP_GO_DIR/stop-K exists (each looks
 //          every 256 launches), the main thread waiting for them in pthread_join;
 //   spin   no launch: the main thread computes until stop-K exists.
+//   cudaspin  no launch: the main thread computes until stop-K exists, 99.9% of its rounds
+//          inside libcuda (fake_cuda_busy), as a loop of launches and synchronizations does.
 // Phase K's kernels are named _Z6phaseKv (_Z7phaseKKv from 10 on). After phase K the app
 // prints "fake-app: phase K done kernels=.. memcpys=.. memsets=.. syncs=.. runtime_api=..
 // driver_api=.. pid=..", makes FAKE_APP_GO_DIR/done-K and waits: until go-K exists, polled
@@ -1480,6 +1482,23 @@ int AttachTarget(int argc, char** argv) {
       for (uint64_t i = 1;; ++i) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         if ((i & ((1u << 22) - 1)) == 0 && access(stop.c_str(), F_OK) == 0) break;
+      }
+    } else if (spec == "cudaspin") {
+      // 65,536 rounds inside libcuda for every 64 in the program: a stop at a random moment
+      // finds the thread inside CUDA 999 times in 1,000.
+      using Busy = unsigned long long (*)(unsigned long long);
+      auto busy = reinterpret_cast<Busy>(dlsym(RTLD_DEFAULT, "fake_cuda_busy"));
+      if (busy == nullptr) {
+        fprintf(stderr, "fake-app: cudaspin needs FAKE_APP_LIBCUDA\n");
+        return 2;
+      }
+      const std::string stop =
+          std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
+      volatile uint64_t state = 1;
+      for (uint64_t i = 1;; ++i) {
+        busy(65536);
+        for (int k = 0; k < 64; ++k) state = state * 6364136223846793005ull + 1;
+        if ((i & 63) == 0 && access(stop.c_str(), F_OK) == 0) break;
       }
     } else if (spec.rfind("run:", 0) == 0) {
       const int threads = atoi(spec.c_str() + 4);
