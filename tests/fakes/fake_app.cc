@@ -1408,6 +1408,7 @@ int AwaitSignal(int argc, char** argv) {
 //   NxT    T threads launching N each, then the same copy, set and synchronization;
 //   run:T  T threads launching at full rate until FAKE_APP_GO_DIR/stop-K exists (each looks
 //          every 256 launches), the main thread waiting for them in pthread_join;
+//   syncs:T  T threads each launching and synchronizing until stop-K exists.
 //   spin   no launch: the main thread computes until stop-K exists.
 //   cudaspin  no launch: the main thread computes until stop-K exists, 99.9% of its rounds
 //          inside libcuda (fake_cuda_busy), as a loop of launches and synchronizations does.
@@ -1418,7 +1419,8 @@ int AwaitSignal(int argc, char** argv) {
 // comes (anything else, EINTR included, is printed and ends the program with 4). It ends
 // with the usual counts line and exit status 5, which no profiler may change. After each
 // phase line comes the fake CUPTI's own: "fake-cupti: phase K callbacks=.. records=..
-// subscribed=.. kinds_enabled=.. finalized=..", what a profiler made CUPTI do meanwhile.
+// subscribed=.. kinds_enabled=.. finalized=.. finalize_in_callback=..", what a profiler made
+// CUPTI do meanwhile.
 std::string PhaseKernel(int phase) {
   const std::string name = "phase" + std::to_string(phase);
   return "_Z" + std::to_string(name.size()) + name + "v";
@@ -1500,6 +1502,22 @@ int AttachTarget(int argc, char** argv) {
         for (int k = 0; k < 64; ++k) state = state * 6364136223846793005ull + 1;
         if ((i & 63) == 0 && access(stop.c_str(), F_OK) == 0) break;
       }
+    } else if (spec.rfind("syncs:", 0) == 0) {
+      // T threads launching and synchronizing, until stop-K exists: the window ends while a
+      // synchronization's exit callback runs (FAKE_CUPTI_STREAM_ID_DELAY_US makes it long).
+      const int threads = atoi(spec.c_str() + 6);
+      const std::string stop =
+          std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
+      std::vector<std::thread> workers;
+      for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&name, &stop] {
+          while (access(stop.c_str(), F_OK) != 0) {
+            LaunchKernel(name.c_str());
+            StreamSynchronize();
+          }
+        });
+      }
+      for (auto& worker : workers) worker.join();
     } else if (spec.rfind("run:", 0) == 0) {
       const int threads = atoi(spec.c_str() + 4);
       const std::string stop =
@@ -1548,11 +1566,11 @@ int AttachTarget(int argc, char** argv) {
     fake_cupti_get_stats(&cupti);
     printf(
         "fake-cupti: phase %d callbacks=%llu records=%llu subscribed=%llu kinds_enabled=%llu "
-        "finalized=%llu\n",
+        "finalized=%llu finalize_in_callback=%llu\n",
         phase, (unsigned long long)(cupti.callbacks_issued - cupti_before.callbacks_issued),
         (unsigned long long)(cupti.records_written - cupti_before.records_written),
         (unsigned long long)cupti.subscribed, (unsigned long long)cupti.kinds_enabled,
-        (unsigned long long)cupti.finalize_calls);
+        (unsigned long long)cupti.finalize_calls, (unsigned long long)cupti.finalize_in_callback);
     fflush(stdout);
     MarkPhaseDone(phase, go_dir);
     if (!WaitForGo(phase, go_dir, fifo)) return 4;

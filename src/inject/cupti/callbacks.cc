@@ -12,6 +12,7 @@
 
 #include "gpuperf/stack_marker.h"
 #include "inject/cupti/activity.h"
+#include "inject/cupti/callback_gate.h"
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/host_waits.h"
 #include "inject/cupti/translate.h"
@@ -267,7 +268,9 @@ void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDoma
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* cbdata) {
   auto* recorder = static_cast<Recorder*>(userdata);
-  if (recorder == nullptr || recorder->disabled.load(std::memory_order_relaxed) ||
+  const EnteredCallback entered;
+  if (!entered.open() || recorder == nullptr ||
+      recorder->disabled.load(std::memory_order_relaxed) ||
       g_bench_callbacks_idle.load(std::memory_order_relaxed)) {
     return;
   }
@@ -347,6 +350,7 @@ extern "C" __attribute__((noinline, visibility("default"))) void gpuperf_launch_
 }
 
 bool EnableCallbacks(Recorder& recorder) {
+  OpenCallbackGate();
   CUpti_SubscriberParams params;
   std::memset(&params, 0, sizeof(params));
   params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -430,6 +434,7 @@ void UnsubscribeCallbacks() {
 
 bool SubscribeIdleForBench(Recorder& recorder) {
   UnsubscribeCallbacks();
+  OpenCallbackGate();
   return GP_CUPTI_CALL(cuptiSubscribe(&g_subscriber, OnCallback, &recorder)) == CUPTI_SUCCESS;
 }
 

@@ -379,6 +379,9 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
   }
   g.buffers.Reset();
   g.counters.finalize_calls++;
+  // Real CUPTI tears down what a callback still running may use (its stream and context
+  // tables): a client must let its callbacks end first.
+  if (g.counters.callbacks_in_flight.load() > 0) g.counters.finalize_in_callback++;
   return CUPTI_SUCCESS;
 }
 
