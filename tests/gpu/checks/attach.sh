@@ -12,8 +12,12 @@
 #     window, from its trace) and after (4 s from when gpuperf ended): PASS needs the median
 #     step after within 5% of the one before in every round, for both programs
 #     (tests/gpu/attach_step_times.py);
-#   - both programs end normally afterwards.
-# About 90 s of GPU time. Writes $out/attach/: steps_*.txt, rounds.txt, times_*.json,
+#   - first the C++ program alone, attached twice (`attach CC --duration 5s`): the second attach
+#     reuses the library while the main thread is busy in its loop (inside libcuda nearly all
+#     the time); both must record kernels joined to run_step's stacks ("cc-alone rN" lines);
+#   - both programs end normally afterwards, each with its own exit status: every target's
+#     exit code and the tail of its stderr are printed ("target NAME exit N" lines).
+# About 110 s of GPU time. Writes $out/attach/: steps_*.txt, rounds.txt, times_*.json,
 # the windows' folded stacks and attach logs, result.txt.
 attach_check() {
   local dir=$out/attach problems=() said=()
@@ -32,7 +36,7 @@ attach_check() {
   fi
   local stop=$work/attach.stop
   rm -f "$stop"
-  python3 "$src/tests/gpu/attach_loop.py" "$dir/steps_pytorch.txt" "$stop" 400 \
+  python3 -X faulthandler "$src/tests/gpu/attach_loop.py" "$dir/steps_pytorch.txt" "$stop" 400 \
     > "$dir/pytorch.out" 2> "$dir/pytorch.err" &
   local py_job=$!
   "$work/attach_steps" "$dir/steps_cpp.txt" "$stop" 400 > "$dir/cpp.out" 2> "$dir/cpp.err" &
@@ -51,6 +55,28 @@ attach_check() {
     return
   fi
   now_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
+  # The C++ program alone, attached twice: the second attach reuses the library loaded by the
+  # first, and its only busy thread is inside libcuda nearly all the time.
+  local alone
+  for alone in 1 2; do
+    local rec_alone=$work/rec/attach_alone$alone
+    "$gp" attach "$cc" --duration 5s -v -o "$rec_alone" --force > "$dir/alone$alone.log" 2>&1
+    local alone_rc=$?
+    sed 's/^/   /' "$dir/alone$alone.log" | tee -a "$results"
+    local alone_trace alone_joined=""
+    alone_trace=$(ls "$rec_alone"/*."$cc".gpt 2>/dev/null | head -1)
+    if [[ $alone_rc -ne 0 || -z $alone_trace ]]; then
+      problems+=("C++ alone, attach $alone: exit $alone_rc, $(grep -m1 'error' "$dir/alone$alone.log")")
+    else
+      "$gp" flamegraph --folded -o "$dir/cpp_alone$alone.folded" "$alone_trace" 2> "$work/attach_flame.err"
+      alone_joined=$(joined_of "$work/attach_flame.err")
+      all_joined "$alone_joined" 100 || problems+=("C++ alone, attach $alone: not every kernel joined (${alone_joined:-none})")
+      grep -q 'run_step' "$dir/cpp_alone$alone.folded" || problems+=("C++ alone, attach $alone: stacks without run_step")
+    fi
+    echo "   cc-alone r$alone: exit $alone_rc, kernels joined ${alone_joined:-none}, $(grep -o 'through thread .*' "$dir/alone$alone.log" | head -1)" |
+      tee -a "$results"
+    said+=("cc-alone r$alone ${alone_joined:-FAILED}")
+  done
   : > "$dir/rounds_pytorch.txt"
   : > "$dir/rounds_cpp.txt"
   local round
@@ -99,7 +125,16 @@ attach_check() {
   touch "$stop"
   wait "$py_job"; local py_rc=$?
   wait "$cc_job"; local cc_rc=$?
-  [[ $py_rc -eq 0 && $cc_rc -eq 0 ]] || problems+=("the programs exited $py_rc and $cc_rc")
+  # Each target's own exit status and what it wrote to stderr (a crash's faulthandler
+  # traceback included).
+  local target_rc target_name
+  for target_name in pytorch cpp; do
+    [[ $target_name == pytorch ]] && target_rc=$py_rc || target_rc=$cc_rc
+    echo "   target $target_name exit $target_rc $([[ $target_rc -eq 0 ]] && echo PASS || echo FAIL); its stderr ($(wc -l < "$dir/$target_name.err") lines), last 15:" |
+      tee -a "$results"
+    tail -15 "$dir/$target_name.err" | sed 's/^/     | /' | tee -a "$results"
+  done
+  [[ $py_rc -eq 0 && $cc_rc -eq 0 ]] || problems+=("the programs exited $py_rc (pytorch) and $cc_rc (C++), want 0 and 0")
   local name verdicts=()
   for name in pytorch cpp; do
     python3 "$src/tests/gpu/attach_step_times.py" "$name" "$dir/steps_$name.txt" "$dir/rounds_$name.txt" \
@@ -107,6 +142,13 @@ attach_check() {
     sed 's/^/   /' "$work/attach_times_$name.txt" | tee -a "$results"
     verdicts+=("$(tail -1 "$work/attach_times_$name.txt" | sed 's/^attach-steps //')")
   done
+  # The two failures this check was written for, each on a line of its own.
+  local second_ok=FAIL exits_ok=FAIL
+  [[ " ${said[*]} " == *"cc-alone r2 "[0-9]* ]] && ! printf '%s\n' "${problems[@]}" | grep -q 'C++ alone, attach 2' &&
+    second_ok=PASS
+  [[ $py_rc -eq 0 && $cc_rc -eq 0 ]] && exits_ok=PASS
+  echo "   $second_ok: a second attach to the busy static-cudart C++ program recorded kernels with stacks" | tee -a "$results"
+  echo "   $exits_ok: after the combined attaches every target exited with its own normal status (pytorch $py_rc, C++ $cc_rc)" | tee -a "$results"
   local detail="${said[*]}; ${verdicts[*]}"
   echo "$detail" > "$dir/result.txt"
   note attach "$([[ ${#problems[@]} -eq 0 ]] && echo PASS || echo FAIL)" "${problems[*]:-$detail}"
