@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "inject/cupti/callback_gate.h"
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/translate.h"
 #include "inject/power/power_sampler.h"
@@ -119,6 +120,10 @@ void SaveBuffer(const std::string& dir, uint8_t* buffer, size_t valid_size) {
 
 void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
                               size_t valid_size) {
+  // Counted as running (callback_gate.h): it reads the buffer with CUPTI's calls, so CUPTI is
+  // not finalized under it. It runs whether the gate is open or not: the buffer is ours to
+  // free and its records to keep or count.
+  const EnteredCallback running;
   Recorder* recorder = GetRecorder();
   // In a forked child the writer thread does not exist: nothing can be written there.
   const bool forked_child = recorder != nullptr && static_cast<uint32_t>(getpid()) != recorder->pid;

@@ -5,8 +5,9 @@
 // loop), the end of a window would be a race with every step.
 //
 // Every callback enters the gate (EnteredCallback) before it does anything; once the gate is
-// closed it does nothing. Counts are kept in stripes, one cache line each, so that threads
-// launching at full rate do not share one counter.
+// closed an API or resource callback does nothing (an activity buffer's delivery still frees
+// its buffer, counted as running all the same). Counts are kept in stripes, one cache line each, so
+// that threads launching at full rate do not share one counter.
 #pragma once
 
 #include <cstdint>
