@@ -1457,6 +1457,27 @@ void MarkPhaseDone(int phase, const char* go_dir) {
   }
 }
 
+// FAKE_APP_GO_DIR/stop-K: what ends a phase that runs until told.
+std::string StopFile(const char* go_dir, int phase) {
+  return std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
+}
+
+// T threads each running `step` (with its count) until `stop` exists, looked for every
+// `every` steps.
+void ThreadsUntilStop(int threads, const std::string& stop, uint64_t every,
+                      const std::function<void(uint64_t)>& step) {
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&stop, &step, every] {
+      for (uint64_t i = 0;; ++i) {
+        if (i % every == 0 && access(stop.c_str(), F_OK) == 0) break;
+        step(i);
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+}
+
 int AttachTarget(int argc, char** argv) {
   g_emit_inside_call = true;
   const char* go_dir = getenv("FAKE_APP_GO_DIR");
@@ -1478,8 +1499,7 @@ int AttachTarget(int argc, char** argv) {
     if (spec == "spin") {
       // The only thread computes in user space until stop-K exists, with a system call only
       // every 2^22 rounds: gpuperf attach finds no thread waiting and stops it where it runs.
-      const std::string stop =
-          std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
+      const std::string stop = StopFile(go_dir, phase);
       volatile uint64_t state = 1;
       for (uint64_t i = 1;; ++i) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -1494,8 +1514,7 @@ int AttachTarget(int argc, char** argv) {
         fprintf(stderr, "fake-app: cudaspin needs FAKE_APP_LIBCUDA\n");
         return 2;
       }
-      const std::string stop =
-          std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
+      const std::string stop = StopFile(go_dir, phase);
       volatile uint64_t state = 1;
       for (uint64_t i = 1;; ++i) {
         busy(65536);
@@ -1505,33 +1524,13 @@ int AttachTarget(int argc, char** argv) {
     } else if (spec.rfind("syncs:", 0) == 0) {
       // T threads launching and synchronizing, until stop-K exists: the window ends while a
       // synchronization's exit callback runs (FAKE_CUPTI_STREAM_ID_DELAY_US makes it long).
-      const int threads = atoi(spec.c_str() + 6);
-      const std::string stop =
-          std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
-      std::vector<std::thread> workers;
-      for (int t = 0; t < threads; ++t) {
-        workers.emplace_back([&name, &stop] {
-          while (access(stop.c_str(), F_OK) != 0) {
-            LaunchKernel(name.c_str());
-            StreamSynchronize();
-          }
-        });
-      }
-      for (auto& worker : workers) worker.join();
+      ThreadsUntilStop(atoi(spec.c_str() + 6), StopFile(go_dir, phase), 1, [&name](uint64_t) {
+        LaunchKernel(name.c_str());
+        StreamSynchronize();
+      });
     } else if (spec.rfind("run:", 0) == 0) {
-      const int threads = atoi(spec.c_str() + 4);
-      const std::string stop =
-          std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
-      std::vector<std::thread> workers;
-      for (int t = 0; t < threads; ++t) {
-        workers.emplace_back([&name, &stop] {
-          for (uint64_t i = 0;; ++i) {
-            if (i % 256 == 0 && access(stop.c_str(), F_OK) == 0) break;
-            LaunchKernel(name.c_str(), /*nested=*/i % 3 == 0);
-          }
-        });
-      }
-      for (auto& worker : workers) worker.join();
+      ThreadsUntilStop(atoi(spec.c_str() + 4), StopFile(go_dir, phase), 256,
+                       [&name](uint64_t i) { LaunchKernel(name.c_str(), /*nested=*/i % 3 == 0); });
     } else {
       const size_t x = spec.find('x');
       const int launches = atoi(spec.c_str());
