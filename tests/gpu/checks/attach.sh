@@ -144,7 +144,7 @@ attach_check() {
   done
   # The two failures this check was written for, each on a line of its own.
   local second_ok=FAIL exits_ok=FAIL
-  [[ " ${said[*]} " == *"cc-alone r2 "[0-9]* ]] && ! printf '%s\n' "${problems[@]}" | grep -q 'C++ alone, attach 2' &&
+  [[ " ${said[*]} " == *"cc-alone r2 "[0-9]* ]] && ! printf '%s\n' "${problems[@]+"${problems[@]}"}" | grep -q 'C++ alone, attach 2' &&
     second_ok=PASS
   [[ $py_rc -eq 0 && $cc_rc -eq 0 ]] && exits_ok=PASS
   echo "   $second_ok: a second attach to the busy static-cudart C++ program recorded kernels with stacks" | tee -a "$results"
