@@ -61,6 +61,7 @@ struct ReadReport {
   struct BeingRecorded {
     std::string path;
     uint32_t pid = 0;
+    bool operator==(const BeingRecorded&) const = default;
   };
   std::vector<BeingRecorded> being_recorded;
   bool StillRecording(uint32_t pid) const {
@@ -69,6 +70,7 @@ struct ReadReport {
     }
     return false;
   }
+  bool operator==(const ReadReport&) const = default;
 };
 
 // How a trace is read.

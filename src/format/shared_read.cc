@@ -87,14 +87,7 @@ class ReadSession {
 
   // A reader adds to the report it is given. One already holding something gets a pass of
   // its own, so that it ends up as a read of its own would leave it.
-  static bool Fresh(const ReadReport* r) {
-    return r == nullptr ||
-           (r->files == 0 && r->format_version == 0 && r->chunks_read == 0 &&
-            r->chunks_corrupt == 0 && r->chunks_unknown == 0 && r->bytes_truncated == 0 &&
-            r->records_read == 0 && r->files_skipped == 0 && r->files_without_chunks == 0 &&
-            r->files_duplicate == 0 && r->chunks_repeated == 0 && r->max_local_string_id == 0 &&
-            r->complete_bytes == 0 && r->warnings.empty() && r->being_recorded.empty());
-  }
+  static bool Fresh(const ReadReport* r) { return r == nullptr || *r == ReadReport{}; }
 
   static bool SamePass(const Request& a, const Request& b) {
     if (&a == &b) return true;

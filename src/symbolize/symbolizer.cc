@@ -165,8 +165,10 @@ Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options
   }
   std::sort(work.begin(), work.end());
 
-  // Each PC's module, and the modules in the order the sorted work first meets them.
+  // Each PC's module record and its entry in `modules`, the modules in the order the sorted
+  // work first meets them.
   std::vector<const ModuleRecord*> module_of(work.size());
+  std::vector<size_t> module_at(work.size());
   std::vector<ModuleWork> modules;
   // By the cache's key: (path, build-id), or (path, "") when build-ids are not checked.
   std::map<std::pair<std::string, std::string>, size_t> module_index;
@@ -179,6 +181,7 @@ Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options
                               options.verify_build_id ? build_id : std::string());
     auto [it, added] = module_index.emplace(key, modules.size());
     if (added) modules.push_back({nullptr, key.first, build_id, {}});
+    module_at[i] = it->second;
     modules[it->second].items.push_back(i);
   }
   // Cache entries made here, on one thread; each is then opened by the one thread that
@@ -211,8 +214,7 @@ Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options
     }
     std::string module_path = sink.Str(module->path);
     std::string build_id = sink.Str(module->build_id);
-    const ModuleCache::Entry& entry =
-        *modules[module_index.at({module_path, options.verify_build_id ? build_id : ""})].entry;
+    const ModuleCache::Entry& entry = *modules[module_at[i]].entry;
     if (run.counted_modules.emplace(module_path, build_id).second) {
       ++summary.modules_used;
       switch (entry.result) {
