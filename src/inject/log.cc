@@ -12,6 +12,7 @@ namespace gpuperf::inject {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kNormal)};
+std::atomic<int> g_fd{STDERR_FILENO};
 
 // Call sites that already printed: a small lock-free set of format-string addresses.
 constexpr int kMaxKeys = 64;
@@ -41,7 +42,7 @@ void Emit(const char* format, va_list args) {
   // One write() so lines from several processes do not interleave. Past the file size limit
   // (stderr sent to a file), the line is lost, not the program.
   FileSizeSignalGuard no_signal;
-  ssize_t ignored = ::write(STDERR_FILENO, line, len + 1);
+  ssize_t ignored = ::write(g_fd.load(std::memory_order_relaxed), line, len + 1);
   (void)ignored;
 }
 
@@ -52,6 +53,9 @@ void SetLogLevel(LogLevel level) {
 }
 LogLevel GetLogLevel() {
   return static_cast<LogLevel>(g_level.load());
+}
+void SetLogFd(int fd) {
+  g_fd.store(fd);
 }
 
 void LogOnce(const char* format, ...) {

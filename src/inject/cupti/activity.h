@@ -8,7 +8,10 @@ namespace gpuperf::inject {
 struct Recorder;
 class Translator;
 
-// Creates the process's translator and registers the timestamp and buffer callbacks.
+// The translator for `recorder`'s records (a new one when the recorder is new: each attach
+// window has its own names). RegisterActivityCallbacks calls it; EnableCallbacks needs it.
+void PrepareTranslator(Recorder& recorder);
+// Prepares the translator and registers the timestamp and buffer callbacks.
 // Must run before any enable.
 bool RegisterActivityCallbacks(Recorder& recorder);
 // The translator RegisterActivityCallbacks created; callers hold the NameTable lock while

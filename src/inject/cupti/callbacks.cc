@@ -1,8 +1,10 @@
 #include "inject/cupti/callbacks.h"
+#include "inject/cupti/window_edge.h"
 
 #include <cupti.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <span>
 #include <string_view>
@@ -10,6 +12,7 @@
 
 #include "gpuperf/stack_marker.h"
 #include "inject/cupti/activity.h"
+#include "inject/cupti/callback_gate.h"
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/host_waits.h"
 #include "inject/cupti/translate.h"
@@ -41,6 +44,7 @@ LaunchSampler g_sampler;          // --sample-launches
 StackId g_not_sampled_stack = 0;  // the stack its unsampled launches link to
 std::vector<CallbackIdPlan> g_driver_plan;
 CUpti_SubscriberHandle g_subscriber = nullptr;
+char g_other_subscriber[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};  // OtherSubscriberName
 
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
@@ -48,9 +52,15 @@ std::atomic<uint32_t> g_epoch{0};
 std::atomic<bool> g_bench_stacks_paused{false};   // PauseStacksForBench
 std::atomic<bool> g_bench_callbacks_idle{false};  // IdleCallbacksForBench
 
+// How deep the correlation ids of a thread's nested calls are kept (OnExit).
+constexpr uint32_t kTrackedDepth = 8;
+
 struct ThreadState {
   uint32_t epoch = 0;
-  uint32_t depth = 0;       // nesting of enabled API calls on this thread
+  uint32_t depth = 0;  // nesting of enabled API calls on this thread
+  // The correlation id each nesting level entered with: an exit with another id belongs to
+  // a call whose enter was not seen (callbacks switched on one id at a time while it ran).
+  uint32_t enter_ids[kTrackedDepth] = {};
   StackId outer_stack = 0;  // the outermost call's stack...
   StringId outer_api = 0;   // ...and name, shared by the calls nested in it
   uint64_t outer_start = 0;
@@ -154,7 +164,16 @@ void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
             const CUpti_CallbackData* data) {
   ThreadState& state = t_state;
   if (state.depth == 0 || state.epoch != g_epoch.load(std::memory_order_relaxed)) {
-    return;  // enabled while this call was running
+    // Enabled while this call was running: an attach window leaves out its GPU work, unless
+    // a call nested in it (the same id) took the launch's stack.
+    if (data->correlationId != state.linked_id) NoteCallBeforeWindow(data->correlationId);
+    return;
+  }
+  if (const uint32_t level = state.depth - 1;
+      level < kTrackedDepth && state.enter_ids[level] != data->correlationId) {
+    // A nested call whose enter came before its id was switched on: not one of ours.
+    if (data->correlationId != state.linked_id) NoteCallBeforeWindow(data->correlationId);
+    return;
   }
   if (--state.depth != 0) return;
   const int32_t code = ReturnCode(data);
@@ -181,6 +200,7 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
     state.epoch = epoch;
     state.depth = 0;
   }
+  if (state.depth < kTrackedDepth) state.enter_ids[state.depth] = data->correlationId;
   const bool outermost = state.depth++ == 0;
   const bool capturing = recorder.capturing.load(std::memory_order_relaxed);
   if (outermost) {
@@ -248,7 +268,9 @@ void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDoma
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* cbdata) {
   auto* recorder = static_cast<Recorder*>(userdata);
-  if (recorder == nullptr || recorder->disabled.load(std::memory_order_relaxed) ||
+  const EnteredCallback entered;
+  if (!entered.open() || recorder == nullptr ||
+      recorder->disabled.load(std::memory_order_relaxed) ||
       g_bench_callbacks_idle.load(std::memory_order_relaxed)) {
     return;
   }
@@ -328,6 +350,7 @@ extern "C" __attribute__((noinline, visibility("default"))) void gpuperf_launch_
 }
 
 bool EnableCallbacks(Recorder& recorder) {
+  OpenCallbackGate();
   CUpti_SubscriberParams params;
   std::memset(&params, 0, sizeof(params));
   params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -336,7 +359,10 @@ bool EnableCallbacks(Recorder& recorder) {
   params.oldSubscriberName = old_name;
   params.oldSubscriberSize = sizeof(old_name);
   CUptiResult result = cuptiSubscribe_v2(&g_subscriber, OnCallback, &recorder, &params);
+  g_other_subscriber[0] = '\0';
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    std::snprintf(g_other_subscriber, sizeof(g_other_subscriber), "%s",
+                  old_name[0] ? old_name : "another profiler");
     CountStat(StatId::cupti_subscribe_failed);
     LogOnce("CUPTI is already in use by %s: recording GPU activity without launch stacks",
             old_name[0] ? old_name : "another profiler");
@@ -360,6 +386,10 @@ bool EnableCallbacks(Recorder& recorder) {
   SetApiCallbacks(recorder.config.delay_ms == 0);
   EnableResourceCallbacks();
   return true;
+}
+
+const char* OtherSubscriberName() {
+  return g_other_subscriber;
 }
 
 void EnableResourceCallbacks() {
@@ -404,6 +434,7 @@ void UnsubscribeCallbacks() {
 
 bool SubscribeIdleForBench(Recorder& recorder) {
   UnsubscribeCallbacks();
+  OpenCallbackGate();
   return GP_CUPTI_CALL(cuptiSubscribe(&g_subscriber, OnCallback, &recorder)) == CUPTI_SUCCESS;
 }
 

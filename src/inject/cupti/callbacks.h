@@ -16,6 +16,10 @@ struct Recorder;
 // result, Recorder::ApiFromCallbacks keeps CUPTI's RUNTIME/DRIVER activity kinds, which
 // cost more per call, off.
 bool EnableCallbacks(Recorder& recorder);
+// After EnableCallbacks failed because another client holds CUPTI's subscriber slot: that
+// client's name as CUPTI gives it ("CUPTI for Kineto"; "another profiler" when unnamed).
+// Empty when the slot was free or CUPTI failed otherwise.
+const char* OtherSubscriberName();
 
 // Switches the API callbacks on and off (capture range; the benchmark toggle).
 void SetApiCallbacks(bool enable);

@@ -5,14 +5,19 @@
 #include <atomic>
 
 #include "inject/cupti/activity.h"
+#include "inject/cupti/callback_gate.h"
 #include "inject/cupti/callbacks.h"
 #include "inject/cupti/cupti_call.h"
+#include "inject/log.h"
 #include "inject/recorder.h"
 
 namespace gpuperf::inject {
 namespace {
 
 std::atomic<bool> g_detached{false};
+// How long the detach waits for callbacks still running (a launch's takes microseconds; a
+// synchronization's exit callback asks CUPTI one thing).
+constexpr uint64_t kCallbacksEndMs = 5000;
 
 }  // namespace
 
@@ -23,7 +28,16 @@ void DetachCupti(Recorder& recorder) {
   recorder.writer.StopCuptiFlushes(2000);
   FlushActivities(true);
   UnsubscribeCallbacks();
-  GP_CUPTI_CALL(cuptiFinalize());
+  // Finalized only once no callback of ours runs any more (callback_gate.h). One that has not
+  // ended in the bound (an app thread stopped in a debugger inside it) keeps CUPTI as it is:
+  // unsubscribed, every kind off, only not torn down.
+  if (CloseCallbackGate(kCallbacksEndMs)) {
+    GP_CUPTI_CALL(cuptiFinalize());
+  } else {
+    LogOnce(
+        "a CUDA call was still inside gpuperf's callback at the detach: CUPTI left "
+        "unsubscribed but not finalized");
+  }
   g_detached.store(true);
 }
 

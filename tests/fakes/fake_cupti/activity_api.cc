@@ -372,7 +372,16 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
     g.subscriber.compare_exchange_strong(subscriber, nullptr);
   }
   for (int kind = 1; kind < kKindLimit; ++kind) g.kind_enabled[kind] = false;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.context_kinds.clear();
+    g.has_context_kinds = false;
+  }
   g.buffers.Reset();
+  g.counters.finalize_calls++;
+  // Real CUPTI tears down what a callback still running may use (its stream and context
+  // tables): a client must let its callbacks end first.
+  if (g.counters.callbacks_in_flight.load() > 0) g.counters.finalize_in_callback++;
   return CUPTI_SUCCESS;
 }
 

@@ -439,6 +439,16 @@ void fake_cupti_get_stats(FakeCuptiStats* stats) {
   stats->hw_trace_enabled = c.hw_trace_enabled;
   stats->hw_trace_late = c.hw_trace_late;
   stats->hw_trace_early = c.hw_trace_early;
+  stats->finalize_calls = c.finalize_calls;
+  stats->finalize_in_callback = c.finalize_in_callback;
+  CUpti_Subscriber_st* subscriber = g.subscriber.load();
+  stats->subscribed = subscriber != nullptr && !subscriber->foreign ? 1 : 0;
+  for (int kind = 1; kind < fake_cupti::kKindLimit; ++kind)
+    stats->kinds_enabled += g.kind_enabled[kind] ? 1 : 0;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    for (const auto& [key, count] : g.context_kinds) stats->kinds_enabled += count > 0 ? 1 : 0;
+  }
 }
 
 void fake_cupti_print_stats(int fd) {

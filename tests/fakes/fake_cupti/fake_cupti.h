@@ -191,6 +191,10 @@ typedef struct FakeCuptiStats {
   uint64_t hw_trace_enabled;         // cuptiActivityEnableHWTrace(1) taken (FAKE_CUPTI_HW_TRACE)
   uint64_t hw_trace_late;            // ... refused: a context existed already
   uint64_t hw_trace_early;           // ... refused: inside cuInit (fake_cupti_cu_init_finished)
+  uint64_t finalize_calls;           // cuptiFinalize
+  uint64_t subscribed;               // 1 while a client (not the second_subscriber) subscribes
+  uint64_t kinds_enabled;            // activity kinds enabled now, on any context or globally
+  uint64_t finalize_in_callback;     // cuptiFinalize while a callback of the client still ran
 } FakeCuptiStats;
 void fake_cupti_get_stats(FakeCuptiStats* stats);
 // One line "fake-cupti: pid=... key=value ..." written to `fd` (async-signal-safe enough for

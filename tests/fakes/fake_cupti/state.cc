@@ -109,7 +109,9 @@ void IssueCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
   }
   if (!subscriber->enabled[domain][cbid].load(std::memory_order_relaxed)) return;
   G().counters.callbacks_issued++;
+  G().counters.callbacks_in_flight++;
   subscriber->callback(subscriber->userdata, domain, cbid, data);
+  G().counters.callbacks_in_flight--;
 }
 
 const char* CallbackName(CUpti_CallbackDomain domain, uint32_t cbid) {

@@ -39,7 +39,10 @@ struct FakeContext {
 struct Counters {
   std::atomic<uint64_t> api_calls{0}, callbacks_issued{0}, flush_all_calls{0},
       forced_flush_calls{0}, subscribe_calls{0}, subscribe_rejected{0}, timestamp_callback_late{0},
-      kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0}, hw_trace_early{0};
+      kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0}, hw_trace_early{0},
+      finalize_calls{0}, finalize_in_callback{0};
+  // Callbacks running now (IssueCallback): cuptiFinalize with one running is counted above.
+  std::atomic<int64_t> callbacks_in_flight{0};
 };
 
 struct State {

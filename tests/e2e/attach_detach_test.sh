@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# gpuperf attach's detach while the program's threads are inside CUDA calls (docs/attach.md,
+# "Detaching"): four threads launch and synchronize without a pause, and each
+# synchronization's exit callback asks CUPTI for its stream (slowly here:
+# FAKE_CUPTI_STREAM_ID_DELAY_US), so a callback of the window is running whenever it ends.
+# CUPTI must be finalized only after every callback of ours has returned (the fake counts
+# cuptiFinalize calls made while one ran: real CUPTI frees what such a callback still uses),
+# at every window of four; the program goes on and ends with its own output and status.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/attach_lib.sh"
+use_attach_app
+# Half a second in each: longer than the grace the window gives the last work before it
+# detaches (300 ms), so a callback that began just before the window's end still runs then.
+app_env=(FAKE_CUPTI_STREAM_ID_DELAY_US=500000)
+
+start_app syncs 3 syncs:4 3
+pid=$app_pid
+touch "$dir/syncs.go/go-1"
+for window in 1 2 3 4; do
+  attach_start "$dir/w$window" "$pid"
+  attach_end
+  [[ $attach_rc -eq 0 ]] || fail "window $window: attach exited $attach_rc: $(tail -3 "$dir/w$window.log")"
+done
+touch "$dir/syncs.go/stop-2"
+wait_file "$dir/syncs.go/done-2"
+line=$(cupti_line syncs 2)
+[[ $(field finalized "$line") -eq 4 ]] || fail "CUPTI finalized $(field finalized "$line") times, want 4 (one a window): $line"
+[[ $(field finalize_in_callback "$line") -eq 0 ]] ||
+  fail "CUPTI was finalized while a callback of the window still ran, $(field finalize_in_callback "$line") times: $line"
+[[ $(field subscribed "$line") -eq 0 && $(field kinds_enabled "$line") -eq 0 ]] || fail "CUPTI after the windows: $line"
+finish_app syncs "$pid" 3
+[[ $app_rc -eq 5 ]] || fail "the app exited $app_rc, want 5: $(tail -3 "$dir/syncs.err")"
+[[ ! -s $dir/syncs.err ]] || fail "the app wrote to its stderr: $(head -3 "$dir/syncs.err")"
+
+finish
