@@ -1,9 +1,9 @@
 # GPU check `attach_ranks` (sourced by tests/gpu/run.sh; needs 2 GPUs; docs/attach.md): a
 # 2-rank torchrun DDP job (examples/pytorch_ddp.py) started without gpuperf, attached with
-# `gpuperf attach --all --duration 5s`: exactly the two ranks are attached (torchrun's agent
-# has not loaded libcuda), one trace each with its rank, its kernels (NCCL's all-reduce among
-# them) all joined to launch stacks with the training step's Python frames; the job goes on
-# until it is stopped. Without 2 GPUs: SKIP. About 60 s of GPU time. Writes
+# `gpuperf attach --all --duration 5s`: every process of the job with libcuda mapped is
+# attached (the two ranks, and torchrun's agent where importing torch mapped it), one trace per
+# rank with its rank, its kernels (NCCL's all-reduce among them) all joined to launch stacks
+# with the training step's Python frames; the job goes on until it is stopped. Without 2 GPUs: SKIP. About 60 s of GPU time. Writes
 # $out/attach_ranks/.
 attach_ranks_check() {
   local dir=$out/attach_ranks problems=()
@@ -20,7 +20,8 @@ attach_ranks_check() {
   # Until both ranks run CUDA: the job's two processes with a LOCAL_RANK and libcuda mapped.
   local ranks=() waited
   for ((waited = 0; waited < 1200; waited++)); do
-    mapfile -t ranks < <(for p in $(pgrep -s "$job"); do
+    # The agent starts its workers in sessions of their own: found by their command line.
+    mapfile -t ranks < <(for p in $(pgrep -f pytorch_ddp.py); do
       tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -q '^LOCAL_RANK=' &&
         grep -q 'libcuda\.so' "/proc/$p/maps" 2>/dev/null && echo "$p"; done)
     [[ ${#ranks[@]} -ge 2 ]] && break
@@ -32,11 +33,20 @@ attach_ranks_check() {
   local rc=$?
   sed 's/^/   /' "$dir/attach.log" | tee -a "$results"
   [[ $rc -eq 0 ]] || problems+=("attach --all exit $rc")
-  [[ ${#ranks[@]} -eq 2 ]] || problems+=("${#ranks[@]} processes of the job have libcuda, want 2")
-  # torchrun's agent imports torch but starts no CUDA: it should not be among them.
+  [[ ${#ranks[@]} -eq 2 ]] || problems+=("${#ranks[@]} rank processes of the job have libcuda, want 2")
+  # --all takes every process of this user with libcuda mapped: the two ranks, and torchrun's
+  # agent where importing torch mapped it (it did on the H200 machine; it starts no CUDA work).
+  local pid cuda_processes=0
+  for pid in $(pgrep -f pytorch_ddp.py); do
+    grep -q 'libcuda\.so' "/proc/$pid/maps" 2>/dev/null && cuda_processes=$((cuda_processes + 1))
+  done
   local attached; attached=$(grep -c '^gpuperf: attached to process' "$dir/attach.log")
-  [[ $attached -eq 2 ]] || problems+=("attached to $attached processes, want the 2 ranks")
-  local pid trace joined said=()
+  [[ $attached -eq $cuda_processes ]] ||
+    problems+=("attached to $attached processes, want the job's $cuda_processes with libcuda")
+  for pid in "${ranks[@]}"; do
+    grep -q "^gpuperf: attached to process $pid " "$dir/attach.log" || problems+=("rank process $pid not attached")
+  done
+  local trace joined said=()
   for pid in "${ranks[@]}"; do
     trace=$(ls "$rec"/*."$pid".gpt 2>/dev/null | head -1)
     [[ -n $trace ]] || { problems+=("no trace of rank process $pid"); continue; }
