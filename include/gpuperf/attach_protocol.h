@@ -29,6 +29,8 @@ inline constexpr char kAttachLogSetting[] = "GPUPERF_ATTACH_LOG";            // 
 inline constexpr char kAttachInjectorSetting[] = "GPUPERF_ATTACH_INJECTOR";  // pid
 inline constexpr char kAttachAtSetting[] = "GPUPERF_ATTACH_AT_NS";  // CLOCK_REALTIME ns, 0: now
 inline constexpr char kAttachDurationSetting[] = "GPUPERF_ATTACH_DURATION_MS";  // 0: until stopped
-inline constexpr char kAttachGraceSetting[] = "GPUPERF_ATTACH_GRACE_MS";
+inline constexpr char kAttachGraceSetting[] = "GPUPERF_ATTACH_GRACE_MS";        // attach --grace
+// The work launched last gets this long to finish before the window detaches.
+inline constexpr uint64_t kDefaultAttachGraceMs = 300;
 
 }  // namespace gpuperf

@@ -125,6 +125,7 @@ Result<std::unique_ptr<AttachSession>> AttachSession::Start(const attach::Target
   settings +=
       std::string(kAttachDurationSetting) + "=" + std::to_string(request.duration_ms) + "\n";
   settings += std::string(kAttachAtSetting) + "=" + std::to_string(request.at_realtime_ns) + "\n";
+  settings += std::string(kAttachGraceSetting) + "=" + std::to_string(request.grace_ms) + "\n";
   // An earlier attach's library is used again: a second copy would fight it for CUPTI.
   attach::InjectOptions options;
   options.library = target.loaded_library.empty() ? request.library : target.loaded_library;
@@ -206,6 +207,18 @@ std::string AttachSession::Outcome() const {
   if (Get("reason") == "exit") return who + " exited during the window: its trace ends with it";
   if (never_began_) return who + ": the window never began (stopped before --at); no trace";
   if (Get("closed") == "0") return who + ": its trace was not closed in time; it may lack its end";
+  return "";
+}
+
+std::string AttachSession::DetachNote() const {
+  const std::string cupti = Get("cupti");
+  if (cupti == "pending") {
+    return " (it made no CUDA call in the 2 s after the window: CUPTI is finalized at its next "
+           "one)";
+  }
+  if (cupti == "unsubscribed") {
+    return " (a CUDA call stayed inside gpuperf's callback: CUPTI unsubscribed, not finalized)";
+  }
   return "";
 }
 

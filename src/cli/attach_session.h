@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attach/target.h"
+#include "gpuperf/attach_protocol.h"
 #include "gpuperf/status.h"
 
 namespace gpuperf::cli {
@@ -23,6 +24,7 @@ struct AttachRequest {
   std::string settings;         // record's GPUPERF_* settings, one NAME=VALUE per line
   uint64_t duration_ms = 0;     // 0: until asked to stop
   uint64_t at_realtime_ns = 0;  // 0: at once
+  uint64_t grace_ms = kDefaultAttachGraceMs;
 };
 
 class AttachSession {
@@ -46,6 +48,8 @@ class AttachSession {
   std::string Outcome() const;
   // The library's own lines from the window (its log file).
   std::string LibraryLines() const;
+  // How CUPTI was left (cupti/detach.h), for the "detached" line: empty when finalized.
+  std::string DetachNote() const;
   // Whether the window wrote a trace.
   bool Recorded() const { return !trace_.empty() && !never_began_; }
 

@@ -21,6 +21,7 @@
 #include "cli/attach_session.h"
 #include "cli/command.h"
 #include "cli/injection_library.h"
+#include "cli/quantity_options.h"
 #include "cli/record_cpu.h"
 #include "cli/record_dir.h"
 #include "cli/record_flight.h"
@@ -36,6 +37,7 @@ struct AttachArgs {
   std::vector<int64_t> pids;
   bool all = false;
   std::string at;
+  uint64_t grace_ms = kDefaultAttachGraceMs;
 };
 
 // How long after a window should have ended (its --duration, the grace the library gives the
@@ -201,6 +203,7 @@ int RunAttach(AttachArgs& a) {
   request.settings = AttachSettingsText(RecordEnvironment(options, *library, *dir));
   request.duration_ms = options.duration_ms;
   request.at_realtime_ns = at_ns;
+  request.grace_ms = a.grace_ms;
   std::unique_ptr<CpuRecording> cpu = CpuRecording::Start(options, *dir);
   std::vector<std::unique_ptr<AttachSession>> sessions;
   int failed = 0;
@@ -260,7 +263,8 @@ int RunAttach(AttachArgs& a) {
     const std::string outcome = session->Outcome();
     if (!outcome.empty()) std::fprintf(stderr, "gpuperf: %s\n", DisplayText(outcome).c_str());
     if (!options.quiet && session->Recorded()) {
-      std::fprintf(stderr, "gpuperf: detached from %s\n", DisplayText(session->Who()).c_str());
+      std::fprintf(stderr, "gpuperf: detached from %s%s\n", DisplayText(session->Who()).c_str(),
+                   session->DetachNote().c_str());
     }
     any_trace = any_trace || session->Recorded();
   }
@@ -305,6 +309,13 @@ void RegisterAttach(CLI::App& app, int* exit_code) {
                   "Open the window at this wall-clock time, so that ranks on several hosts\n"
                   "record the same moment: HH:MM:SS[.FFF] (today, local time),\n"
                   "YYYY-MM-DDTHH:MM:SS[Z], @EPOCH_SECONDS or +DURATION (e.g. +10s)");
+  TakesDuration(cmd->add_option("--grace", args->grace_ms,
+                                "At the window's end, how long the work launched last gets to "
+                                "finish\nbefore CUPTI is detached (default " +
+                                    std::to_string(kDefaultAttachGraceMs) +
+                                    "ms; up to 60s): kernels still running\nthen are recorded "
+                                    "as CUPTI holds them"),
+                kNsPerMs, DurationSpec{0, 0, 60 * kNsPerSecond});
   cmd->add_option("pids", args->pids, "The processes to record")->expected(0, -1);
   cmd->callback([args, exit_code] { *exit_code = RunAttach(*args); });
 }

@@ -20,7 +20,7 @@ struct AttachSettings {
   uint32_t injector_pid = 0;  // GPUPERF_ATTACH_INJECTOR: the window ends if it is gone
   uint64_t at_realtime_ns = 0;  // GPUPERF_ATTACH_AT_NS: CLOCK_REALTIME start (0: at once)
   uint64_t duration_ms = 0;     // GPUPERF_ATTACH_DURATION_MS (0: until stopped)
-  uint64_t grace_ms = 300;      // GPUPERF_ATTACH_GRACE_MS: kernels launched last finish first
+  uint64_t grace_ms = kDefaultAttachGraceMs;  // GPUPERF_ATTACH_GRACE_MS (attach --grace)
 };
 
 // Parses `text`; false (with `error`) on a malformed line, a missing path or another

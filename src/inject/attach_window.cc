@@ -53,6 +53,9 @@ std::atomic<Recorder*> g_window{nullptr};
 PowerSampler* g_window_power = nullptr;
 AttachSettings* g_window_settings = nullptr;
 int g_log_fd = -1;  // the window's log file, closed with the window
+// How long the end of a window waits for the program's next CUDA call to finalize CUPTI
+// (detach.h); a program that makes none in it is finalized at its next call all the same.
+constexpr uint64_t kFinalizeWaitMs = 2000;
 
 uint64_t ClockNs(clockid_t clock) {
   timespec ts;
@@ -164,6 +167,11 @@ void StartNewTrace(const Config& config) {
 // Subscribes first: when another client (Kineto, Nsight Systems) holds CUPTI, nothing else
 // is touched (its activity buffers stay its own) and nothing is finalized.
 bool OpenWindow(Recorder& r, const AttachSettings& settings, std::string* trace) {
+  // The last window's finalize, where the program made no CUDA call since, is withdrawn.
+  if (!SettlePendingFinalize(kFinalizeWaitMs)) {
+    WriteState(settings, "refused", {{"reason", "cupti_failed"}});
+    return false;
+  }
   MarkCuptiAttached();  // the last window finalized CUPTI; it attaches again at the first call
   PrepareTranslator(r);
   InitStacksFor(r.config);  // before the callbacks: sampled launches link to its marker stack
@@ -196,7 +204,7 @@ bool OpenWindow(Recorder& r, const AttachSettings& settings, std::string* trace)
   hooks.on_period = [&r](uint64_t) { PeriodicChecks(r, r.capturing.load()); };
   Status status = r.writer.Start(*trace, r.config, r.pid, r.names, process, std::move(hooks));
   if (!status.ok()) {
-    DetachCupti(r);
+    DetachCupti(r, kFinalizeWaitMs);
     WriteState(settings, "refused", {{"reason", "writer"}, {"message", status.message()}});
     return false;
   }
@@ -211,6 +219,7 @@ bool OpenWindow(Recorder& r, const AttachSettings& settings, std::string* trace)
   StartWindowEdge(true);  // before the callbacks: a call they find running is noted
   SetApiCallbacks(true);
   EnableActivities(r, true);
+  DumpExistingDevicesAndContexts();  // else the window's trace would name no GPU
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
   return true;
 }
@@ -230,11 +239,12 @@ void CloseWindow(StopReason why) {
     std::this_thread::sleep_for(std::chrono::milliseconds(g_window_settings->grace_ms));
   }
   if (g_window_power != nullptr) g_window_power->Stop(1000);
+  const char* cupti = "exit";
   if (why == StopReason::kExit) {
     r->writer.StopCuptiFlushes(2000);
     FlushActivities(true);
   } else {
-    DetachCupti(*r);
+    cupti = FinalizeOutcomeName(DetachCupti(*r, kFinalizeWaitMs));
   }
   r->finished.store(true);
   r->disabled.store(true);
@@ -243,12 +253,14 @@ void CloseWindow(StopReason why) {
   WriteState(*g_window_settings, "done",
              {{"reason", ReasonName(why)},
               {"closed", closed ? "1" : "0"},
+              {"cupti", cupti},
               {"end_ns", std::to_string(ClockNs(CLOCK_MONOTONIC))}});
   EndLog();
   g_window_open.store(false);
 }
 
 void CloseAtExit() {
+  StopWaitingForFinalize();  // a window ending now gives up waiting for the next CUDA call
   if (g_window_open.load()) CloseWindow(StopReason::kExit);
 }
 

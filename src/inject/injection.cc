@@ -113,7 +113,9 @@ void DetachAfterCaptureRange(Recorder& recorder, uint64_t since_end_ns) {
       recorder.config.pc_sampling) {
     return;
   }
-  DetachCupti(recorder);
+  // On the writer's thread: the finalize is only asked for here, the program's next CUDA
+  // call makes it (detach.h).
+  DetachCupti(recorder, /*wait_ms=*/0);
   CountStat(StatId::cupti_detached_after_range);
   LogVerbose("capture range over: CUPTI detached");
 }

@@ -69,6 +69,10 @@ check_window() {
     fail "$trace: $(count "$trace" memcpy) copies and $(count "$trace" memset) sets, want 1 and 1"
   [[ $(count "$trace" api) -eq $runtime ]] ||
     fail "$trace: $(count "$trace" api) API calls, want the phase's $runtime outermost calls"
+  # CUDA started long before the window: its device and context are asked of CUPTI at the
+  # window's start, else the trace would name no GPU.
+  [[ $(count "$trace" device) -eq 1 && $(count "$trace" context) -eq 1 ]] ||
+    fail "$trace: $(count "$trace" device) devices and $(count "$trace" context) contexts, want 1 and 1"
   [[ $(count "$trace" launch_link) -gt 0 && $(unlinked "$trace") -eq 0 ]] ||
     fail "$trace: $(unlinked "$trace") of $(count "$trace" launch_link) launch links without a stack"
   "$GPUPERF" flamegraph "$trace" --format folded > "$trace.folded" 2> "$trace.folded.err"
@@ -81,12 +85,21 @@ check_window "$dir/w2" 4
 grep -q "lost      nothing" "$dir/w1.log" || fail "the first window's summary: $(cat "$dir/w1.log")"
 
 # What CUPTI saw: nothing before the first window, in between or after; a subscriber and
-# activity kinds only while a window was open; finalized after each.
-for k in 1 3 5; do
+# activity kinds only while a window was open; finalized after each. The app is idle when a
+# window ends, so the first CUDA call after it finalizes CUPTI from its exit callback
+# (cupti/detach.h): that one call's enter and exit, in the runtime's domain and the driver's,
+# are the only callbacks outside a window.
+line=$(cupti_line two 1)
+[[ $(field callbacks "$line") -eq 0 && $(field records "$line") -eq 0 ]] ||
+  fail "phase 1, before the first window, reached CUPTI: $line"
+for k in 3 5; do
   line=$(cupti_line two "$k")
-  [[ $(field callbacks "$line") -eq 0 && $(field records "$line") -eq 0 ]] ||
-    fail "phase $k, outside the windows, reached CUPTI: $line"
+  [[ $(field callbacks "$line") -le 4 && $(field records "$line") -eq 0 &&
+     $(field finalize_off_api_exit "$line") -eq 0 ]] ||
+    fail "phase $k, outside the windows, reached CUPTI beyond the call that finalized it: $line"
 done
+grep -q "CUPTI is finalized at its next one" "$dir/w1.log" ||
+  fail "the first window's end does not say CUPTI waits for the app's next CUDA call: $(cat "$dir/w1.log")"
 for k in 2 4; do
   line=$(cupti_line two "$k")
   [[ $(field callbacks "$line") -gt 0 && $(field records "$line") -eq $((${phases[k - 1]} + 2)) ]] ||

@@ -196,6 +196,11 @@ bool RegisterActivityCallbacks(Recorder& recorder) {
          CUPTI_SUCCESS;
 }
 
+void DumpExistingDevicesAndContexts() {
+  GP_CUPTI_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE));
+  GP_CUPTI_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT));
+}
+
 void EnableActivities(Recorder& recorder, bool enable, bool kernels) {
   const uint32_t a = recorder.config.activities & (kernels ? ~0u : ~kActKernel);
   auto set = [enable](CUpti_ActivityKind kind) {

@@ -14,6 +14,7 @@
 #include "inject/cupti/activity.h"
 #include "inject/cupti/callback_gate.h"
 #include "inject/cupti/cupti_call.h"
+#include "inject/cupti/detach.h"
 #include "inject/cupti/host_waits.h"
 #include "inject/cupti/translate.h"
 #include "inject/launch_sampler.h"
@@ -269,6 +270,11 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
                          const void* cbdata) {
   auto* recorder = static_cast<Recorder*>(userdata);
   const EnteredCallback entered;
+  if (FinalizeRequested()) {
+    // Detaching (detach.h): nothing is recorded any more; an API exit finalizes CUPTI.
+    FinalizeAtApiExit(domain, cbdata, recorder != nullptr && recorder->writer.InCuptiFlush());
+    return;
+  }
   if (!entered.open() || recorder == nullptr ||
       recorder->disabled.load(std::memory_order_relaxed) ||
       g_bench_callbacks_idle.load(std::memory_order_relaxed)) {
@@ -432,7 +438,21 @@ void UnsubscribeCallbacks() {
   g_subscriber = nullptr;
 }
 
-bool SubscribeIdleForBench(Recorder& recorder) {
+bool CallbacksSubscribed() {
+  return g_subscriber != nullptr;
+}
+
+void ForgetSubscriber() {
+  g_subscriber = nullptr;
+}
+
+void SetApiDomainsForFinalize() {
+  if (g_subscriber == nullptr) return;
+  GP_CUPTI_CALL(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API));
+  GP_CUPTI_CALL(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API));
+}
+
+bool SubscribeIdle(Recorder& recorder) {
   UnsubscribeCallbacks();
   OpenCallbackGate();
   return GP_CUPTI_CALL(cuptiSubscribe(&g_subscriber, OnCallback, &recorder)) == CUPTI_SUCCESS;

@@ -31,10 +31,15 @@ void EnableResourceCallbacks();
 
 // Gives up the subscriber (EnableCallbacks takes it again): detach.h, before cuptiFinalize.
 void UnsubscribeCallbacks();
-// For the benchmark hook (bench_toggle.cc) only. SubscribeIdleForBench takes the subscriber
-// with no callback enabled; DisableAllCallbacksForBench switches every callback of it off,
-// the resource ones too.
-bool SubscribeIdleForBench(Recorder& recorder);
+bool CallbacksSubscribed();
+// After cuptiFinalize, which takes the subscriber with it.
+void ForgetSubscriber();
+// Every runtime and driver API callback on: the first API exit finalizes CUPTI (detach.h).
+void SetApiDomainsForFinalize();
+// Takes the subscriber with no callback enabled: the benchmark hook's idle level, and a
+// detach that had no subscriber of its own. DisableAllCallbacksForBench switches every
+// callback of it off, the resource ones too.
+bool SubscribeIdle(Recorder& recorder);
 void DisableAllCallbacksForBench();
 // IdleCallbacksForBench(true): every callback returns at once (CUPTI's own cost of calling
 // them, nothing recorded). DisableDriverCallbacksForBench: the planned driver-API callbacks

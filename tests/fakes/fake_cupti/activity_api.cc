@@ -127,7 +127,18 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
 
 CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
   CUptiResult result = cuptiActivityEnable(kind);
-  if (result != CUPTI_SUCCESS || kind != CUPTI_ACTIVITY_KIND_CONTEXT) return result;
+  if (result != CUPTI_SUCCESS) return result;
+  if (kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+    // The devices CUDA knows, as CUPTI 13 dumps them for a client that came late.
+    std::vector<CUpti_ActivityDevice5> devices;
+    {
+      std::lock_guard<std::mutex> lock(G().mu);
+      devices = G().devices;
+    }
+    for (const auto& device : devices) G().buffers.Append(&device, sizeof(device), false);
+    return CUPTI_SUCCESS;
+  }
+  if (kind != CUPTI_ACTIVITY_KIND_CONTEXT) return result;
   // Records for the contexts that already exist (late attach).
   std::vector<fake_cupti::FakeContext> existing;
   {
@@ -380,8 +391,12 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
   g.buffers.Reset();
   g.counters.finalize_calls++;
   // Real CUPTI tears down what a callback still running may use (its stream and context
-  // tables): a client must let its callbacks end first.
-  if (g.counters.callbacks_in_flight.load() > 0) g.counters.finalize_in_callback++;
+  // tables): a client must let its callbacks on other threads end first.
+  const fake_cupti::ThreadCallbacks& mine = fake_cupti::ThisThreadCallbacks();
+  if (g.counters.callbacks_in_flight.load() > mine.running) g.counters.finalize_in_callback++;
+  // Anywhere but at an API exit it is safe only once the client has synchronized every
+  // thread's CUDA work itself, which a profiler that attached from outside cannot do.
+  if (!mine.at_api_exit) g.counters.finalize_off_api_exit++;
   return CUPTI_SUCCESS;
 }
 

@@ -359,6 +359,10 @@ int fake_cupti_emit_device(uint32_t device_id, const char* name) {
   record.uuid.bytes[0] = static_cast<char>(device_id + 1);
   record.name = Intern(name);
   record.isCudaVisible = 1;
+  {
+    std::lock_guard<std::mutex> lock(G().mu);
+    G().devices.push_back(record);
+  }
   return Emit(&record, sizeof(record), record.kind, 0);
 }
 
@@ -441,6 +445,7 @@ void fake_cupti_get_stats(FakeCuptiStats* stats) {
   stats->hw_trace_early = c.hw_trace_early;
   stats->finalize_calls = c.finalize_calls;
   stats->finalize_in_callback = c.finalize_in_callback;
+  stats->finalize_off_api_exit = c.finalize_off_api_exit;
   CUpti_Subscriber_st* subscriber = g.subscriber.load();
   stats->subscribed = subscriber != nullptr && !subscriber->foreign ? 1 : 0;
   for (int kind = 1; kind < fake_cupti::kKindLimit; ++kind)

@@ -195,6 +195,9 @@ typedef struct FakeCuptiStats {
   uint64_t subscribed;               // 1 while a client (not the second_subscriber) subscribes
   uint64_t kinds_enabled;            // activity kinds enabled now, on any context or globally
   uint64_t finalize_in_callback;     // cuptiFinalize while a callback of the client still ran
+                                     // on another thread
+  uint64_t finalize_off_api_exit;    // cuptiFinalize other than from a callback at the exit of
+                                     // a runtime or driver API call
 } FakeCuptiStats;
 void fake_cupti_get_stats(FakeCuptiStats* stats);
 // One line "fake-cupti: pid=... key=value ..." written to `fd` (async-signal-safe enough for
