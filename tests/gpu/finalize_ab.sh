@@ -2,13 +2,15 @@
 # Run from the repository root on the GPU machine with .carry staged (scripts/stage-gpu.sh).
 # Result on the H200 (2026-11-28): finalize: the loop segfaulted after 2 windows; nofinalize:
 # 15 windows, the loop alive and exit 0: cuptiFinalize from the window thread is the crash.
+# After the fix (cupti/detach.h: finalized from a callback at an API exit): run with
+# FINALIZE_AB_VARIANTS=finalize, the loop must be alive after 15 windows and exit 0.
 # A/B: PyTorch loop attached 15 times for 1 s, with cuptiFinalize real vs stubbed (LD_PRELOAD shim)
 o=${OUT:-/tmp}/finab; mkdir -p $o
 gp=.carry/bin/gpuperf
 printf '#include <unistd.h>\nint cuptiFinalize(void){static const char m[]="nofin: skipped\\n";(void)!write(2,m,sizeof m-1);return 0;}\n' > $o/nofin.c
 gcc -shared -fPIC -o $o/nofin.so $o/nofin.c
 dbg=/lib/x86_64-linux-gnu/libc_malloc_debug.so.0
-for v in finalize nofinalize; do
+for v in ${FINALIZE_AB_VARIANTS:-finalize nofinalize}; do
   pre=$dbg; [[ $v == nofinalize ]] && pre=$o/nofin.so:$dbg
   LD_PRELOAD=$pre GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.perturb=165 \
     python3 -X faulthandler tests/gpu/attach_loop.py $o/steps.$v $o/stop.$v 300 >$o/py.$v.out 2>$o/py.$v.err & j=$!

@@ -15,6 +15,7 @@
 #   - first the C++ program alone, attached twice (`attach CC --duration 5s`): the second attach
 #     reuses the library while the main thread is busy in its loop (inside libcuda nearly all
 #     the time); both must record kernels joined to run_step's stacks ("cc-alone rN" lines);
+#   - each window's trace has the GPU's device record (asked of CUPTI at the late subscription);
 #   - both programs end normally afterwards, each with its own exit status: every target's
 #     exit code and the tail of its stderr are printed ("target NAME exit N" lines).
 # About 110 s of GPU time. Writes $out/attach/: steps_*.txt, rounds.txt, times_*.json,
@@ -102,6 +103,9 @@ attach_check() {
         sed -n 's/.* start_ns=\([0-9]*\) end_ns=\([0-9]*\).*/\1 \2/p' > "$work/attach_window"
       read -r w0 w1 < "$work/attach_window"
       echo "$b0 $b1 ${w0:-0} ${w1:-0} $a0 $a1" >> "$dir/rounds_$name.txt"
+      # CUDA started long before the window: the GPU is named all the same.
+      local devices; devices=$("$gp" dump "$trace" 2>/dev/null | grep -c '^device ')
+      [[ $devices -ge 1 ]] || problems+=("round $round, $name: no device record in the window's trace")
       "$gp" flamegraph --folded -o "$dir/${name}_round$round.folded" "$trace" 2> "$work/attach_flame.err"
       local joined; joined=$(joined_of "$work/attach_flame.err")
       all_joined "$joined" 100 || problems+=("round $round, $name: not every kernel joined (${joined:-none})")
