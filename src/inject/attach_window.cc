@@ -233,7 +233,7 @@ void CloseWindow(StopReason why) {
   Recorder* r = g_window.load();
   if (r == nullptr || r->finished.load()) return;
   EnableActivities(*r, false);
-  SetApiCallbacks(false);
+  QuietApiCallbacks();  // not off by id: CUPTI is finalized next (cupti/callbacks.h)
   r->capturing.store(false);
   if (why != StopReason::kExit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(g_window_settings->grace_ms));

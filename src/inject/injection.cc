@@ -162,7 +162,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
       EnableActivities(recorder, true);
     } else {
       EnableActivities(recorder, false);
-      SetApiCallbacks(false);
+      QuietApiCallbacks();  // not off by id: CUPTI is finalized after the range (callbacks.h)
       recorder.capturing.store(false);
     }
     LogVerbose("capture range %s", inside ? "started" : "ended");

@@ -124,6 +124,15 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
   // not finalized under it. It runs whether the gate is open or not: the buffer is ours to
   // free and its records to keep or count.
   const EnteredCallback running;
+  if (!running.open()) {
+    // CUPTI is being finalized (cupti/detach.h) and hands back what it held: no CUPTI call
+    // may be made under its teardown, not even to read the buffer. Everything was flushed
+    // before the finalize was asked for, so this is rare: one count a buffer left unread.
+    if (valid_size > 0) CountStat(StatId::records_after_close);
+    std::free(buffer);
+    ReleaseRecorderMemory(size);
+    return;
+  }
   Recorder* recorder = GetRecorder();
   // In a forked child the writer thread does not exist: nothing can be written there.
   const bool forked_child = recorder != nullptr && static_cast<uint32_t>(getpid()) != recorder->pid;

@@ -50,6 +50,11 @@ char g_other_subscriber[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};  // OtherSu
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
 std::atomic<uint32_t> g_epoch{0};
+// The API callbacks stay switched on but do nothing (QuietApiCallbacks): switching them off
+// by id before a cuptiFinalize crashes a PyTorch process under CUPTI 13.0 (callbacks.h).
+std::atomic<bool> g_api_quiet{false};
+// Whether the planned ids were ever switched on: quieting needs no CUPTI call before that.
+bool g_api_ids_on = false;
 std::atomic<bool> g_bench_stacks_paused{false};   // PauseStacksForBench
 std::atomic<bool> g_bench_callbacks_idle{false};  // IdleCallbacksForBench
 
@@ -256,7 +261,7 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
 
 void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDomain domain,
            CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
-  if (cbid >= plans.size()) return;
+  if (cbid >= plans.size() || g_api_quiet.load(std::memory_order_relaxed)) return;
   const CallbackIdPlan& plan = plans[cbid];
   if (!plan.linked && !plan.traced && !plan.wait_record) return;
   if (data->callbackSite == CUPTI_API_EXIT) {
@@ -389,7 +394,13 @@ bool EnableCallbacks(Recorder& recorder) {
              api && (activities & kActRuntime), g_runtime_plan);
   PlanDomain(recorder, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
              api && (activities & kActDriver), g_driver_plan);
-  SetApiCallbacks(recorder.config.delay_ms == 0);
+  // With --delay the ids come on at the capture range's start; until then nothing is
+  // switched on or off.
+  if (recorder.config.delay_ms == 0) {
+    SetApiCallbacks(true);
+  } else {
+    QuietApiCallbacks();
+  }
   EnableResourceCallbacks();
   return true;
 }
@@ -436,6 +447,7 @@ void UnsubscribeCallbacks() {
   if (g_subscriber == nullptr) return;
   GP_CUPTI_CALL(cuptiUnsubscribe(g_subscriber));
   g_subscriber = nullptr;
+  g_api_ids_on = false;
 }
 
 bool CallbacksSubscribed() {
@@ -444,6 +456,7 @@ bool CallbacksSubscribed() {
 
 void ForgetSubscriber() {
   g_subscriber = nullptr;
+  g_api_ids_on = false;
 }
 
 void SetApiDomainsForFinalize() {
@@ -462,9 +475,17 @@ void DisableAllCallbacksForBench() {
   if (g_subscriber != nullptr) GP_CUPTI_CALL(cuptiEnableAllDomains(0, g_subscriber));
 }
 
+void QuietApiCallbacks() {
+  g_epoch.fetch_add(1, std::memory_order_relaxed);
+  g_api_quiet.store(true, std::memory_order_relaxed);
+}
+
 void SetApiCallbacks(bool enable) {
   if (g_subscriber == nullptr) return;
   g_epoch.fetch_add(1, std::memory_order_relaxed);
+  g_api_quiet.store(!enable, std::memory_order_relaxed);
+  if (!enable && !g_api_ids_on) return;  // nothing to switch off
+  g_api_ids_on = enable;
   EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_RUNTIME_API, g_runtime_plan);
   EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_DRIVER_API, g_driver_plan);
   // cudaDeviceReset stays on in any case: it flushes what CUPTI would otherwise discard.

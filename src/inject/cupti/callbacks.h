@@ -23,6 +23,14 @@ const char* OtherSubscriberName();
 
 // Switches the API callbacks on and off (capture range; the benchmark toggle).
 void SetApiCallbacks(bool enable);
+// The API callbacks do nothing from now on, but stay switched on in CUPTI until the next
+// SetApiCallbacks(true) or the finalize. Measured on the H200 (CUDA 13.0, driver 580;
+// tests/gpu/cupti_cycle.c, without gpuperf): a PyTorch process whose runtime or driver
+// callbacks were switched off by id (cuptiEnableCallback(0, ...)) dies of a segfault or heap
+// corruption within a few finalize cycles, even through a fresh subscriber in between; left on,
+// or switched by whole domains, 15 cycles of 15 ran clean. So every path that may finalize
+// later (a capture range's end, an attach window's end, the detach) quiets them instead.
+void QuietApiCallbacks();
 // The benchmark toggle's switch: launches are linked without a stack while paused.
 void PauseStacksForBench(bool paused);
 // The callbacks that keep the recording right whatever else is on: a context's creation and

@@ -397,6 +397,8 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
   // Anywhere but at an API exit it is safe only once the client has synchronized every
   // thread's CUDA work itself, which a profiler that attached from outside cannot do.
   if (!mine.at_api_exit) g.counters.finalize_off_api_exit++;
+  // What crashes real CUPTI 13.0 in a PyTorch process (callback_api.cc, cuptiEnableCallback).
+  if (g.api_callback_switched_off.exchange(false)) g.counters.finalize_after_callback_off++;
   return CUPTI_SUCCESS;
 }
 

@@ -446,6 +446,7 @@ void fake_cupti_get_stats(FakeCuptiStats* stats) {
   stats->finalize_calls = c.finalize_calls;
   stats->finalize_in_callback = c.finalize_in_callback;
   stats->finalize_off_api_exit = c.finalize_off_api_exit;
+  stats->finalize_after_callback_off = c.finalize_after_callback_off;
   CUpti_Subscriber_st* subscriber = g.subscriber.load();
   stats->subscribed = subscriber != nullptr && !subscriber->foreign ? 1 : 0;
   for (int kind = 1; kind < fake_cupti::kKindLimit; ++kind)

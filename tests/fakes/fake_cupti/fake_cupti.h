@@ -198,6 +198,8 @@ typedef struct FakeCuptiStats {
                                      // on another thread
   uint64_t finalize_off_api_exit;    // cuptiFinalize other than from a callback at the exit of
                                      // a runtime or driver API call
+  uint64_t finalize_after_callback_off;  // cuptiFinalize after an API callback was switched
+                                         // off by id (crashes real CUPTI 13.0 under PyTorch)
 } FakeCuptiStats;
 void fake_cupti_get_stats(FakeCuptiStats* stats);
 // One line "fake-cupti: pid=... key=value ..." written to `fd` (async-signal-safe enough for

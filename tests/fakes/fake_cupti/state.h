@@ -40,7 +40,8 @@ struct Counters {
   std::atomic<uint64_t> api_calls{0}, callbacks_issued{0}, flush_all_calls{0},
       forced_flush_calls{0}, subscribe_calls{0}, subscribe_rejected{0}, timestamp_callback_late{0},
       kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0}, hw_trace_early{0},
-      finalize_calls{0}, finalize_in_callback{0}, finalize_off_api_exit{0};
+      finalize_calls{0}, finalize_in_callback{0}, finalize_off_api_exit{0},
+      finalize_after_callback_off{0};
   // Callbacks running now (IssueCallback): cuptiFinalize while another thread's runs is
   // counted above.
   std::atomic<int64_t> callbacks_in_flight{0};
@@ -66,6 +67,8 @@ struct State {
   // Every device the app described (fake_cupti_emit_device), whether its kind was on or
   // not: what cuptiActivityEnableAndDump(DEVICE) gives a client that subscribed late.
   std::vector<CUpti_ActivityDevice5> devices;
+  // An API callback was switched off by id since the last finalize (cuptiEnableCallback).
+  std::atomic<bool> api_callback_switched_off{false};
   struct FakeStream {
     uint32_t context_id = 0;
     uint32_t stream_id = 0;
