@@ -4,9 +4,9 @@
 # synchronization's exit callback asks CUPTI for its stream (slowly here:
 # FAKE_CUPTI_STREAM_ID_DELAY_US), so a callback of the window is running whenever it ends.
 # CUPTI must be finalized at the exit of one of the program's CUDA calls (a callback of ours
-# there), only after our callbacks on other threads have returned (the fake counts
-# cuptiFinalize calls made elsewhere, or while one ran: real CUPTI frees what such a callback
-# still uses; on the H200 a PyTorch loop's heap was corrupted), at every window of four; the program goes on and ends with its own output and status.
+# there), and only once our callbacks on other threads can no longer use CUPTI (the fake
+# counts cuptiFinalize calls made elsewhere, and CUPTI calls of a callback that a finalize
+# overtook: real CUPTI frees what such a call reads), at every window of four; the program goes on and ends with its own output and status.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/attach_lib.sh"
 use_attach_app
@@ -40,8 +40,8 @@ line=$(cupti_line syncs 2)
 # (tests/gpu/cupti_cycle.c): a window's callbacks go quiet instead.
 [[ $(field finalize_after_callback_off "$line") -eq 0 ]] ||
   fail "CUPTI was finalized after API callbacks were switched off by id, $(field finalize_after_callback_off "$line") times: $line"
-[[ $(field finalize_in_callback "$line") -eq 0 ]] ||
-  fail "CUPTI was finalized while a callback of the window still ran, $(field finalize_in_callback "$line") times: $line"
+[[ $(field calls_across_finalize "$line") -eq 0 ]] ||
+  fail "a callback of the window used CUPTI after it was finalized under it, $(field calls_across_finalize "$line") times: $line"
 [[ $(field subscribed "$line") -eq 0 && $(field kinds_enabled "$line") -eq 0 ]] || fail "CUPTI after the windows: $line"
 finish_app syncs "$pid" 3
 [[ $app_rc -eq 5 ]] || fail "the app exited $app_rc, want 5: $(tail -3 "$dir/syncs.err")"

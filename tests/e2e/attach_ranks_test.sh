@@ -5,7 +5,8 @@
 #     process without libcuda is not looked at);
 #   - --at: the window opens at a wall-clock time; stopped before it, nothing is recorded
 #     and CUPTI is never subscribed; opened at the time, it records as a plain window does;
-#   - record's options in a window: --flight (one dump, the window's work), --no-stacks,
+#   - record's options in a window: --flight (dump-now during the window, one dump at its end,
+#     each with the window's work), --no-stacks,
 #     --activities.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/attach_lib.sh"
@@ -104,11 +105,22 @@ finish_app timed "$pid" 3
 # ---- record's options in a window: --flight, --no-stacks, --activities ----
 start_app options 3 5 6 7 3
 pid=$app_pid
+"$GPUPERF" dump-now "$pid" > "$dir/no_window.out" 2> "$dir/no_window.err"
+[[ $? -ne 0 && $(wc -l < "$dir/no_window.err") -eq 1 ]] && grep -q "gpuperf attach --flight" "$dir/no_window.err" ||
+  fail "dump-now with no window open: $(cat "$dir/no_window.err")"
 attach_start "$dir/flight" "$pid" --flight 30s
 go options 1
+# dump-now finds an attach window through the window's log file, which the process holds open.
+"$GPUPERF" dump-now "$pid" --no-symbolize > "$dir/dump_now.out" 2> "$dir/dump_now.err" ||
+  fail "dump-now during an attach --flight window exited $?: $(cat "$dir/dump_now.err")"
+mkdir -p "$dir/dumped"
+cp "$dir"/flight/*."$pid".flight-1.gpt "$dir/dumped/" 2>/dev/null
+[[ $(kernel_names "$dir/dumped") == "5 _Z6phase2v " ]] ||
+  fail "dump-now's dump holds '$(kernel_names "$dir/dumped")', want 5 of phase 2: $(cat "$dir/dump_now.out" "$dir/dump_now.err")"
 attach_end
 dumps=$(ls "$dir/flight" | grep -c "\.$pid\.flight-[0-9]*\.gpt$")
-[[ $attach_rc -eq 0 && $dumps -eq 1 ]] || fail "--flight: exit $attach_rc, $dumps dumps: $(ls "$dir/flight")"
+[[ $attach_rc -eq 0 && $dumps -eq 2 ]] || fail "--flight: exit $attach_rc, $dumps dumps (dump-now's and the window's end): $(ls "$dir/flight")"
+rm "$dir"/flight/*."$pid".flight-1.gpt
 [[ $(kernel_names "$dir/flight") == "5 _Z6phase2v " ]] || fail "--flight: the dump holds '$(kernel_names "$dir/flight")'"
 attach_start "$dir/nostacks" "$pid" --no-stacks
 go options 2

@@ -1422,7 +1422,7 @@ int AwaitSignal(int argc, char** argv) {
 // comes (anything else, EINTR included, is printed and ends the program with 4). It ends
 // with the usual counts line and exit status 5, which no profiler may change. After each
 // phase line comes the fake CUPTI's own: "fake-cupti: phase K callbacks=.. records=..
-// subscribed=.. kinds_enabled=.. finalized=.. finalize_in_callback=.. finalize_off_api_exit=..
+// subscribed=.. kinds_enabled=.. finalized=.. calls_across_finalize=.. finalize_off_api_exit=..
 // finalize_after_callback_off=..",
 // what a profiler made CUPTI do meanwhile.
 std::string PhaseKernel(int phase) {
@@ -1569,12 +1569,12 @@ int AttachTarget(int argc, char** argv) {
     fake_cupti_get_stats(&cupti);
     printf(
         "fake-cupti: phase %d callbacks=%llu records=%llu subscribed=%llu kinds_enabled=%llu "
-        "finalized=%llu finalize_in_callback=%llu finalize_off_api_exit=%llu "
+        "finalized=%llu calls_across_finalize=%llu finalize_off_api_exit=%llu "
         "finalize_after_callback_off=%llu\n",
         phase, (unsigned long long)(cupti.callbacks_issued - cupti_before.callbacks_issued),
         (unsigned long long)(cupti.records_written - cupti_before.records_written),
         (unsigned long long)cupti.subscribed, (unsigned long long)cupti.kinds_enabled,
-        (unsigned long long)cupti.finalize_calls, (unsigned long long)cupti.finalize_in_callback,
+        (unsigned long long)cupti.finalize_calls, (unsigned long long)cupti.calls_across_finalize,
         (unsigned long long)cupti.finalize_off_api_exit,
         (unsigned long long)cupti.finalize_after_callback_off);
     fflush(stdout);

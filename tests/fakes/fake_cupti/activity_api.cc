@@ -390,10 +390,7 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
   }
   g.buffers.Reset();
   g.counters.finalize_calls++;
-  // Real CUPTI tears down what a callback still running may use (its stream and context
-  // tables): a client must let its callbacks on other threads end first.
   const fake_cupti::ThreadCallbacks& mine = fake_cupti::ThisThreadCallbacks();
-  if (g.counters.callbacks_in_flight.load() > mine.running) g.counters.finalize_in_callback++;
   // Anywhere but at an API exit it is safe only once the client has synchronized every
   // thread's CUDA work itself, which a profiler that attached from outside cannot do.
   if (!mine.at_api_exit) g.counters.finalize_off_api_exit++;

@@ -444,7 +444,7 @@ void fake_cupti_get_stats(FakeCuptiStats* stats) {
   stats->hw_trace_late = c.hw_trace_late;
   stats->hw_trace_early = c.hw_trace_early;
   stats->finalize_calls = c.finalize_calls;
-  stats->finalize_in_callback = c.finalize_in_callback;
+  stats->calls_across_finalize = c.calls_across_finalize;
   stats->finalize_off_api_exit = c.finalize_off_api_exit;
   stats->finalize_after_callback_off = c.finalize_after_callback_off;
   CUpti_Subscriber_st* subscriber = g.subscriber.load();

@@ -194,8 +194,8 @@ typedef struct FakeCuptiStats {
   uint64_t finalize_calls;           // cuptiFinalize
   uint64_t subscribed;               // 1 while a client (not the second_subscriber) subscribes
   uint64_t kinds_enabled;            // activity kinds enabled now, on any context or globally
-  uint64_t finalize_in_callback;     // cuptiFinalize while a callback of the client still ran
-                                     // on another thread
+  uint64_t calls_across_finalize;    // CUPTI calls from a client's callback that a
+                                     // cuptiFinalize overtook (before or during the call)
   uint64_t finalize_off_api_exit;    // cuptiFinalize other than from a callback at the exit of
                                      // a runtime or driver API call
   uint64_t finalize_after_callback_off;  // cuptiFinalize after an API callback was switched

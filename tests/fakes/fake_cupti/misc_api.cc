@@ -89,6 +89,7 @@ CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream stream,
     return text != nullptr ? atol(text) : 0L;
   }();
   if (delay_us > 0) usleep(static_cast<useconds_t>(delay_us));
+  fake_cupti::NoteCallFromCallback();
   fake_cupti::State& g = G();
   std::lock_guard<std::mutex> lock(g.mu);
   auto it = g.streams.find(stream);

@@ -112,7 +112,7 @@ void IssueCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
   G().counters.callbacks_in_flight++;
   ThreadCallbacks& mine = ThisThreadCallbacks();
   const bool outer_at_exit = mine.at_api_exit;
-  ++mine.running;
+  if (mine.running++ == 0) mine.finalizes_at_start = G().counters.finalize_calls.load();
   mine.at_api_exit =
       (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
       static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_EXIT;
@@ -120,6 +120,13 @@ void IssueCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
   mine.at_api_exit = outer_at_exit;
   --mine.running;
   G().counters.callbacks_in_flight--;
+}
+
+void NoteCallFromCallback() {
+  const ThreadCallbacks& mine = ThisThreadCallbacks();
+  if (mine.running > 0 && G().counters.finalize_calls.load() != mine.finalizes_at_start) {
+    G().counters.calls_across_finalize++;
+  }
 }
 
 ThreadCallbacks& ThisThreadCallbacks() {

@@ -40,10 +40,9 @@ struct Counters {
   std::atomic<uint64_t> api_calls{0}, callbacks_issued{0}, flush_all_calls{0},
       forced_flush_calls{0}, subscribe_calls{0}, subscribe_rejected{0}, timestamp_callback_late{0},
       kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0}, hw_trace_early{0},
-      finalize_calls{0}, finalize_in_callback{0}, finalize_off_api_exit{0},
+      finalize_calls{0}, calls_across_finalize{0}, finalize_off_api_exit{0},
       finalize_after_callback_off{0};
-  // Callbacks running now (IssueCallback): cuptiFinalize while another thread's runs is
-  // counted above.
+  // Callbacks running now (IssueCallback).
   std::atomic<int64_t> callbacks_in_flight{0};
 };
 
@@ -53,8 +52,13 @@ struct Counters {
 struct ThreadCallbacks {
   int64_t running = 0;
   bool at_api_exit = false;
+  uint64_t finalizes_at_start = 0;  // finalize_calls when the outermost callback began
 };
 ThreadCallbacks& ThisThreadCallbacks();
+// Called by the CUPTI functions a client's callback uses, as they return: real CUPTI tears
+// down what such a call reads (its stream and context tables), so a call made from a callback
+// that a cuptiFinalize overtook (before or during the call) is counted (calls_across_finalize).
+void NoteCallFromCallback();
 
 struct State {
   std::mutex mu;  // configuration: subscriber changes, contexts, per-context kinds, attributes
