@@ -61,8 +61,11 @@ FinalizeOutcome DetachCupti(Recorder& recorder, uint64_t wait_ms) {
   // Without a subscriber of ours (none was needed) one is made for the finalize; where
   // another client holds the slot, CUPTI is theirs and stays as it is.
   if (!CallbacksSubscribed() && !SubscribeIdle(recorder)) return FinalizeOutcome::kNotOurs;
-  g_finalize.store(kAsked);
+  // Every API exit comes to our callback before one may claim the finalize: once claimed,
+  // no call of ours may reach CUPTI (on the H200 enabling the driver's domain after the
+  // runtime's was refused with NOT_INITIALIZED: a runtime exit had finalized in between).
   SetApiDomainsForFinalize();
+  g_finalize.store(kAsked);
   WaitWhile(kAsked, wait_ms);
   WaitWhile(kClaimed, kCallbacksEndMs + 1000);  // claimed: it ends within its own bound
   switch (g_finalize.load()) {
