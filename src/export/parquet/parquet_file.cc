@@ -1,0 +1,301 @@
+#include "export/parquet/parquet_file.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "export/parquet/rle_hybrid.h"
+#include "export/parquet/thrift_compact.h"
+
+namespace gpuperf::parquet {
+namespace {
+
+// parquet.thrift's numbers.
+enum PhysicalType : int32_t { kInt64 = 2, kByteArray = 6 };
+enum Repetition : int32_t { kRequired = 0, kOptional = 1 };
+enum Encoding : int32_t { kPlain = 0, kRle = 3, kRleDictionary = 8 };
+enum PageType : int32_t { kDataPage = 0, kDictionaryPage = 2 };
+constexpr int32_t kConvertedUtf8 = 0;
+constexpr int32_t kCodecZstd = 6;
+// zstd's level 1: the export is bound by the CPU, and its pages still shrink several fold.
+constexpr int kZstdLevel = 1;
+
+constexpr char kMagic[] = "PAR1";
+
+void AppendLe32(uint32_t v, std::string& out) {
+  char bytes[4];
+  std::memcpy(bytes, &v, 4);  // Parquet is little-endian, as the machines gpuperf runs on
+  out.append(bytes, 4);
+}
+
+void AppendLe64(int64_t v, std::string& out) {
+  char bytes[8];
+  std::memcpy(bytes, &v, 8);
+  out.append(bytes, 8);
+}
+
+// Definition levels of a nullable column: 1 bit each, length-prefixed (data page v1).
+void AppendLevels(const std::vector<uint8_t>& present, std::string& out) {
+  std::vector<uint32_t> levels(present.begin(), present.end());
+  std::string encoded;
+  AppendRleHybrid(levels, 1, encoded);
+  AppendLe32(static_cast<uint32_t>(encoded.size()), out);
+  out += encoded;
+}
+
+}  // namespace
+
+struct ParquetFileWriter::ChunkMeta {
+  bool dictionary = false;
+  int64_t start = 0;  // the chunk's first page
+  int64_t data_offset = 0;
+  int64_t uncompressed = 0, compressed = 0;  // page headers included
+  int64_t values = 0, nulls = 0;
+  bool has_stats = false;
+  std::string min, max;
+};
+
+struct ParquetFileWriter::RowGroupMeta {
+  std::vector<ChunkMeta> chunks;
+  int64_t rows = 0, offset = 0, uncompressed = 0, compressed = 0;
+};
+
+Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(const std::string& path,
+                                                                     const TableSpec& spec,
+                                                                     KeyValues metadata) {
+  std::FILE* file = std::fopen(path.c_str(), "wbe");
+  if (file == nullptr) {
+    return Error(StatusCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
+  }
+  std::unique_ptr<ParquetFileWriter> writer(
+      new ParquetFileWriter(file, path, spec, std::move(metadata)));
+  GP_RETURN_IF_ERROR(writer->Write(kMagic));
+  return writer;
+}
+
+ParquetFileWriter::ParquetFileWriter(std::FILE* file, std::string path, const TableSpec& spec,
+                                     KeyValues metadata)
+    : file_(file), path_(std::move(path)), spec_(spec), metadata_(std::move(metadata)) {
+  zstd_ = ZSTD_createCCtx();
+}
+
+ParquetFileWriter::~ParquetFileWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+  ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_));
+}
+
+Status ParquetFileWriter::Write(const std::string& bytes) {
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    return Error(StatusCode::kIoError, "cannot write " + path_ + ": " + std::strerror(errno));
+  }
+  offset_ += bytes.size();
+  return Status::Ok();
+}
+
+Status ParquetFileWriter::WritePage(const std::string& body, bool dictionary, int32_t values,
+                                    ChunkMeta& chunk) {
+  scratch_.resize(ZSTD_compressBound(body.size()));
+  const size_t compressed =
+      ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), scratch_.data(), scratch_.size(),
+                        body.data(), body.size(), kZstdLevel);
+  if (ZSTD_isError(compressed)) {
+    return Error(StatusCode::kInternal, std::string("zstd: ") + ZSTD_getErrorName(compressed));
+  }
+  scratch_.resize(compressed);
+  ThriftWriter header;
+  header.I32(1, dictionary ? kDictionaryPage : kDataPage);
+  header.I32(2, static_cast<int32_t>(body.size()));
+  header.I32(3, static_cast<int32_t>(compressed));
+  if (dictionary) {
+    header.BeginStruct(7);  // DictionaryPageHeader
+    header.I32(1, values);
+    header.I32(2, kPlain);
+  } else {
+    header.BeginStruct(5);  // DataPageHeader
+    header.I32(1, values);
+    header.I32(2, chunk.dictionary ? kRleDictionary : kPlain);
+    header.I32(3, kRle);  // definition levels
+    header.I32(4, kRle);  // repetition levels (none: the schema is flat)
+  }
+  header.End();
+  header.End();
+  if (!dictionary) chunk.data_offset = static_cast<int64_t>(offset_);
+  chunk.uncompressed += static_cast<int64_t>(header.bytes().size() + body.size());
+  chunk.compressed += static_cast<int64_t>(header.bytes().size() + compressed);
+  GP_RETURN_IF_ERROR(Write(header.bytes()));
+  return Write(scratch_);
+}
+
+Status ParquetFileWriter::WriteRowGroup(const TableBatch& batch) {
+  if (batch.rows == 0) return Status::Ok();
+  RowGroupMeta group;
+  group.rows = static_cast<int64_t>(batch.rows);
+  group.offset = static_cast<int64_t>(offset_);
+  std::string body;
+  std::vector<int32_t> dictionary_slot;  // pool id -> dictionary index (-1: not yet)
+  for (size_t c = 0; c < spec_.columns.size(); ++c) {
+    const ColumnSpec& column = spec_.columns[c];
+    const ColumnData& data = batch.columns[c];
+    ChunkMeta chunk;
+    chunk.start = static_cast<int64_t>(offset_);
+    chunk.values = group.rows;
+    auto present = [&](size_t row) { return !column.nullable || data.present[row] != 0; };
+    for (size_t row = 0; row < batch.rows; ++row) chunk.nulls += present(row) ? 0 : 1;
+    body.clear();
+    if (column.type == ColumnType::kInt64) {
+      if (column.nullable) AppendLevels(data.present, body);
+      int64_t low = INT64_MAX, high = INT64_MIN;
+      for (size_t row = 0; row < batch.rows; ++row) {
+        if (!present(row)) continue;
+        const int64_t v = data.ints[row];
+        AppendLe64(v, body);
+        low = std::min(low, v);
+        high = std::max(high, v);
+      }
+      if (chunk.nulls < chunk.values) {
+        chunk.has_stats = true;
+        AppendLe64(low, chunk.min);
+        AppendLe64(high, chunk.max);
+      }
+      GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
+    } else if (chunk.nulls == chunk.values) {
+      AppendLevels(data.present, body);  // nothing but nulls: no dictionary to speak of
+      GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
+    } else {
+      chunk.dictionary = true;
+      dictionary_slot.assign(batch.pool->size(), -1);
+      std::vector<uint32_t> dictionary, indexes;
+      indexes.reserve(batch.rows);
+      for (size_t row = 0; row < batch.rows; ++row) {
+        if (!present(row)) continue;
+        int32_t& slot = dictionary_slot[data.strings[row]];
+        if (slot < 0) {
+          slot = static_cast<int32_t>(dictionary.size());
+          dictionary.push_back(data.strings[row]);
+        }
+        indexes.push_back(static_cast<uint32_t>(slot));
+      }
+      std::string_view low = (*batch.pool)[dictionary[0]], high = low;
+      for (uint32_t id : dictionary) {
+        const std::string_view text = (*batch.pool)[id];
+        AppendLe32(static_cast<uint32_t>(text.size()), body);
+        body.append(text);
+        low = std::min(low, text);  // byte-wise: the order Parquet defines for UTF-8
+        high = std::max(high, text);
+      }
+      chunk.has_stats = true;
+      chunk.min = low;
+      chunk.max = high;
+      GP_RETURN_IF_ERROR(WritePage(body, true, static_cast<int32_t>(dictionary.size()), chunk));
+      body.clear();
+      if (column.nullable) AppendLevels(data.present, body);
+      const uint32_t width = BitWidth(dictionary.size() - 1);
+      body.push_back(static_cast<char>(width));
+      AppendRleHybrid(indexes, width, body);
+      GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
+    }
+    group.uncompressed += chunk.uncompressed;
+    group.compressed += chunk.compressed;
+    group.chunks.push_back(std::move(chunk));
+  }
+  rows_ += batch.rows;
+  row_groups_.push_back(std::move(group));
+  return Status::Ok();
+}
+
+Status ParquetFileWriter::Close() {
+  ThriftWriter meta;  // FileMetaData
+  meta.I32(1, 1);     // version
+  meta.BeginList(2, ThriftType::kStruct, spec_.columns.size() + 1);
+  meta.BeginListStruct();  // the root: a group of every column
+  meta.Binary(4, "schema");
+  meta.I32(5, static_cast<int32_t>(spec_.columns.size()));
+  meta.End();
+  for (const ColumnSpec& column : spec_.columns) {
+    meta.BeginListStruct();
+    const bool text = column.type == ColumnType::kString;
+    meta.I32(1, text ? kByteArray : kInt64);
+    meta.I32(3, column.nullable ? kOptional : kRequired);
+    meta.Binary(4, column.name);
+    if (text) {
+      meta.I32(6, kConvertedUtf8);
+      meta.BeginStruct(10);  // LogicalType
+      meta.BeginStruct(1);   // STRING
+      meta.End();
+      meta.End();
+    }
+    meta.End();
+  }
+  meta.I64(3, static_cast<int64_t>(rows_));
+  meta.BeginList(4, ThriftType::kStruct, row_groups_.size());
+  for (size_t g = 0; g < row_groups_.size(); ++g) {
+    const RowGroupMeta& group = row_groups_[g];
+    meta.BeginListStruct();
+    meta.BeginList(1, ThriftType::kStruct, group.chunks.size());
+    for (size_t c = 0; c < group.chunks.size(); ++c) {
+      const ChunkMeta& chunk = group.chunks[c];
+      const ColumnSpec& column = spec_.columns[c];
+      meta.BeginListStruct();  // ColumnChunk
+      meta.I64(2, chunk.start);
+      meta.BeginStruct(3);  // ColumnMetaData
+      meta.I32(1, column.type == ColumnType::kString ? kByteArray : kInt64);
+      std::vector<int32_t> encodings = {kPlain, kRle};
+      if (chunk.dictionary) encodings.push_back(kRleDictionary);
+      meta.BeginList(2, ThriftType::kI32, encodings.size());
+      for (int32_t e : encodings) meta.ListI32(e);
+      meta.BeginList(3, ThriftType::kBinary, 1);
+      meta.ListBinary(column.name);
+      meta.I32(4, kCodecZstd);
+      meta.I64(5, chunk.values);
+      meta.I64(6, chunk.uncompressed);
+      meta.I64(7, chunk.compressed);
+      meta.I64(9, chunk.data_offset);
+      if (chunk.dictionary) meta.I64(11, chunk.start);
+      meta.BeginStruct(12);  // Statistics
+      meta.I64(3, chunk.nulls);
+      if (chunk.has_stats) {
+        meta.Binary(5, chunk.max);
+        meta.Binary(6, chunk.min);
+      }
+      meta.End();
+      meta.End();
+      meta.End();
+    }
+    meta.I64(2, group.uncompressed);
+    meta.I64(3, group.rows);
+    meta.I64(5, group.offset);
+    meta.I64(6, group.compressed);
+    meta.I16(7, static_cast<int16_t>(std::min<size_t>(g, INT16_MAX)));
+    meta.End();
+  }
+  meta.BeginList(5, ThriftType::kStruct, metadata_.size());
+  for (const auto& [key, value] : metadata_) {
+    meta.BeginListStruct();
+    meta.Binary(1, key);
+    meta.Binary(2, value);
+    meta.End();
+  }
+  meta.Binary(6, "gpuperf version " GPUPERF_VERSION);
+  meta.BeginList(7, ThriftType::kStruct, spec_.columns.size());
+  for (size_t c = 0; c < spec_.columns.size(); ++c) {
+    meta.BeginListStruct();  // ColumnOrder
+    meta.BeginStruct(1);     // TYPE_ORDER
+    meta.End();
+    meta.End();
+  }
+  meta.End();
+  std::string tail = meta.Take();
+  AppendLe32(static_cast<uint32_t>(tail.size()), tail);
+  tail += kMagic;
+  GP_RETURN_IF_ERROR(Write(tail));
+  std::FILE* file = file_;
+  file_ = nullptr;
+  if (std::fclose(file) != 0) {
+    return Error(StatusCode::kIoError, "cannot write " + path_ + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace gpuperf::parquet
