@@ -51,10 +51,23 @@ const char* FrameKindName(const Frame& frame) {
   return "?";
 }
 
-std::string Hex(uint64_t v) {
-  char text[19];
-  std::snprintf(text, sizeof(text), "0x%016llx", static_cast<unsigned long long>(v));
+// As the report's JSON writes a communicator (comm_hash), so the two join.
+std::string CommunicatorHash(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
   return text;
+}
+
+// The columns kernels, copies and sets share after host, pid and rank.
+template <class GpuRecord>
+RowAppender& GpuColumns(RowAppender& row, const GpuRecord& r) {
+  return row.Int(r.device_id)
+      .Int(r.context_id)
+      .Int(r.stream_id)
+      .Int(r.correlation_id)
+      .Int(I(r.start_ns))
+      .Int(I(r.end_ns))
+      .Int(DurationNs(r.start_ns, r.end_ns));
 }
 
 }  // namespace
@@ -187,13 +200,7 @@ void PartRowBuilder::KernelRow(const GpuActivity& a, const KernelRecord& k) {
                              k.start_ns, k.end_ns});
   }
   RowAppender row = Row(T::kKernels, k.pid);
-  row.Int(k.device_id)
-      .Int(k.context_id)
-      .Int(k.stream_id)
-      .Int(k.correlation_id)
-      .Int(I(k.start_ns))
-      .Int(I(k.end_ns))
-      .Int(DurationNs(k.start_ns, k.end_ns))
+  GpuColumns(row, k)
       .Str(names.name)
       .Str(names.demangled)
       .Str(names.short_name)
@@ -214,13 +221,7 @@ void PartRowBuilder::KernelRow(const GpuActivity& a, const KernelRecord& k) {
 
 void PartRowBuilder::MemcpyRow(const GpuActivity& a, const MemcpyRecord& m) {
   RowAppender row = Row(T::kMemcpys, m.pid);
-  row.Int(m.device_id)
-      .Int(m.context_id)
-      .Int(m.stream_id)
-      .Int(m.correlation_id)
-      .Int(I(m.start_ns))
-      .Int(I(m.end_ns))
-      .Int(DurationNs(m.start_ns, m.end_ns))
+  GpuColumns(row, m)
       .Str(Literal(EnumName(m.kind)))
       .Str(Literal(EnumName(m.src_kind)))
       .Str(Literal(EnumName(m.dst_kind)))
@@ -233,13 +234,7 @@ void PartRowBuilder::MemcpyRow(const GpuActivity& a, const MemcpyRecord& m) {
 
 void PartRowBuilder::MemsetRow(const GpuActivity& a, const MemsetRecord& m) {
   RowAppender row = Row(T::kMemsets, m.pid);
-  row.Int(m.device_id)
-      .Int(m.context_id)
-      .Int(m.stream_id)
-      .Int(m.correlation_id)
-      .Int(I(m.start_ns))
-      .Int(I(m.end_ns))
-      .Int(DurationNs(m.start_ns, m.end_ns))
+  GpuColumns(row, m)
       .Str(Literal(EnumName(m.memory_kind)))
       .Int(I(m.bytes))
       .Int(m.value)
@@ -468,7 +463,7 @@ void PartRowBuilder::WriteCollectives() {
           .Int(I(c.end_ns))
           .Int(DurationNs(c.start_ns, c.end_ns))
           .Int(c.correlation_id)
-          .StrOrNull(plugin, plugin ? Literal(Hex(primary->comm_hash)) : 0)
+          .StrOrNull(plugin, plugin ? Literal(CommunicatorHash(primary->comm_hash)) : 0)
           .StrOrNull(plugin, plugin ? Text(primary->func) : 0)
           .IntOrNull(plugin, plugin ? I(primary->seq) : 0)
           .IntOrNull(plugin, I(bytes))
