@@ -15,6 +15,10 @@ if [[ "${1:-}" == "--test" ]]; then
   # golang-go brings `go tool pprof`, which reads our pprof export.
   packages+=(protobuf-compiler chromium python3 python3-dev llvm binutils prometheus tmux curl
              golang-go)
+  # Node.js and npm run the independent readers of the Parquet export (DuckDB, hyparquet:
+  # scripts/install-sql-engines.sh). A Node.js installed otherwise (its own npm inside) is
+  # kept: Debian's npm package would conflict with it.
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 fi
 
 missing=()

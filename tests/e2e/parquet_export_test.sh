@@ -6,10 +6,12 @@
 # kernel table, the folded flame graph per process, report --split-by rank's ranks), and
 # hyparquet opens every file of every table with the row counts DuckDB and _gpuperf.json give.
 source "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && command -v npm >/dev/null || { echo "SKIP: no node/npm"; exit 77; }
+# Its first line says whether it ran or why not (scripts/test.sh shows it in the CI log).
+command -v node >/dev/null && command -v npm >/dev/null || { echo "parquet check: skipped: no node/npm"; exit 77; }
 engines=$GPUPERF_BINARY_DIR/sql-engines
-"$SRC/scripts/install-sql-engines.sh" "$GPUPERF_BINARY_DIR" >/dev/null || fail "npm could not install the readers"
-[[ -d $engines/node_modules/@duckdb/node-api ]] || { finish; exit 1; }
+"$SRC/scripts/install-sql-engines.sh" "$GPUPERF_BINARY_DIR" >/dev/null || { fail "npm could not install the readers"; finish; }
+if [[ -f $engines/unreachable ]]; then echo "parquet check: skipped: $(cat "$engines/unreachable")"; exit 77; fi
+[[ -d $engines/node_modules/@duckdb/node-api ]] || { fail "no DuckDB in $engines"; finish; }
 cp "$SRC/tests/e2e/parquet_check.mjs" "$engines/" || fail "cannot copy the check"
 RANK_SYNTH=$GPUPERF_BINARY_DIR/tests/gpuperf_rank_synth
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
@@ -91,6 +93,10 @@ if [[ -x $RANK_SYNTH ]]; then
   check four-hosts "$dir/hosts"
   grep -q '"method": "collectives"' "$dir/four-hosts/ds/_gpuperf.json" || fail "no clock alignment in _gpuperf.json"
 fi
+
+versions=$(cd "$engines" && node -e 'for (const p of ["@duckdb/node-api", "hyparquet"])
+  process.stdout.write(p + " " + JSON.parse(require("fs").readFileSync(`node_modules/${p}/package.json`)).version + " ")')
+echo "parquet check: ran $versions(node $(node --version)) on $n traces and the synthetic jobs: $failures failed"
 
 # An output directory that holds something else is refused, not mixed with.
 mkdir -p "$dir/busy" && touch "$dir/busy/notes.txt"
