@@ -52,7 +52,7 @@ void Clocks(const RanksModel& r, std::ostream& out) {
   TextTable t;
   t.AddColumn("Host", Align::kLeft);
   for (const char* h :
-       {"Processes", "Method", "Offset", "Correction", "Uncertainty", "Collectives"}) {
+       {"Processes", "Method", "Offset", "Correction", "Uncertainty", "Collectives", "Worst"}) {
     t.AddColumn(h);
   }
   for (const HostClock& h : r.clocks) {
@@ -60,14 +60,18 @@ void Clocks(const RanksModel& r, std::ostream& out) {
         h.method == ClockMethod::kReference ? "0"
         : h.uncertainty_ns < 0              ? "unknown"
                                : "±" + FormatDuration(static_cast<uint64_t>(h.uncertainty_ns));
+    const std::string worst =
+        h.max_deviation_ns < 0 ? "-" : FormatDuration(static_cast<uint64_t>(h.max_deviation_ns));
     t.AddRow({h.hostname, std::to_string(h.pids.size()), ClockMethodName(h.method),
               SignedDur(h.offset_ns), SignedDur(h.offset_ns - h.anchor_offset_ns), uncertainty,
-              std::to_string(h.collectives)});
+              std::to_string(h.collectives), worst});
   }
   t.Render(out, "    ");
   WriteNote(out,
-            "Offset: added to the host's times; Correction: what its collectives changed in "
-            "the offset its wall clock gave",
+            std::string("Offset: added to the host's times; Correction: what its collectives "
+                        "changed in the offset its wall clock gave; Worst: the one collective "
+                        "that fit it least. Collectives matched by ") +
+                (r.matched_by_sequence ? "NCCL's sequence numbers" : "kernel order"),
             "    ");
 }
 
@@ -270,7 +274,8 @@ Json RanksToJson(const RanksModel& r) {
                       {"offset_ns", h.offset_ns},
                       {"wall_clock_offset_ns", h.anchor_offset_ns},
                       {"uncertainty_ns", h.uncertainty_ns},
-                      {"collectives", h.collectives}});
+                      {"collectives", h.collectives},
+                      {"max_deviation_ns", h.max_deviation_ns}});
   }
   Json j;
   j["ranks"] = std::move(ranks);

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "analyze/ranks/clock_shift_sink.h"
-#include "analyze/ranks/ranks_analysis.h"
+#include "analyze/ranks/job_ranks.h"
 #include "analyze/read_ahead.h"
 #include "export/chrome_json_writer.h"
 #include "export/perfetto_writer.h"

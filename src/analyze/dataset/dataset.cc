@@ -1,15 +1,12 @@
 #include "analyze/dataset/dataset.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 
 #include "analyze/dataset/part_builder.h"
 #include "analyze/ranks/clock_shift_sink.h"
-#include "analyze/ranks/ranks_analysis.h"
-#include "format/trace_directory.h"
+#include "analyze/ranks/job_ranks.h"
+#include "analyze/trace_files.h"
 
 namespace gpuperf {
 namespace {
@@ -65,34 +62,10 @@ Result<DatasetSummary> BuildDataset(const std::string& path, DatasetSink& sink,
   ReadReport& read = report ? *report : local;
   GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
   GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
-  std::vector<std::string> files;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    Status first_error;
-    GP_ASSIGN_OR_RETURN(std::vector<format::DirectoryTraceFile> entries,
-                        format::OpenTraceDirectory(path, read, first_error));
-    for (const format::DirectoryTraceFile& entry : entries) files.push_back(entry.path);
-    if (files.empty()) {
-      if (!first_error.ok()) return first_error;
-      return Error(StatusCode::kNotFound, path + " holds no trace files (*.gpt)");
-    }
-  } else {
-    files.push_back(path);
-  }
-
+  GP_ASSIGN_OR_RETURN(std::vector<std::string> files, TraceFilesOf(path, read));
   std::vector<PartOutcome> outcomes(files.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      outcomes[i] = BuildPart(files[i], i, scan, clocks, sink);
-    }
-  };
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(files.size()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  ForEachIndex(files.size(), options.threads,
+               [&](size_t i) { outcomes[i] = BuildPart(files[i], i, scan, clocks, sink); });
 
   DatasetSummary summary;
   summary.clocks = clocks.hosts;

@@ -124,9 +124,10 @@ ClockAlignment AlignClocks(const RankScan& scan, const MatchedCollectives* colle
       host.collectives = static_cast<uint32_t>(residuals[h].size());
       // A robust spread (1.4826 x the median absolute deviation estimates one standard
       // deviation); with fewer than three collectives there is no spread to speak of.
+      std::vector<int64_t> deviations;
+      for (int64_t r : residuals[h]) deviations.push_back(std::llabs(r - correction));
+      host.max_deviation_ns = *std::max_element(deviations.begin(), deviations.end());
       if (residuals[h].size() >= 3) {
-        std::vector<int64_t> deviations;
-        for (int64_t r : residuals[h]) deviations.push_back(std::llabs(r - correction));
         host.uncertainty_ns = static_cast<int64_t>(std::ceil(1.4826 * UpperMedian(deviations)));
       } else {
         host.uncertainty_ns = -1;

@@ -3,10 +3,11 @@
 #include "analyze/report/report_builder.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "analyze/demangle.h"
 #include "analyze/ranks/clock_shift_sink.h"
-#include "analyze/ranks/ranks_analysis.h"
+#include "analyze/ranks/job_ranks.h"
 #include "analyze/report/report_prepass.h"
 
 namespace gpuperf {
@@ -131,10 +132,11 @@ void ReportContext::LinkApiCalls(uint32_t pid) {
 class ReportBuilder final : public RecordSink {
  public:
   ReportBuilder(const ReportOptions& options, const Prepass& prepass, RankScan scan,
-                ClockAlignment clocks)
+                ClockAlignment clocks, std::optional<RanksModel> job_ranks)
       : context_(options), options_(options), prepass_(prepass) {
     context_.rank_scan_ = std::move(scan);
     context_.clock_alignment_ = std::move(clocks);
+    context_.job_ranks_ = std::move(job_ranks);
     if (options.begin_ns || options.end_ns) {
       const uint64_t origin = prepass.origin_ns == kNoTime ? 0 : prepass.origin_ns;
       context_.time_begin_ = options.begin_ns ? origin + *options.begin_ns : 0;
@@ -413,7 +415,7 @@ namespace {
 // `feed` reads the trace into a sink, on the aligned clock.
 template <class Feed>
 Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlignment clocks,
-                          Feed feed) {
+                          std::optional<RanksModel> job_ranks, Feed feed) {
   try {
     Prepass prepass;
     if (NeedsPrepass(options)) {
@@ -422,7 +424,8 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
       GP_RETURN_IF_ERROR(feed(sink, ignored));
       sink.Finish();
     }
-    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks));
+    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks),
+                          std::move(job_ranks));
     ReadReport read_report;
     GP_RETURN_IF_ERROR(feed(builder, read_report));
     return builder.Finish(read_report);
@@ -436,9 +439,23 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
 
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options) {
   GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
-  GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
+  // The ranks of a job's directory are analysed first, its files in parallel: that reading
+  // gives the clock alignment the report needs anyway on several hosts, and spares the
+  // report's own reading the ranks' busy intervals. With a filter, the ranks section shows
+  // what the filter lets through, from the report's reading.
+  const bool unfiltered = !options.pid && !options.device && !options.stream && !options.begin_ns &&
+                          !options.end_ns && options.nvtx_regex.empty();
+  std::error_code ec;
+  const bool job = unfiltered && scan.any_rank() && std::filesystem::is_directory(path, ec);
+  ClockAlignment clocks;
+  std::optional<RanksModel> job_ranks;
+  if (job || ClockDomains(scan) >= 2) {
+    GP_ASSIGN_OR_RETURN(JobRanks analysed, AnalyzeJobRanks(path, scan));
+    clocks = std::move(analysed.clocks);
+    if (unfiltered) job_ranks = std::move(analysed.model);
+  }
   const ClockAlignment& aligned = clocks;  // outlives the reads below
-  return report::Build(options, std::move(scan), clocks,
+  return report::Build(options, std::move(scan), clocks, std::move(job_ranks),
                        [&](RecordSink& sink, ReadReport& read_report) {
                          return ReadTraceAligned(path, aligned, sink, &read_report);
                        });
@@ -448,7 +465,7 @@ Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options
   RankScan scan = ScanRanks(trace);
   ClockAlignment clocks = AlignTraceClocks(trace, scan);
   const ClockAlignment& aligned = clocks;
-  return report::Build(options, std::move(scan), clocks,
+  return report::Build(options, std::move(scan), clocks, std::nullopt,
                        [&](RecordSink& sink, ReadReport& read_report) {
                          if (aligned.identity()) {
                            ReplayTrace(trace, sink);

@@ -185,6 +185,8 @@ class ReportContext {
   // aligned; every record the sections see is already on the aligned clock.
   const RankScan& rank_scan() const { return rank_scan_; }
   const ClockAlignment& clock_alignment() const { return clock_alignment_; }
+  // The ranks of the whole job when analysed before this reading (nullptr: not).
+  const RanksModel* job_ranks() const { return job_ranks_ ? &*job_ranks_ : nullptr; }
 
  private:
   friend class ReportBuilder;
@@ -206,6 +208,7 @@ class ReportContext {
   ReadReport read_report_;
   RankScan rank_scan_;
   ClockAlignment clock_alignment_;
+  std::optional<RanksModel> job_ranks_;
 };
 
 // One part of the report. Every On* call brings records that passed the report's
