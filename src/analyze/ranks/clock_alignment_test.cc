@@ -171,6 +171,30 @@ TEST(ClockAlignment, SequenceNumbersMatchCollectivesWhereKernelOrderWouldNot) {
   EXPECT_EQ(std::llabs(by_order.hosts[1].offset_ns - anchor), static_cast<int64_t>(500 * kUs));
 }
 
+// A job of many hosts gets one line for what concerns them all, not a line per host.
+TEST(ClockAlignment, ManyHostsShareOneWarning) {
+  testing::TempDir dir;
+  testing::RankJobOptions o = TwoHosts();
+  o.ranks = 6;
+  o.slow_rank = 5;
+  o.hosts = {"n0", "n1", "n2", "n3", "n4", "n5"};  // host h's wall clock is h x 2.5 ms off
+  const Trace trace = Load(o, dir);
+  const RankScan scan = ScanRanks(trace);
+  const ClockAlignment clocks = AlignTraceClocks(trace, scan);
+  ASSERT_EQ(clocks.hosts.size(), 6u);
+  ASSERT_EQ(clocks.warnings.size(), 1u);
+  EXPECT_EQ(clocks.warnings[0],
+            "the wall clocks of 5 hosts disagreed with n0's by 2.50 ms to 12.5 ms (n5); "
+            "corrected on their collectives");
+  // Three or fewer: a line each.
+  o.ranks = 4;
+  o.slow_rank = 3;
+  o.hosts = {"n0", "n1", "n2", "n3"};
+  testing::TempDir four;
+  const Trace fewer = Load(o, four);
+  EXPECT_EQ(AlignTraceClocks(fewer, ScanRanks(fewer)).warnings.size(), 3u);
+}
+
 TEST(ClockAlignment, OneHostNeedsNothing) {
   testing::TempDir dir;
   testing::RankJobOptions o;

@@ -27,9 +27,13 @@ Result<JobRanks> AnalyzeJobRanks(const std::string& path, const RankScan& scan, 
     if (status[i].ok()) per_file[i] = sink.TakePartials();
   });
   std::vector<RankPartial> partials;
+  std::map<uint32_t, std::vector<size_t>> files_of_pid;
   for (size_t i = 0; i < files.size(); ++i) {
     if (files.size() == 1 && !status[i].ok()) return status[i];
-    for (RankPartial& p : per_file[i]) partials.push_back(std::move(p));
+    for (RankPartial& p : per_file[i]) {
+      files_of_pid[p.pid].push_back(i);
+      partials.push_back(std::move(p));
+    }
   }
   // A pid in two files (a process's flight-recorder windows) is one process: its parts are
   // put together, as one reading of the directory would have seen them.
@@ -43,7 +47,10 @@ Result<JobRanks> AnalyzeJobRanks(const std::string& path, const RankScan& scan, 
       MergeRankPartial(merged.back(), std::move(p));
     }
   }
-  return Finish(scan, std::move(merged));
+  JobRanks out = Finish(scan, std::move(merged));
+  out.files = std::move(files);
+  out.files_of_pid = std::move(files_of_pid);
+  return out;
 }
 
 JobRanks AnalyzeJobRanks(const Trace& trace, const RankScan& scan) {

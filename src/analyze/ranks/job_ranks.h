@@ -5,6 +5,7 @@
 // other reading applies and the report's ranks section.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace gpuperf {
 struct JobRanks {
   ClockAlignment clocks;
   RanksModel model;
+  std::vector<std::string> files;  // read, in order (a file itself: one)
+  // Which of them hold each process's kernels or plugin calls (by pid).
+  std::map<uint32_t, std::vector<size_t>> files_of_pid;
 };
 
 // FILE or DIR. A file that cannot be read is left out (the reading that follows says why).

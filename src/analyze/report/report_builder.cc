@@ -131,8 +131,9 @@ void ReportContext::LinkApiCalls(uint32_t pid) {
 
 class ReportBuilder final : public RecordSink {
  public:
-  ReportBuilder(const ReportOptions& options, const Prepass& prepass, RankScan scan,
-                ClockAlignment clocks, std::optional<RanksModel> job_ranks)
+  ReportBuilder(const ReportOptions& options, const Prepass& prepass,
+                std::shared_ptr<const RankScan> scan, std::shared_ptr<const ClockAlignment> clocks,
+                std::optional<RanksModel> job_ranks)
       : context_(options), options_(options), prepass_(prepass) {
     context_.rank_scan_ = std::move(scan);
     context_.clock_alignment_ = std::move(clocks);
@@ -414,7 +415,8 @@ namespace {
 
 // `feed` reads the trace into a sink, on the aligned clock.
 template <class Feed>
-Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlignment clocks,
+Result<ReportModel> Build(const ReportOptions& options, std::shared_ptr<const RankScan> scan,
+                          std::shared_ptr<const ClockAlignment> clocks,
                           std::optional<RanksModel> job_ranks, Feed feed) {
   try {
     Prepass prepass;
@@ -438,7 +440,8 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
 }  // namespace report
 
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options) {
-  GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
+  GP_ASSIGN_OR_RETURN(RankScan scanned, ScanRanks(path));
+  auto scan = std::make_shared<const RankScan>(std::move(scanned));
   // The ranks of a job's directory are analysed first, its files in parallel: that reading
   // gives the clock alignment the report needs anyway on several hosts, and spares the
   // report's own reading the ranks' busy intervals. With a filter, the ranks section shows
@@ -446,26 +449,33 @@ Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& op
   const bool unfiltered = !options.pid && !options.device && !options.stream && !options.begin_ns &&
                           !options.end_ns && options.nvtx_regex.empty();
   std::error_code ec;
-  const bool job = unfiltered && scan.any_rank() && std::filesystem::is_directory(path, ec);
-  ClockAlignment clocks;
+  const bool job = unfiltered && scan->any_rank() && std::filesystem::is_directory(path, ec);
+  auto clocks = std::make_shared<ClockAlignment>();
   std::optional<RanksModel> job_ranks;
-  if (job || ClockDomains(scan) >= 2) {
-    GP_ASSIGN_OR_RETURN(JobRanks analysed, AnalyzeJobRanks(path, scan));
-    clocks = std::move(analysed.clocks);
+  if (job || ClockDomains(*scan) >= 2) {
+    GP_ASSIGN_OR_RETURN(JobRanks analysed, AnalyzeJobRanks(path, *scan));
+    *clocks = std::move(analysed.clocks);
     if (unfiltered) job_ranks = std::move(analysed.model);
   }
-  const ClockAlignment& aligned = clocks;  // outlives the reads below
-  return report::Build(options, std::move(scan), clocks, std::move(job_ranks),
+  return BuildReport(path, options, std::move(scan), std::move(clocks), std::move(job_ranks));
+}
+
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::shared_ptr<const RankScan> scan,
+                                std::shared_ptr<const ClockAlignment> clocks,
+                                std::optional<RanksModel> job_ranks) {
+  const ClockAlignment& aligned = *clocks;  // outlives the reads below
+  return report::Build(options, std::move(scan), std::move(clocks), std::move(job_ranks),
                        [&](RecordSink& sink, ReadReport& read_report) {
                          return ReadTraceAligned(path, aligned, sink, &read_report);
                        });
 }
 
 Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options) {
-  RankScan scan = ScanRanks(trace);
-  ClockAlignment clocks = AlignTraceClocks(trace, scan);
-  const ClockAlignment& aligned = clocks;
-  return report::Build(options, std::move(scan), clocks, std::nullopt,
+  auto scan = std::make_shared<const RankScan>(ScanRanks(trace));
+  auto clocks = std::make_shared<const ClockAlignment>(AlignTraceClocks(trace, *scan));
+  const ClockAlignment& aligned = *clocks;
+  return report::Build(options, std::move(scan), std::move(clocks), std::nullopt,
                        [&](RecordSink& sink, ReadReport& read_report) {
                          if (aligned.identity()) {
                            ReplayTrace(trace, sink);

@@ -183,8 +183,8 @@ class ReportContext {
   const ReadReport& read_report() const { return read_report_; }
   // Who is who (ranks, hosts, power readings as recorded) and how the hosts' clocks were
   // aligned; every record the sections see is already on the aligned clock.
-  const RankScan& rank_scan() const { return rank_scan_; }
-  const ClockAlignment& clock_alignment() const { return clock_alignment_; }
+  const RankScan& rank_scan() const { return *rank_scan_; }
+  const ClockAlignment& clock_alignment() const { return *clock_alignment_; }
   // The ranks of the whole job when analysed before this reading (nullptr: not).
   const RanksModel* job_ranks() const { return job_ranks_ ? &*job_ranks_ : nullptr; }
 
@@ -206,8 +206,9 @@ class ReportContext {
   std::vector<uint32_t> api_calls_linked_;  // pids LinkApiCalls has done
   std::vector<DeviceRecord> devices_;
   ReadReport read_report_;
-  RankScan rank_scan_;
-  ClockAlignment clock_alignment_;
+  // Shared: the reports of a job's ranks are built at once from one scan and alignment.
+  std::shared_ptr<const RankScan> rank_scan_;
+  std::shared_ptr<const ClockAlignment> clock_alignment_;
   std::optional<RanksModel> job_ranks_;
 };
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "analyze/energy/energy_model.h"
 #include "analyze/insights/insight.h"
 #include "analyze/occupancy.h"
+#include "analyze/ranks/rank_partial.h"
+#include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_model.h"
 #include "analyze/report/hardware_model.h"
 #include "gpuperf/records.h"
@@ -46,6 +49,9 @@ struct ReportOptions {
   bool insights = false;
   // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
+  // The report is one part of a job whose ranks the caller puts together from every part's
+  // ReportModel::rank_partials: the ranks section keeps only those.
+  bool part_of_job = false;
 };
 
 struct DurationStats {
@@ -307,6 +313,9 @@ struct ReportModel {
   std::vector<HardwareRow> hardware;     // `gpuperf metrics`: kernels, then ranges
   std::vector<PcKernelRow> pc_sampling;  // `record --pc-sampling`: hot lines per kernel
   RanksModel ranks;                      // empty unless several ranks or NCCL kernels
+  // With ReportOptions::part_of_job: the ranks analysis of this part's processes, times as
+  // read (ranks/rank_partial.h); `ranks` is then empty.
+  std::vector<RankPartial> rank_partials;
   EnergyModel energy;                    // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
   bool insights_run = false;      // ReportOptions::insights was set
@@ -316,6 +325,13 @@ struct ReportModel {
 // Streams the trace at `path` (file or directory) once, or twice when a time-range or
 // NVTX filter needs the whole trace first.
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options);
+
+// FILE or DIR as part of a job whose processes and clocks are known already (`scan` and
+// `clocks` of the whole job; `job_ranks`: the job's ranks section, when analysed).
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::shared_ptr<const RankScan> scan,
+                                std::shared_ptr<const ClockAlignment> clocks,
+                                std::optional<RanksModel> job_ranks = std::nullopt);
 
 // The same on a trace already in memory (tests, small traces).
 Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options);

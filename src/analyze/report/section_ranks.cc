@@ -25,6 +25,10 @@ class RanksSection final : public ReportSection {
     analysis_.AddNcclCollectives(records);
   }
   void Finish(ReportModel& model) override {
+    if (context_.options().part_of_job) {
+      model.rank_partials = analysis_.TakePartials();
+      return;
+    }
     // The records arrived on the aligned clock already.
     model.ranks = FinishRanks(context_.rank_scan(), context_.clock_alignment(),
                               analysis_.TakePartials(), /*shift=*/false);
