@@ -9,7 +9,8 @@ namespace {
 JobRanks Finish(const RankScan& scan, std::vector<RankPartial> partials) {
   JobRanks out;
   out.clocks = AlignRanks(scan, partials);
-  out.model = FinishRanks(scan, out.clocks, std::move(partials), /*shift=*/true);
+  out.model = FinishRanks(scan, out.clocks, partials, /*shift=*/true);
+  out.partials = std::move(partials);
   return out;
 }
 

@@ -21,7 +21,8 @@ namespace gpuperf {
 struct JobRanks {
   ClockAlignment clocks;
   RanksModel model;
-  std::vector<std::string> files;  // read, in order (a file itself: one)
+  std::vector<RankPartial> partials;  // one per process, times as recorded
+  std::vector<std::string> files;     // read, in order (a file itself: one)
   // Which of them hold each process's kernels or plugin calls (by pid).
   std::map<uint32_t, std::vector<size_t>> files_of_pid;
 };

@@ -318,6 +318,9 @@ struct ReportModel {
   std::vector<RankPartial> rank_partials;
   EnergyModel energy;                    // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
+  // False for a report merged from summaries (report_merge.h): its kernels' median_ns are 0,
+  // not known.
+  bool medians_known = true;
   bool insights_run = false;      // ReportOptions::insights was set
   std::vector<Insight> insights;  // most time at stake first
 };
