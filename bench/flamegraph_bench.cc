@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "analyze/flame_graph.h"
+#include "analyze/flame/flamegraph.h"
 #include "export/flamegraph_svg.h"
 #include "export/folded.h"
 #include "synth/synthetic_trace.h"

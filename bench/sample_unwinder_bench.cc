@@ -36,7 +36,7 @@
 
 #include "ebpf/file_unwind_rules.h"
 #include "ebpf/file_unwind_verify.h"
-#include "inject/stack/table_walk.h"
+#include "unwind/table_walk.h"
 
 namespace {
 

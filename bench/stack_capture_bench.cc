@@ -16,8 +16,8 @@
 #include "gpuperf/trace_writer.h"
 #include "inject/stack/module_table.h"
 #include "inject/stack/stack_table.h"
-#include "inject/stack/unwinder.h"
 #include "symbolize/symbolizer.h"
+#include "unwind/unwinder.h"
 
 namespace gpuperf {
 namespace {

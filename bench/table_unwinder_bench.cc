@@ -1,6 +1,6 @@
 // Nanoseconds per frame of each native unwinder on a stack through three shared libraries
 // and libc's qsort_r (tests/unwind/chain.h), captured at the bottom of the chain:
-//   Table:         the .eh_frame table unwinder (src/inject/stack/table_unwinder.h), its
+//   Table:         the .eh_frame table unwinder (src/unwind/table_unwinder.h), its
 //                  per-thread rule cache warm (a stack seen before, as most launches are);
 //   TableUncached: the same with the cache off: two searches per frame (a new stack);
 //   Libunwind:     unw_backtrace with its per-thread cache;
@@ -21,8 +21,8 @@
 
 #include <cstdint>
 
-#include "inject/stack/table_unwinder.h"
-#include "inject/stack/unwinder.h"
+#include "unwind/table_unwinder.h"
+#include "unwind/unwinder.h"
 #ifdef GP_BENCH_CAPTURE_PATH
 #include <vector>
 

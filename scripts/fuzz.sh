@@ -10,7 +10,8 @@ out=$build/fuzz
 mkdir -p "$out/corpus"
 CXX=${FUZZ_CXX:-$(command -v clang++ || command -v clang++-14)}
 sources=(tests/fuzz/trace_reader_fuzzer.cc src/format/trace_reader.cc src/format/record_codec.cc
-         src/format/gpu_profile_codec.cc
+         src/format/gpu_profile_codec.cc src/format/trace_directory.cc src/format/mapped_file.cc
+         src/format/trace_lock.cc
          src/base/crc32c.cc)
 "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Iinclude -Isrc "${sources[@]}" -lzstd -o "$out/trace_reader_fuzzer"

@@ -29,7 +29,7 @@ repo=$(cd "$src/../.." && pwd)
 # The probe measures gpuperf's own stack walkers, so it compiles them in (with frame records,
 # as the injection library does).
 extra_cupti_floor=()
-extra_cupti_probe=("$repo/src/inject/stack/unwinder.cc" -I"$repo/src" -fno-omit-frame-pointer)
+extra_cupti_probe=("$repo/src/unwind/unwinder.cc" -I"$repo/src" -fno-omit-frame-pointer)
 for name in cupti_floor cupti_probe; do
   extra_var="extra_$name[@]"
   "$CXX" -std=c++20 -O2 -g -fPIC -shared -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \

@@ -14,7 +14,7 @@
 //   tsc                   rdtsc at each callback site instead
 //   unw                   gpuperf's libunwind capture at enter of the outermost call
 //   fp                    gpuperf's frame-pointer walk at enter of the outermost call
-// (both from src/inject/stack/unwinder.cc, compiled in by build.sh)
+// (both from src/unwind/unwinder.cc, compiled in by build.sh)
 //   fpcheck               at the first launch, compare the fp walk with libunwind's (stderr)
 //   ts                    register a CLOCK_MONOTONIC timestamp callback
 //   kern                  the floor's own CONCURRENT_KERNEL kind is the probed feature: off
@@ -41,8 +41,8 @@
 #include <cstring>
 #include <string>
 
-#include "inject/stack/unwinder.h"
 #include "kernel_counting_buffers.h"
+#include "unwind/unwinder.h"
 
 namespace {
 

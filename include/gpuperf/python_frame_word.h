@@ -10,13 +10,13 @@
 //   bits 0..31   the instruction offset in 16-bit code units, as the walker read it: a
 //                negative int32 (0xffffffff) for a frame that had not started
 //
-// Since bit 61 exists, 3.11+ incomplete frames (analyze/python_lines.h
+// Since bit 61 exists, 3.11+ incomplete frames (cpython/python_lines.h
 // PythonFrameIsIncomplete) are in the stack and the reader drops them; before, the walker
 // left them out and bit 61 was the code id's top bit, never set (ids stay far below 2^29).
 //
 // User-space PCs on x86-64 and aarch64 are below 2^47, so a native PC never has bit 63 set.
 // The symbolizer leaves tagged words alone; the analysis merges them with the native frames
-// (analyze/python_stacks.h).
+// (analyze/symbols/python_stacks.h).
 #pragma once
 
 #include <cstdint>

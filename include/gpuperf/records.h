@@ -300,7 +300,7 @@ struct SymbolRecord {
 
 // A CPython code object that Python frames of the same process's stacks name by code_id:
 // what the recorder copied of it the first time it was seen, so lines are resolved
-// offline (analyze/python_lines.h). Variable length: a chunk type of its own.
+// offline (cpython/python_lines.h). Variable length: a chunk type of its own.
 struct PythonCodeRecord {
   uint32_t pid = 0;
   uint32_t code_id = 0;         // 1-based, per process

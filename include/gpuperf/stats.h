@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "gpuperf/records.h"
+
 namespace gpuperf {
 
 enum class StatSeverity : uint8_t {
@@ -256,8 +258,52 @@ struct StatInfo {
   std::string_view description;
 };
 
+// Records left out of a trace, by kind: chunks that a full disk, the file size limit or a
+// failed write kept out whole (their count is write_errors). Stat id kNotWrittenStats + the
+// chunk type of the records (records.h; format/file_format.h for names, stacks, symbols,
+// Python code and PC samples). Past kStatSlots: the writer thread writes them from its own
+// counts, and a gpuperf that does not know them skips them.
+inline constexpr uint32_t kNotWrittenStats = 1024;
+inline constexpr uint32_t kNotWrittenKinds = 64;  // chunk types below this
+
+#define GPUPERF_NOT_WRITTEN_TEXT " records not written (full disk, file size limit or failed write)"
+inline constexpr StatInfo kNotWrittenInfo[] = {{},  // chunk type 0: none
+#define GPUPERF_NOT_WRITTEN_INFO(Type, snake, plural, number) \
+  {#plural "_not_written", StatSeverity::kDataLoss, #Type GPUPERF_NOT_WRITTEN_TEXT},
+                                               GPUPERF_FIXED_RECORD_TYPES(GPUPERF_NOT_WRITTEN_INFO)
+#undef GPUPERF_NOT_WRITTEN_INFO
+};
+// Chunk types 30-35 of the format's variable-length records.
+inline constexpr StatInfo kNotWrittenVariableInfo[] = {
+    {"strings_not_written", StatSeverity::kDataLoss, "String" GPUPERF_NOT_WRITTEN_TEXT},
+    {"stacks_not_written", StatSeverity::kDataLoss, "Stack" GPUPERF_NOT_WRITTEN_TEXT},
+    {"symbols_not_written", StatSeverity::kDataLoss, "Symbol" GPUPERF_NOT_WRITTEN_TEXT},
+    {"python_codes_not_written", StatSeverity::kDataLoss, "PythonCode" GPUPERF_NOT_WRITTEN_TEXT},
+    {},
+    {"gpu_profile_not_written", StatSeverity::kDataLoss,
+     "PcSample, Cubin and SassLine" GPUPERF_NOT_WRITTEN_TEXT},
+};
+#undef GPUPERF_NOT_WRITTEN_TEXT
+// kNotWrittenInfo is indexed by chunk type: the fixed types are numbered 1, 2, 3... in order.
+#define GPUPERF_NOT_WRITTEN_CHECK(Type, snake, plural, number) \
+  static_assert(kNotWrittenInfo[number].name == #plural "_not_written");
+GPUPERF_FIXED_RECORD_TYPES(GPUPERF_NOT_WRITTEN_CHECK)
+#undef GPUPERF_NOT_WRITTEN_CHECK
+
 // Name, severity and description of a stat id; a placeholder for ids from a newer gpuperf.
 inline StatInfo GetStatInfo(uint32_t id) {
+  if (id >= kNotWrittenStats && id < kNotWrittenStats + kNotWrittenKinds) {
+    const uint32_t type = id - kNotWrittenStats;
+    constexpr uint32_t kFixed = sizeof(kNotWrittenInfo) / sizeof(kNotWrittenInfo[0]);
+    constexpr uint32_t kVariableFirst = 30;
+    constexpr uint32_t kVariable = sizeof(kNotWrittenVariableInfo) / sizeof(StatInfo);
+    StatInfo info = {};
+    if (type < kFixed) info = kNotWrittenInfo[type];
+    if (type >= kVariableFirst && type < kVariableFirst + kVariable) {
+      info = kNotWrittenVariableInfo[type - kVariableFirst];
+    }
+    if (!info.name.empty()) return info;
+  }
   switch (id) {
 #define GPUPERF_STAT_INFO(name, id, severity, description) \
   case id:                                                 \

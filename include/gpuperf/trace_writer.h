@@ -3,11 +3,14 @@
 // Records are buffered per type and written as typed, length-prefixed, checksummed,
 // zstd-compressed chunks. Strings and stacks are interned: the chunk that defines an
 // id is always written before any chunk that uses it, so a reader can stream. A file
-// cut off at any point still holds every chunk written before the cut.
+// cut off at any point still holds every chunk written before the cut. A chunk is written
+// whole or not at all (format/trace_room.h): on a full disk the file still reads, the chunks
+// left out are counted (TraceWriterStats), and room is kept for the trace's end.
 //
 // Not thread-safe: feed it from one thread (the injection library's writer thread).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -15,6 +18,7 @@
 #include <string_view>
 
 #include "gpuperf/records.h"
+#include "gpuperf/stats.h"
 #include "gpuperf/status.h"
 
 namespace gpuperf {
@@ -30,7 +34,11 @@ struct TraceWriterStats {
   uint64_t chunks_written = 0;
   uint64_t bytes_written = 0;
   uint64_t records_written = 0;
+  // Chunks not written (a full disk, the file size limit, an I/O error) and the records in
+  // them by chunk type (records.h, format/file_format.h). Counter snapshots (stats chunks)
+  // are not counted: the next one holds every value.
   uint64_t write_errors = 0;
+  std::array<uint64_t, kNotWrittenKinds> records_not_written = {};
 };
 
 class TraceWriter {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <sstream>
 
-#include "analyze/report/hardware_conditions.h"
-#include "analyze/report/report_diff.h"
+#include "analyze/diff/hardware_conditions.h"
+#include "analyze/diff/report_diff.h"
 #include "analyze/report/report_model.h"
 #include "base/quantity.h"
 #include "base/text_escape.h"

@@ -33,7 +33,7 @@
 #include "cli/quantity_options.h"
 #include "cli/record_flight.h"
 #include "cli/record_options.h"
-#include "live/live_dir.h"
+#include "format/live_dir.h"
 
 namespace gpuperf::cli {
 namespace {

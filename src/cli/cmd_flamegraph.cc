@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "analyze/flame_graph.h"
-#include "analyze/flame_pc_frames.h"
+#include "analyze/flame/flamegraph.h"
+#include "analyze/flame/flamegraph_pc_frames.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"

@@ -10,11 +10,11 @@
 #include "base/metric_sets.h"
 #include "base/quantity.h"
 #include "base/record_defaults.h"
+#include "base/text_table.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
 #include "cli/record_options.h"
 #include "export/report_export.h"
-#include "export/text_table.h"
 
 namespace gpuperf::cli {
 namespace {

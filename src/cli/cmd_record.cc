@@ -28,6 +28,7 @@
 #include "cli/record_signals.h"
 #include "cli/record_summary.h"
 #include "cli/run_ending.h"
+#include "cli/unwritten_trace.h"
 #include "gpuperf/trace_lock.h"
 
 namespace gpuperf::cli {
@@ -247,12 +248,28 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir) {
       std::fputs(DescribeSignalEnding(status, options.command[0], false, flush_period_ms).c_str(),
                  stderr);
     }
-    std::fprintf(stderr,
-                 "gpuperf: no CUDA activity recorded: %s never initialized CUDA (no trace in "
-                 "%s)\n",
-                 options.command[0].c_str(), dir->c_str());
+    // Without room for a file, a program that started CUDA leaves none either.
+    const std::string full = FullFileSystem(*dir);
+    if (!full.empty()) {
+      std::fprintf(stderr,
+                   "gpuperf: no trace in %s: %s never initialized CUDA, or its trace could not "
+                   "be created: %s\n",
+                   dir->c_str(), options.command[0].c_str(), full.c_str());
+    } else {
+      std::fprintf(stderr,
+                   "gpuperf: no CUDA activity recorded: %s never initialized CUDA (no trace in "
+                   "%s)\n",
+                   options.command[0].c_str(), dir->c_str());
+    }
     std::error_code ec;
     if (options.output_dir.empty()) fs::remove(*dir, ec);  // leave no empty default dir
+    return exit_code;
+  } else if (TraceFilesHoldNothing(*dir)) {
+    if (!options.quiet) {
+      std::fputs(DescribeSignalEnding(status, options.command[0], false, flush_period_ms).c_str(),
+                 stderr);
+    }
+    std::fputs(DescribeUnwrittenTrace(*dir).c_str(), stderr);
     return exit_code;
   }
   if (recorded_dir != nullptr) *recorded_dir = *dir;

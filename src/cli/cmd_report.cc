@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <memory>
 
+#include "analyze/insights/insights_section.h"
 #include "analyze/report/report_model.h"
 #include "base/quantity.h"
+#include "base/text_table.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
 #include "cli/output_file.h"
@@ -12,7 +14,6 @@
 #include "cli/quantity_options.h"
 #include "cli/report_split.h"
 #include "export/report_export.h"
-#include "export/text_table.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -95,7 +96,7 @@ int RunReport(const ReportArgs& a) {
     Status status = (*file)->Finish(WriteReportByRank(request, (*file)->stream()));
     return status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, a.path));
   }
-  auto model = BuildReport(a.path, options);
+  auto model = BuildReport(a.path, options, report::kInsightsSection);
   if (!model.ok()) return ReportError(ExplainNotATrace(model.status(), a.path));
   ReadReport warnings;
   warnings.warnings = model->read_warnings;

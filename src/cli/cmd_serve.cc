@@ -36,8 +36,8 @@ int RunServe(const ServeArgs& a) {
   live::ScanOptions scan;
   if (!a.dir.empty()) scan.dirs = {a.dir};
   std::string nvml_why = "--no-nvml";
-  std::unique_ptr<live::Nvml> nvml;
-  if (!a.no_nvml) nvml = live::Nvml::Open(&nvml_why);
+  std::unique_ptr<Nvml> nvml;
+  if (!a.no_nvml) nvml = Nvml::Open(&nvml_why);
   live::HttpServer server;
   if (Status status = server.Listen(a.listen); !status.ok()) return ReportError(status);
   InstallStopSignals();

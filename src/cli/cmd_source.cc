@@ -9,16 +9,16 @@
 #include <regex>
 #include <set>
 
-#include "analyze/demangle.h"
-#include "analyze/pc_profile.h"
+#include "analyze/hardware/pc_profile.h"
+#include "base/demangle.h"
 #include "base/hardware_advice.h"
 #include "base/text_escape.h"
+#include "base/text_table.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
 #include "cli/pid_check.h"
 #include "cli/quantity_options.h"
-#include "export/text_table.h"
 
 namespace gpuperf::cli {
 namespace {

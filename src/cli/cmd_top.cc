@@ -5,11 +5,11 @@
 
 #include <memory>
 
+#include "base/text_table.h"
 #include "cli/command.h"
 #include "cli/output_file.h"
 #include "cli/quantity_options.h"
 #include "cli/terminal.h"
-#include "export/text_table.h"
 #include "live/live_json.h"
 #include "live/top_screen.h"
 
@@ -79,7 +79,7 @@ int PrintOnce(const TopArgs& a, const live::LiveModel& model, live::TopSort sort
   return status.ok() ? kExitOk : ReportError(status);
 }
 
-int RunInteractive(const TopArgs& a, const live::ScanOptions& scan, const live::Nvml* nvml,
+int RunInteractive(const TopArgs& a, const live::ScanOptions& scan, const Nvml* nvml,
                    const std::string& nvml_why, live::TopSort sort) {
   Terminal terminal;
   const int interval_ms = static_cast<int>(a.interval_ms);
@@ -115,8 +115,8 @@ int RunTop(const TopArgs& a) {
   if (!a.dir.empty()) scan.dirs = {a.dir};
   scan.only_pid = static_cast<uint32_t>(a.pid);
   std::string nvml_why = "--no-nvml";
-  std::unique_ptr<live::Nvml> nvml;
-  if (!a.no_nvml) nvml = live::Nvml::Open(&nvml_why);
+  std::unique_ptr<Nvml> nvml;
+  if (!a.no_nvml) nvml = Nvml::Open(&nvml_why);
   // Not a terminal (a pipe, a file, a script): one picture, as --once.
   if (a.once || !isatty(STDOUT_FILENO)) {
     return PrintOnce(a, live::ReadLiveModel(scan, nvml.get(), nvml_why), *sort);

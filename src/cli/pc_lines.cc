@@ -17,9 +17,9 @@
 #include <sstream>
 #include <vector>
 
-#include "analyze/cubin_lines.h"
-#include "analyze/demangle.h"
-#include "analyze/sass_listing.h"
+#include "analyze/symbols/cubin_lines.h"
+#include "analyze/symbols/sass_listing.h"
+#include "base/demangle.h"
 #include "base/hardware_advice.h"
 #include "base/text_escape.h"
 #include "gpuperf/trace_append.h"

@@ -20,11 +20,8 @@ class TotalsSink final : public RecordSink {
  public:
   explicit TotalsSink(RecordTotals& totals) : totals_(totals) {}
   void OnProcess(std::span<const ProcessRecord> records) override {
-    // A process writes its record at start (end_ns 0) and again at its final flush. A
-    // program that execs keeps its pid: each image is told apart by its start.
+    loss_.AddProcesses(records);
     for (const auto& r : records) {
-      bool& finished = images_[{r.pid, r.start_ns}];
-      finished = finished || r.end_ns != 0;
       if (r.end_ns > r.start_ns) {
         totals_.longest_cuda_ns = std::max(totals_.longest_cuda_ns, r.end_ns - r.start_ns);
       }
@@ -70,6 +67,7 @@ class TotalsSink final : public RecordSink {
     }
   }
   void OnStat(std::span<const StatRecord> records) override {
+    loss_.AddStats(records);
     for (const auto& r : records) stats_[r.pid].Fold(r.stat, r.value);
   }
   void OnRank(std::span<const RankRecord> records) override {
@@ -89,31 +87,26 @@ class TotalsSink final : public RecordSink {
     for (const auto& r : records) nccl_comms_.insert(r.comm_hash);
     totals_.nccl_comms = nccl_comms_.size();
   }
-  void Finish() {
-    totals_.processes = static_cast<uint32_t>(images_.size());
+  void Finish(const ReadReport& read) {
+    // A program that execs keeps its pid: each image is a process of its own here.
+    totals_.processes = static_cast<uint32_t>(loss_.images().size());
     std::sort(totals_.ranks.begin(), totals_.ranks.end());
-    for (const auto& [image, finished] : images_) {
-      (finished ? totals_.finished_pids : totals_.unfinished_pids).push_back(image.first);
+    for (const auto& [image, finished] : loss_.images()) {
+      if (finished) totals_.finished_pids.push_back(image.first);
     }
     StatCounters all;
     for (const auto& [pid, stats] : stats_) all += stats;
     totals_.clients_refused = all[StatId::cupti_clients_refused];
-    for (uint32_t id = 0; id < kStatSlots; ++id) {
-      const uint64_t value = all.values[id];
-      if (value == 0 || GetStatInfo(id).severity != StatSeverity::kDataLoss) continue;
-      totals_.lost += value;
-      if (!totals_.lost_detail.empty()) totals_.lost_detail += ", ";
-      totals_.lost_detail += FormatCount(value) + " " + std::string(GetStatInfo(id).description);
-    }
+    totals_.loss = SummarizeDataLoss(read, loss_.Rows());
   }
 
  private:
   RecordTotals& totals_;
-  std::map<std::pair<uint32_t, uint64_t>, bool> images_;  // (pid, start) -> finished
-  std::map<uint32_t, StatCounters> stats_;                // by pid
-  std::set<uint64_t> nccl_comms_;                         // hashes seen
-  std::set<StackId> not_sampled_stacks_;  // "[launch not sampled]" (--sample-launches)
-  std::set<StringId> not_issued_stalls_;  // subsets of other reasons (base/stall_names.h)
+  RecordingLossCollector loss_;
+  std::map<uint32_t, StatCounters> stats_;  // by pid
+  std::set<uint64_t> nccl_comms_;           // hashes seen
+  std::set<StackId> not_sampled_stacks_;    // "[launch not sampled]" (--sample-launches)
+  std::set<StringId> not_issued_stalls_;    // subsets of other reasons (base/stall_names.h)
 };
 
 }  // namespace
@@ -123,11 +116,10 @@ Result<RecordTotals> SummarizeRecording(const std::string& dir) {
   TotalsSink sink(totals);
   ReadReport report;
   GP_RETURN_IF_ERROR(ReadTrace(dir, sink, &report));
-  sink.Finish();
-  // A process still writing its trace (one that outlived the command, or another run's)
-  // has not ended at all: it is listed as still being recorded, not as unfinished.
+  sink.Finish(report);
+  // A process still writing its trace (one that outlived the command, or another run's) has
+  // not ended at all: it is listed as still being recorded (SummarizeDataLoss), not as lost.
   totals.being_recorded = report.being_recorded;
-  std::erase_if(totals.unfinished_pids, [&](uint32_t pid) { return report.StillRecording(pid); });
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".gpt") totals.bytes_on_disk += entry.file_size(ec);
@@ -139,17 +131,30 @@ namespace {
 
 // A process that died before its final flush (SIGKILL, OOM, _exit, exec) has no counter for
 // what it lost: the summary says so rather than "nothing".
-std::string UnfinishedDetail(const RecordTotals& t, bool after_other_losses) {
-  const size_t n = t.unfinished_pids.size();
-  if (n == 0) return "";
-  std::string pids;
-  for (size_t i = 0; i < n && i < 3; ++i)
-    pids += (i ? ", " : "") + std::to_string(t.unfinished_pids[i]);
-  if (n > 3) pids += ", ...";
-  return std::string(after_other_losses ? ", " : "") + "up to one flush period of records from " +
-         FormatCount(n) +
-         (n == 1 ? " process that ended before its" : " processes that ended before their") +
-         " final flush (pid " + pids + ")";
+std::string UnfinishedDetail(const DataLossTotal& unfinished) {
+  const std::vector<uint32_t>& pids = unfinished.pids;
+  std::string listed;
+  for (size_t i = 0; i < pids.size() && i < 3; ++i) {
+    listed += (i ? ", " : "") + std::to_string(pids[i]);
+  }
+  if (pids.size() > 3) listed += ", ...";
+  return "up to one flush period of records from " + FormatCount(unfinished.value) +
+         (unfinished.value == 1 ? " process that ended before its"
+                                : " processes that ended before their") +
+         " final flush (pid " + listed + ")";
+}
+
+// One line per kind of loss, each the total of `report`'s rows of that kind (named at the
+// end, as `report` names them).
+std::string LossLines(const DataLossSummary& loss) {
+  std::string out;
+  for (const DataLossTotal& total : TotalDataLoss(loss)) {
+    const std::string what = total.stat == "process_incomplete"
+                                 ? UnfinishedDetail(total)
+                                 : FormatCount(total.value) + " " + total.description;
+    out += (out.empty() ? "  LOST      " : "            ") + what + " [" + total.stat + "]\n";
+  }
+  return out.empty() ? "  lost      nothing\n" : out;
 }
 
 }  // namespace
@@ -203,11 +208,7 @@ std::string FormatRecordSummary(const RecordTotals& t, const std::string& dir,
     out += "  running   " + StillBeingRecorded(file.path, file.pid).message() +
            ": counted as far as it is written\n";
   }
-  if (t.lost > 0 || !t.unfinished_pids.empty()) {
-    out += "  LOST      " + t.lost_detail + UnfinishedDetail(t, t.lost > 0) + "\n";
-  } else {
-    out += "  lost      nothing\n";
-  }
+  out += LossLines(t.loss);
   out += note;
   out += "next: gpuperf report " + dir + "  |  gpuperf flamegraph " + dir + "  |  gpuperf export " +
          dir + "\n";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/join/data_loss.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace_reader.h"
 
@@ -24,8 +25,8 @@ struct RecordTotals {
   uint64_t pc_samples = 0;     // `record --pc-sampling`
   uint64_t links_with_stack = 0;
   uint64_t links_not_sampled = 0;  // linked to "[launch not sampled]" (--sample-launches)
-  uint64_t lost = 0;               // every data-loss stat, summed
-  std::string lost_detail;
+  // What was lost: the same rows `report` shows (analyze/data_loss.h), from the same facts.
+  DataLossSummary loss;
   uint64_t bytes_on_disk = 0;
   std::vector<int32_t> ranks;  // of processes a launcher named (torchrun, MPI, Slurm), sorted
   int32_t world_size = -1;
@@ -33,14 +34,11 @@ struct RecordTotals {
   uint64_t clients_refused = 0;   // other CUPTI clients refused while gpuperf held CUPTI
   uint64_t nccl_collectives = 0;  // from NCCL's profiler plugin
   uint64_t nccl_comms = 0;        // distinct communicators
-  // Processes whose trace ends without a final flush (killed, _exit, exec): up to one flush
-  // period of their records is missing, and no counter says how much.
-  std::vector<uint32_t> unfinished_pids;
   // Trace files a process still writes (it outlived the command, or is another run's): not
   // unfinished, not ended at all.
   std::vector<ReadReport::BeingRecorded> being_recorded;
-  std::vector<uint32_t> finished_pids;
-  uint64_t longest_cuda_ns = 0;  // the longest a finished process ran after CUDA started
+  std::vector<uint32_t> finished_pids;  // processes whose trace holds their final flush
+  uint64_t longest_cuda_ns = 0;         // the longest a finished process ran after CUDA started
   bool FinishedProcess(uint32_t pid) const {
     return std::find(finished_pids.begin(), finished_pids.end(), pid) != finished_pids.end();
   }

@@ -2,15 +2,16 @@
 
 #include <algorithm>
 
+#include "analyze/insights/insights_section.h"
 #include "analyze/ranks/job_ranks.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_analysis.h"
-#include "analyze/trace_files.h"
 #include "base/text_escape.h"
 #include "cli/command.h"
 #include "export/json_output.h"
 #include "export/report_json.h"
 #include "export/report_ranks.h"
+#include "format/trace_files.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -50,7 +51,8 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
     GP_ASSIGN_OR_RETURN(JobRanks job, AnalyzeJobRanks(request.path, *scan));
     clocks = std::make_shared<const ClockAlignment>(std::move(job.clocks));
     files_of_pid = std::move(job.files_of_pid);
-    GP_ASSIGN_OR_RETURN(whole, BuildReport(request.path, request.options, scan, clocks));
+    GP_ASSIGN_OR_RETURN(whole, BuildReport(request.path, request.options, scan, clocks,
+                                           std::nullopt, report::kInsightsSection));
   } else {
     // The files that hold each process's records.
     std::vector<std::vector<uint32_t>> pids(files.size());
@@ -75,7 +77,7 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
     auto in = files_of_pid.find(processes[i]->pid);
     const std::string& path =
         in != files_of_pid.end() && in->second.size() == 1 ? files[in->second[0]] : request.path;
-    models[i] = BuildReport(path, options, scan, clocks);
+    models[i] = BuildReport(path, options, scan, clocks, std::nullopt, report::kInsightsSection);
     if (models[i].ok()) SortAndTrim(*models[i], request.sort, request.top);
   });
   for (size_t i = 0; i < processes.size(); ++i) {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "analyze/python_code_record.h"
+#include "cpython/python_code_record.h"
 #include "ebpf/kernel_symbols.h"
 #include "ebpf/leaf_frames.h"
 #include "ebpf/proc_maps.h"

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <utility>
 
-#include "inject/stack/table_walk.h"
+#include "unwind/table_walk.h"
 
 namespace gpuperf::ebpf {
 

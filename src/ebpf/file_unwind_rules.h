@@ -38,9 +38,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "inject/stack/eh_frame_parser.h"
-#include "inject/stack/table_unwinder.h"
-#include "inject/stack/unwind_table.h"
+#include "unwind/eh_frame_parser.h"
+#include "unwind/table_unwinder.h"
+#include "unwind/unwind_table.h"
 
 namespace gpuperf::ebpf {
 

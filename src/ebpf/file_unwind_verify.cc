@@ -6,7 +6,7 @@
 #include <random>
 
 #include "ebpf/file_unwind_rules.h"
-#include "inject/stack/table_walk.h"
+#include "unwind/table_walk.h"
 
 namespace gpuperf::ebpf {
 namespace {

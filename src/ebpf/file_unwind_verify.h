@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "inject/stack/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 namespace gpuperf::ebpf {
 

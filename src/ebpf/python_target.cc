@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "inject/python/python_layout.h"
-#include "inject/python/python_objects.h"
+#include "cpython/python_layout.h"
+#include "cpython/python_objects.h"
 
 namespace gpuperf::ebpf {
 namespace {

@@ -6,7 +6,7 @@
 // The interpreter is the mapped module that defines _PyRuntime (a python3.X executable or
 // libpython3.X.so), found in its ELF symbol tables; its version comes from the module's
 // name, and its layout from the tables the injection library walks with
-// (src/inject/python/python_layout.h): built in for 3.10 to 3.12, _Py_DebugOffsets for
+// (src/cpython/python_layout.h): built in for 3.10 to 3.12, _Py_DebugOffsets for
 // 3.13 and 3.14. Anything else is refused with a reason. Code objects are read as the
 // injection library's interner reads them, by copying each object into local memory and
 // decoding the copy with the same functions (python_objects.h).
@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "analyze/python_lines.h"
+#include "cpython/python_lines.h"
+#include "cpython/python_runtime.h"
 #include "ebpf/cpu_profile_abi.h"
 #include "ebpf/proc_maps.h"
-#include "inject/python/python_runtime.h"
 
 namespace gpuperf::ebpf {
 

@@ -1,7 +1,7 @@
 // The user stacks of on-CPU samples unwound with each module's `.eh_frame`, as perf
 // --call-graph dwarf does: the BPF program copies the interrupted registers and the top of
 // the user stack (gp_user_stack_copy), and this walks the copy with the injection library's
-// table walk (src/inject/stack/table_walk.h), reading the copy where the stack was.
+// table walk (src/unwind/table_walk.h), reading the copy where the stack was.
 //
 // Rules come from the files on disk, lazily (file_unwind_rules.h): a file is indexed (mapped,
 // its program headers and `.eh_frame_hdr` read) the first time a walk needs a PC in it, and
@@ -39,8 +39,8 @@
 #include "ebpf/cpu_profile_abi.h"
 #include "ebpf/file_unwind_rules.h"
 #include "ebpf/proc_maps.h"
-#include "inject/stack/table_unwinder.h"
-#include "inject/stack/table_walk.h"
+#include "unwind/table_unwinder.h"
+#include "unwind/table_walk.h"
 
 namespace gpuperf::ebpf {
 

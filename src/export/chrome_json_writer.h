@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "analyze/timeline_events.h"
+#include "analyze/timeline/timeline_events.h"
 
 namespace gpuperf {
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "base/text_escape.h"
+#include "base/text_table.h"
 #include "base/units.h"
-#include "export/text_table.h"
 
 namespace gpuperf {
 namespace {

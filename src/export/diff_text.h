@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "analyze/report/report_diff.h"
+#include "analyze/diff/report_diff.h"
 #include "gpuperf/status.h"
 
 namespace gpuperf {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "analyze/flame_graph.h"
+#include "analyze/flame/flamegraph.h"
 
 namespace gpuperf {
 

@@ -9,7 +9,7 @@
 #include <ostream>
 #include <string>
 
-#include "analyze/flame_graph.h"
+#include "analyze/flame/flamegraph.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
 

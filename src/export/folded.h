@@ -8,7 +8,7 @@
 
 #include <ostream>
 
-#include "analyze/flame_graph.h"
+#include "analyze/flame/flamegraph.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
 

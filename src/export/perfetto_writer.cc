@@ -20,7 +20,8 @@ constexpr uint32_t kGlobalSequence = 1;
 
 // Interned-text kinds: each has its own iid space in InternedData, and a sequence sends
 // each (kind, text) once.
-enum InternKind : uint16_t {
+namespace intern {
+enum Kind : uint16_t {
   kCategory = 1 << 0,
   kEventName = 1 << 1,
   kAnnotationName = 1 << 2,
@@ -30,6 +31,7 @@ enum InternKind : uint16_t {
   kFrame = 1 << 6,
   kCallstack = 1 << 7,
 };
+}  // namespace intern
 
 // GpuRenderStageSpecification iids: one stage per kind of GPU work, then one hardware
 // queue per GPU stream track (its track id past the stages).
@@ -45,7 +47,7 @@ constexpr uint32_t kCounterId = 1;
 struct Sequence {
   uint32_t id = 0;
   uint64_t last_ns = 0;            // the incremental clock: the last timestamp sent
-  std::vector<uint16_t> sent;      // InternKind bits, by NameKey
+  std::vector<uint16_t> sent;      // intern::Kind bits, by NameKey
   std::vector<bool> kernels_sent;  // by compute kernel iid
   std::vector<bool> arg_names_sent;
   bool described = false;  // GPU queue, stage and context, or the counter's descriptor
@@ -135,8 +137,8 @@ class PerfettoWriter final : public TimelineWriter {
     Track& track = tracks_[track_id];
     Sequence& q = SequenceOf(track, ts_ns);
     auto p = BeginPacket(q, ts_ns);
-    InternText(q, name, kEventName, pf::interned::kEventNames);
-    InternText(q, category, kCategory, pf::interned::kEventCategories);
+    InternText(q, name, intern::kEventName, pf::interned::kEventNames);
+    InternText(q, category, intern::kCategory, pf::interned::kEventCategories);
     CloseInterned();
     auto e = w_.BeginNested(pf::packet::kTrackEvent);
     w_.Varint(pf::event::kType, pf::event::kTypeInstant);
@@ -265,7 +267,7 @@ class PerfettoWriter final : public TimelineWriter {
   }
 
   // Marks `key` as sent on `q` for `kind`; true the first time, when it must be sent.
-  static bool Unsent(Sequence& q, NameKey key, InternKind kind) {
+  static bool Unsent(Sequence& q, NameKey key, intern::Kind kind) {
     if (key == 0) return false;
     if (q.sent.size() <= key) q.sent.resize(key + 1, 0);
     if (q.sent[key] & kind) return false;
@@ -281,17 +283,17 @@ class PerfettoWriter final : public TimelineWriter {
     w_.EndNested(entry);
   }
 
-  void InternText(Sequence& q, InternedText text, InternKind kind, uint32_t field) {
+  void InternText(Sequence& q, InternedText text, intern::Kind kind, uint32_t field) {
     if (Unsent(q, text.key, kind)) WriteInterned(field, text.key, text.text);
   }
 
   // The frames (outermost first, as Perfetto lists them) and the stack itself.
   void InternStack(Sequence& q, const TimelineStack& stack) {
-    if (!Unsent(q, stack.key, kCallstack)) return;
+    if (!Unsent(q, stack.key, intern::kCallstack)) return;
     for (const TimelineFrame& frame : stack.frames) {
-      if (!Unsent(q, frame.text.key, kFrame)) continue;
-      InternText(q, frame.function, kFunctionName, pf::interned::kFunctionNames);
-      InternText(q, frame.file, kSourcePath, pf::interned::kSourcePaths);
+      if (!Unsent(q, frame.text.key, intern::kFrame)) continue;
+      InternText(q, frame.function, intern::kFunctionName, pf::interned::kFunctionNames);
+      InternText(q, frame.file, intern::kSourcePath, pf::interned::kSourcePaths);
       OpenInterned();
       auto entry = w_.BeginNested(pf::interned::kFrames);
       w_.Varint(pf::interned::kIid, frame.text.key);
@@ -313,12 +315,12 @@ class PerfettoWriter final : public TimelineWriter {
     Sequence& q = SequenceOf(track, s.start_ns);
     {
       auto p = BeginPacket(q, s.start_ns);
-      InternText(q, s.name, kEventName, pf::interned::kEventNames);
-      InternText(q, s.category, kCategory, pf::interned::kEventCategories);
+      InternText(q, s.name, intern::kEventName, pf::interned::kEventNames);
+      InternText(q, s.category, intern::kCategory, pf::interned::kEventCategories);
       for (const TimelineArg& arg : s.args) {
-        InternText(q, arg.key, kAnnotationName, pf::interned::kDebugAnnotationNames);
+        InternText(q, arg.key, intern::kAnnotationName, pf::interned::kDebugAnnotationNames);
         if (arg.type == TimelineArg::Type::kInternedString) {
-          InternText(q, arg.string_value, kAnnotationValue,
+          InternText(q, arg.string_value, intern::kAnnotationValue,
                      pf::interned::kDebugAnnotationStringValues);
         }
       }
@@ -508,14 +510,14 @@ class PerfettoWriter final : public TimelineWriter {
     Sequence& q = SequenceOf(track, s.start_ns);
     auto p = BeginPacket(q, s.start_ns);
     DescribeStream(q, t, stage);
-    InternText(q, s.name, kEventName, pf::interned::kEventNames);
+    InternText(q, s.name, intern::kEventName, pf::interned::kEventNames);
     const uint32_t kernel = stage == kStageKernel ? KernelIid(s) : 0;
     if (kernel) InternKernel(q, kernel, s);
     for (const TimelineArg& arg : s.args) {
       if (IsKernelProperty(arg) || arg.type == TimelineArg::Type::kDim3) continue;
       InternArgName(q, ArgNameIid(arg.key.key), arg.key.text);
       if (arg.type == TimelineArg::Type::kInternedString) {
-        InternText(q, arg.string_value, kAnnotationValue,
+        InternText(q, arg.string_value, intern::kAnnotationValue,
                    pf::interned::kDebugAnnotationStringValues);
       }
     }

@@ -20,7 +20,7 @@
 #include <memory>
 #include <ostream>
 
-#include "analyze/timeline_events.h"
+#include "analyze/timeline/timeline_events.h"
 
 namespace gpuperf {
 

@@ -7,12 +7,12 @@
 #include <string_view>
 #include <vector>
 
-#include "analyze/correlation.h"
-#include "analyze/data_loss.h"
-#include "analyze/demangle.h"
-#include "analyze/launch_costs.h"
-#include "analyze/launch_sink.h"
-#include "analyze/symbol_table.h"
+#include "analyze/flame/launch_costs.h"
+#include "analyze/join/correlation.h"
+#include "analyze/join/data_loss.h"
+#include "analyze/join/launch_sink.h"
+#include "analyze/symbols/symbol_table.h"
+#include "base/demangle.h"
 #include "export/pprof_profile.h"
 #include "format/enum_names.h"
 

@@ -1,12 +1,12 @@
 // pprof export: GPU work as a profile for `go tool pprof`, Pyroscope, Parca and the other
 // readers of pprof's profile.proto.
 //
-// One sample per launch site (analyze/launch_costs.h) with three values: GPU time (ns,
+// One sample per launch site (analyze/flame/launch_costs.h) with three values: GPU time (ns,
 // the default), the number of GPU activities, and the CPU time of the API calls that
 // launched them (ns). Its stack, leaf first: the kernel, copy or set as "[gpu] <name>"
 // (the mangled name as system_name), the graph ("[graph N]") of a graph launch, the
 // launch API, then the launching CPU stack as the flame graph shows it (Python frames
-// merged in, analyze/symbol_table.h). Locations come pre-symbolized: a native PC is one
+// merged in, analyze/symbols/symbol_table.h). Locations come pre-symbolized: a native PC is one
 // Location in the Mapping of the module it lies in (path, build id, address range from the
 // trace's module records), with one Line per function inlined at it (innermost first); a
 // Python frame is a Location without a mapping whose function carries the file and line.

@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "base/text_table.h"
 #include "base/units.h"
-#include "export/text_table.h"
 
 namespace gpuperf {
 namespace {

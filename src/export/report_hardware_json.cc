@@ -1,7 +1,8 @@
 // "hardware" and "pc_sampling" in a report document, both ways (schema in docs/report.md).
 #include <cmath>
 
-#include "analyze/hardware_verdict.h"
+#include "analyze/hardware/hardware_verdict.h"
+#include "export/json_fields.h"
 #include "export/report_hardware.h"
 #include "format/enum_names.h"
 
@@ -9,6 +10,8 @@ namespace gpuperf {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using json_fields::Number;
+using json_fields::Text;
 
 Json Stalls(const StallList& stalls) {
   Json j = Json::object();
@@ -23,17 +26,6 @@ StallList ReadStalls(const Json& j) {
     if (it.value().is_number()) out.emplace_back(it.key(), it.value().get<uint64_t>());
   }
   return out;
-}
-
-template <class T>
-T Number(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<T>() : T{};
-}
-
-std::string Text(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace

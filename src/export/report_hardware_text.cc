@@ -5,9 +5,9 @@
 #include <string>
 
 #include "base/text_escape.h"
+#include "base/text_table.h"
 #include "base/units.h"
 #include "export/report_hardware.h"
-#include "export/text_table.h"
 
 namespace gpuperf {
 namespace {

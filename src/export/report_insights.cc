@@ -6,8 +6,8 @@
 
 #include "analyze/insights/rules.h"
 #include "base/text_escape.h"
+#include "base/text_table.h"
 #include "base/units.h"
-#include "export/text_table.h"
 
 namespace gpuperf {
 namespace {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "export/json_fields.h"
 #include "export/report_hardware.h"
 #include "export/report_json.h"
 #include "format/enum_names.h"
@@ -15,30 +16,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const Json& Field(const Json& j, const char* key) {
-  static const Json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
-template <class T>
-T Number(const Json& j, const char* key) {
-  const Json& v = Field(j, key);
-  return v.is_number() ? v.get<T>() : T{};
-}
-
-std::string Text(const Json& j, const char* key) {
-  const Json& v = Field(j, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
-// The elements of an array field (none when it is missing or not an array).
-const Json& Rows(const Json& j, const char* key) {
-  static const Json kEmpty = Json::array();
-  const Json& v = Field(j, key);
-  return v.is_array() ? v : kEmpty;
-}
+using json_fields::Field;
+using json_fields::Number;
+using json_fields::Rows;
+using json_fields::Text;
 
 std::vector<std::string> Texts(const Json& j, const char* key) {
   std::vector<std::string> out;

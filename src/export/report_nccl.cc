@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/text_table.h"
 #include "base/units.h"
 #include "export/report_ranks.h"
-#include "export/text_table.h"
 
 namespace gpuperf {
 namespace {

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "base/text_escape.h"
+#include "base/text_table.h"
 #include "base/units.h"
-#include "export/text_table.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {

@@ -5,13 +5,13 @@
 #include <string>
 
 #include "base/text_escape.h"
+#include "base/text_table.h"
 #include "base/units.h"
 #include "export/report_cpu.h"
 #include "export/report_export.h"
 #include "export/report_hardware.h"
 #include "export/report_insights.h"
 #include "export/report_ranks.h"
-#include "export/text_table.h"
 #include "format/enum_names.h"
 
 namespace gpuperf {

@@ -5,9 +5,9 @@
 
 #include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/ranks/job_ranks.h"
-#include "analyze/read_ahead.h"
 #include "export/chrome_json_writer.h"
 #include "export/perfetto_writer.h"
+#include "format/read_ahead.h"
 
 namespace gpuperf {
 namespace {

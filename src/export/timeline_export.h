@@ -1,14 +1,14 @@
 // Timeline export: a trace as a Perfetto protobuf trace or a Chrome JSON trace.
 //
-// Streaming, in the two passes of the timeline analysis (analyze/timeline_scan.h and
-// analyze/timeline_builder.h), so a trace of any length exports in memory bounded by its
+// Streaming, in the two passes of the timeline analysis (analyze/timeline/timeline_scan.h and
+// analyze/timeline/timeline_builder.h), so a trace of any length exports in memory bounded by its
 // shape, not its length; the writers here only serialize its events.
 #pragma once
 
 #include <ostream>
 #include <string>
 
-#include "analyze/timeline_builder.h"
+#include "analyze/timeline/timeline_builder.h"
 #include "export/perfetto_writer.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "gpuperf/records.h"
+
 namespace gpuperf::format {
 
 inline constexpr char kFileMagic[8] = {'\x89', 'G', 'P', 'U', 'P', 'E', 'R', 'F'};
@@ -32,5 +34,13 @@ inline constexpr uint16_t kChunkSymbols = 32;
 inline constexpr uint16_t kChunkPythonCodes = 33;  // PythonCodeRecord; older readers skip it
 // PC sampling: PcSampleRecord, CubinRecord, SassLineRecord (format/gpu_profile_codec.h).
 inline constexpr uint16_t kChunkGpuProfile = 35;
+
+// The chunk type numbers of the fixed-size records (kKernelChunk, kStatChunk, ...): one
+// definition for the writer, the reader and the appenders.
+enum FixedChunkType : uint16_t {
+#define GPUPERF_CHUNK_TYPE(Type, name, plural, number) k##Type##Chunk = number,
+  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_CHUNK_TYPE)
+#undef GPUPERF_CHUNK_TYPE
+};
 
 }  // namespace gpuperf::format

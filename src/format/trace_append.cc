@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "format/file_format.h"
 #include "format/file_trace_writer.h"
 #include "format/mapped_file.h"
 #include "gpuperf/trace_lock.h"
@@ -16,7 +17,7 @@ namespace {
 
 // The pid in the process record of a trace file someone writes (its name holds none).
 uint32_t WriterOfTrace(const std::string& path) {
-  constexpr uint16_t kProcessChunk = 1;  // records.h
+  constexpr uint16_t kProcessChunk = format::kProcessChunk;
   RecordSink ignore;
   ReadReport report;
   ReadTraceChunks(path, {&kProcessChunk, 1}, ignore, &report);

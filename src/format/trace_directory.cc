@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "format/chunk_view.h"
+#include "format/file_format.h"
 #include "format/record_codec.h"
 
 namespace gpuperf::format {
@@ -19,7 +20,6 @@ using ProcessIdentity = std::tuple<uint32_t, uint64_t, uint64_t>;
 // The first process record of a trace's bytes, found by walking chunk headers (nothing
 // else is decoded); none when the file is no trace, or is damaged before that record.
 std::optional<ProcessIdentity> FirstProcess(std::span<const uint8_t> bytes) {
-  constexpr uint16_t kProcessChunk = 1;  // records.h
   if (bytes.size() < kFileHeaderSize ||
       std::memcmp(bytes.data(), kFileMagic, sizeof(kFileMagic)) != 0) {
     return std::nullopt;
@@ -29,7 +29,7 @@ std::optional<ProcessIdentity> FirstProcess(std::span<const uint8_t> bytes) {
     ChunkView chunk;
     if (ChunkAtOffset(bytes, pos, chunk) != ChunkAt::kWhole) return std::nullopt;
     pos += chunk.whole.size();
-    if (chunk.type != kProcessChunk) continue;
+    if (chunk.type != format::kProcessChunk) continue;
     std::span<const uint8_t> raw;
     if (!ChunkChecksumOk(chunk) || !ChunkRawBytes(chunk, buffer, raw)) return std::nullopt;
     ByteCursor in(raw.data(), raw.size());

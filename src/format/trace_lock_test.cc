@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/data_loss.h"
+#include "analyze/join/data_loss.h"
 #include "format/file_format.h"
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_append.h"
@@ -113,13 +113,14 @@ TEST(TraceLock, AFileBeingWrittenIsStillBeingRecordedNotTorn) {
   const std::string path = dir.File("app.31.gpt");
   auto writer = StartRecording(path, 31, 4);
   // The writer is in the middle of its next chunk.
-  {
+  const auto append_partial_chunk = [&path] {
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     const char partial[10] = {'G', 'C', 'H', 'K', 5, 0, 1, 0, 100, 0};
     ASSERT_EQ(::write(fd, partial, sizeof(partial)), static_cast<ssize_t>(sizeof(partial)));
     ::close(fd);
-  }
+  };
+  append_partial_chunk();
   auto live = LoadTrace(path);
   ASSERT_TRUE(live.ok()) << live.status().message();
   const ReadReport& read = live->read_report;
@@ -139,8 +140,10 @@ TEST(TraceLock, AFileBeingWrittenIsStillBeingRecordedNotTorn) {
   EXPECT_EQ(loss.line, "DATA LOSS: pid 31 is still being recorded (read as far as it is written)");
   EXPECT_EQ(loss.line.find("final flush"), std::string::npos);
 
-  // Once its writer is gone, the same bytes are a torn trace of an unfinished process.
+  // Once its writer is gone, such bytes are a torn trace of an unfinished process. (A writer
+  // that closes cuts a torn chunk of its own off: these are a writer's killed mid-chunk.)
   writer.reset();
+  append_partial_chunk();
   auto ended = LoadTrace(path);
   ASSERT_TRUE(ended.ok());
   EXPECT_TRUE(ended->read_report.being_recorded.empty());

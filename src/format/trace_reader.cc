@@ -18,10 +18,6 @@
 namespace gpuperf {
 namespace {
 
-// Chunk types the reader looks into beyond decoding them (records.h numbers).
-constexpr uint16_t kProcessChunk = 1;
-constexpr uint16_t kStatChunk = 16;
-
 std::string HumanBytes(uint64_t bytes) {
   char buf[64];
   if (bytes < 1024) {
@@ -188,7 +184,7 @@ class Reader {
   // are the exception: cumulative counters, written again unchanged when nothing moved, and
   // read as the largest value anyway.
   bool Repeats(std::span<const uint8_t> bytes, const format::ChunkView& chunk, size_t start) {
-    if (chunk.type == kStatChunk) return false;
+    if (chunk.type == format::kStatChunk) return false;
     const uint32_t crc = format::ChunkU32(chunk.whole.data() + 20);
     auto [it, first] = file_.chunk_at_crc.try_emplace(crc, start);
     if (first) return false;
@@ -265,7 +261,7 @@ class Reader {
       Corrupt(name, "malformed records");
       return;
     }
-    if (type == kProcessChunk && file_.pid == 0 && !processes_.empty()) {
+    if (type == format::kProcessChunk && file_.pid == 0 && !processes_.empty()) {
       file_.pid = processes_.front().pid;
     }
     ++report_.chunks_read;

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "base/crc32c.h"
+#include "base/file_size_limit.h"
 #include "format/file_format.h"
 #include "format/file_trace_writer.h"
 #include "format/gpu_profile_codec.h"
 #include "format/record_codec.h"
+#include "format/trace_room.h"
 #include "gpuperf/trace_lock.h"
 
 namespace gpuperf {
@@ -57,8 +59,13 @@ void PutU16(char* out, uint16_t value) {
 
 class FileTraceWriter final : public TraceWriter {
  public:
-  FileTraceWriter(int fd, TraceWriterOptions options, StringId first_string_id = 1)
-      : fd_(fd), options_(options), cctx_(ZSTD_createCCtx()), next_string_id_(first_string_id) {
+  // `end`: where the next write goes (the file holds whole chunks up to there).
+  FileTraceWriter(int fd, uint64_t end, TraceWriterOptions options, StringId first_string_id = 1)
+      : fd_(fd),
+        end_(end),
+        options_(options),
+        cctx_(ZSTD_createCCtx()),
+        next_string_id_(first_string_id) {
     if (options_.records_per_chunk == 0) options_.records_per_chunk = 1;
     RememberWriterFd(fd_);
   }
@@ -72,7 +79,10 @@ class FileTraceWriter final : public TraceWriter {
     std::memcpy(header, format::kFileMagic, sizeof(format::kFileMagic));
     PutU32(header + 8, format::kFormatVersion);
     PutU32(header + 12, 0);
-    return WriteAll(header, sizeof(header));
+    Status status = room_.Make(fd_, end_, sizeof(header), /*is_end=*/true);
+    if (status.ok()) status = WriteWhole({header, sizeof(header)});
+    if (status.ok()) end_ += sizeof(header);
+    return status;
   }
 
   StringId InternString(std::string_view text) override {
@@ -131,8 +141,12 @@ class FileTraceWriter final : public TraceWriter {
     // Whatever the chunk names must be defined before it.
     FlushDefinitions();
     uint32_t records = 0;
-    if (chunk.size() >= format::kChunkHeaderSize) std::memcpy(&records, chunk.data() + 16, 4);
-    WriteFramed(chunk, records);
+    uint16_t type = 0;
+    if (chunk.size() >= format::kChunkHeaderSize) {
+      std::memcpy(&type, chunk.data() + 4, 2);
+      std::memcpy(&records, chunk.data() + 16, 4);
+    }
+    WriteFramed(chunk, type, records);
   }
 
   Status Flush() override {
@@ -149,7 +163,12 @@ class FileTraceWriter final : public TraceWriter {
 
   Status Close() override {
     if (fd_ < 0) return Status::Ok();
+    // The end may use the reserve. Its stats go before the records (the process's final
+    // one) that tell a reader the end is here: an end cut short reads as one never written.
+    closing_ = true;
+    FlushRecords(stats_, format::kStatChunk);
     Status status = Flush();
+    room_.Release(fd_, end_);
     // Forgotten first: a fork between the two leaves the child holding the lock until it
     // exits or execs, never closing a descriptor the number was reused for.
     ForgetWriterFd(fd_);
@@ -232,35 +251,65 @@ class FileTraceWriter final : public TraceWriter {
     chunk_.clear();
     format::FrameChunk(type, static_cast<uint32_t>(record_count), raw_, cctx_,
                        options_.compression_level, chunk_);
-    WriteFramed(chunk_, record_count);
+    WriteFramed(chunk_, type, record_count);
   }
 
-  void WriteFramed(std::string_view chunk, size_t record_count) {
-    Status status = WriteAll(chunk.data(), chunk.size());
+  // A chunk lands whole after the last whole one, or not at all and counted.
+  void WriteFramed(std::string_view chunk, uint16_t type, size_t record_count) {
+    Status status = stopped_.ok() ? room_.Make(fd_, end_, chunk.size(), closing_) : stopped_;
+    if (status.ok()) status = WriteWhole(chunk);
     if (!status.ok()) {
-      ++writer_stats_.write_errors;
+      NotWritten(type, record_count);
+      // Past a failed piece of the end, nothing more of it: a reader then sees no end at all
+      // (the process "ended before its final flush") rather than one without its counters.
+      if (closing_) stopped_ = status;
       if (last_error_.ok()) last_error_ = status;
       return;
     }
+    end_ += chunk.size();
     ++writer_stats_.chunks_written;
     writer_stats_.bytes_written += chunk.size();
     writer_stats_.records_written += record_count;
   }
 
-  Status WriteAll(const char* data, size_t size) {
-    while (size > 0) {
-      ssize_t n = ::write(fd_, data, size);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Error(StatusCode::kIoError, std::string("writing trace: ") + std::strerror(errno));
+  void NotWritten(uint16_t type, size_t record_count) {
+    // A stats chunk is a snapshot of counters that only grow: the next one holds it all.
+    if (type == format::kStatChunk) return;
+    ++writer_stats_.write_errors;
+    if (type < kNotWrittenKinds) writer_stats_.records_not_written[type] += record_count;
+  }
+
+  // Writes `bytes` at end_. A write that fails halfway (the disk filled up, an I/O error)
+  // is cut off again, so the file stays readable and later chunks follow whole ones.
+  Status WriteWhole(std::string_view bytes) {
+    // Appending runs on the CLI's thread, the header on the program's (cuInit): past the
+    // file size limit, a write must fail (EFBIG), not end the process.
+    FileSizeSignalGuard no_signal;
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n =
+          ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(end_ + done));
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
       }
-      data += n;
-      size -= static_cast<size_t>(n);
+      if (n < 0 && errno == EINTR) continue;
+      const int error = n < 0 ? errno : ENOSPC;
+      if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
+        // A torn chunk stays: write nothing after it, so the file ends there.
+        stopped_ = Error(StatusCode::kIoError,
+                         std::string("cannot cut off a torn chunk: ") + std::strerror(errno));
+      }
+      return Error(StatusCode::kIoError, std::strerror(error));
     }
     return Status::Ok();
   }
 
   int fd_;
+  uint64_t end_;  // the end of the last whole chunk: where the next one goes
+  format::TraceRoom room_;
+  bool closing_ = false;  // Close is writing the end
+  Status stopped_;        // set: nothing more is written, for this reason
   TraceWriterOptions options_;
   ZSTD_CCtx* cctx_;
   TraceWriterStats writer_stats_;
@@ -316,7 +365,9 @@ void format::FrameChunk(uint16_t type, uint32_t record_count, std::string_view r
 
 std::unique_ptr<TraceWriter> format::WriterOnOpenFile(int fd, TraceWriterOptions options,
                                                       StringId first_string_id) {
-  return std::make_unique<FileTraceWriter>(fd, options, first_string_id);
+  const off_t end = ::lseek(fd, 0, SEEK_CUR);
+  return std::make_unique<FileTraceWriter>(fd, end < 0 ? 0 : static_cast<uint64_t>(end), options,
+                                           first_string_id);
 }
 
 void CloseTraceFilesInForkedChild() {
@@ -344,8 +395,11 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path
     return Error(StatusCode::kIoError,
                  "cannot create trace file " + path + ": " + std::strerror(error));
   }
-  auto writer = std::make_unique<FileTraceWriter>(fd, options);
-  GP_RETURN_IF_ERROR(writer->WriteHeader());
+  auto writer = std::make_unique<FileTraceWriter>(fd, 0, options);
+  Status header = writer->WriteHeader();
+  if (!header.ok()) {
+    return Error(StatusCode::kIoError, "cannot write trace file " + path + ": " + header.message());
+  }
   return std::unique_ptr<TraceWriter>(std::move(writer));
 }
 

@@ -4,10 +4,10 @@
 
 #include <cstdlib>
 
+#include "format/live_dir.h"
+#include "format/live_text.h"
 #include "inject/log.h"
 #include "inject/stats.h"
-#include "live/live_dir.h"
-#include "live/live_text.h"
 
 namespace gpuperf::inject {
 namespace {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "format/live_accumulator.h"
+#include "format/live_page_file.h"
 #include "gpuperf/records.h"
 #include "inject/name_table.h"
 #include "inject/record_batch.h"
-#include "live/live_accumulator.h"
-#include "live/live_page_file.h"
 
 namespace gpuperf::inject {
 

@@ -6,6 +6,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "base/file_size_limit.h"
+
 namespace gpuperf::inject {
 namespace {
 
@@ -36,7 +38,9 @@ void Emit(const char* format, va_list args) {
   if (m < 0) return;
   size_t len = std::min(sizeof(line) - 2, static_cast<size_t>(n + m));
   line[len] = '\n';
-  // One write() so lines from several processes do not interleave.
+  // One write() so lines from several processes do not interleave. Past the file size limit
+  // (stderr sent to a file), the line is lost, not the program.
+  FileSizeSignalGuard no_signal;
   ssize_t ignored = ::write(STDERR_FILENO, line, len + 1);
   (void)ignored;
 }

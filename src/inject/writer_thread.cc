@@ -24,6 +24,13 @@ uint64_t NowNs(clockid_t clock) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
+// One line for the whole run: a full disk fails every chunk after the first.
+void LogWriteError(const Status& status) {
+  if (status.ok()) return;
+  LogOnce("cannot write the trace: %s; the records left out are counted as lost",
+          status.message().c_str());
+}
+
 }  // namespace
 
 Status WriterThread::Start(const std::string& path, const Config& config, uint32_t pid,
@@ -104,7 +111,7 @@ void WriterThread::Run() {
     for (const ModuleRecord& m : modules) writer_->Add(m);
     writer_->Add(process_);
     writer_->Add(ClockRecord{pid_, NowNs(CLOCK_MONOTONIC), NowNs(CLOCK_REALTIME)});
-    Timed([this] { return writer_->Flush(); });
+    LogWriteError(Timed([this] { return writer_->Flush(); }));
   }
   // Early CUPTI flushes (asked for under memory pressure) come at most this often: under a
   // steady high load the pressure never ends, and back-to-back flushes would only contend
@@ -135,7 +142,7 @@ void WriterThread::Run() {
       } else {
         WriteCycle();
         WriteStats();
-        Timed([this] { return writer_->Flush(); });
+        LogWriteError(Timed([this] { return writer_->Flush(); }));
       }
       signal_flush_done_.store(true, std::memory_order_release);
       if (signal_flush == 2) break;
@@ -166,8 +173,7 @@ void WriterThread::Run() {
     WriteCycle();
     if (period_due) {
       WriteStats();
-      Status status = Timed([this] { return writer_->Flush(); });
-      if (!status.ok()) LogOnce("cannot write the trace: %s", status.message().c_str());
+      LogWriteError(Timed([this] { return writer_->Flush(); }));
     } else if (ring_ != nullptr) {
       Timed([this] { return ring_->Flush(); });  // seals the ring's segment when it is due
     }
@@ -180,6 +186,8 @@ void WriterThread::Run() {
 
 void WriterThread::FinishTrace() {
   WriteCycle();
+  // Every record written (or counted as not written) before the last counters are taken.
+  if (flight_ == nullptr) LogWriteError(Timed([this] { return writer_->Flush(); }));
   // The process record again, now with its end: readers take it as "the final flush ran".
   process_.end_ns = NowNs(CLOCK_MONOTONIC);
   writer_->Add(process_);
@@ -275,6 +283,11 @@ void WriterThread::WriteStats() {
   for (uint32_t id = 1; id < kStatSlots; ++id) {
     uint64_t value = g_stats[id].load(std::memory_order_relaxed);
     if (value != 0) writer_->Add(StatRecord{pid_, id, value});
+  }
+  // What a full disk kept out, by kind: the writer's own counts, past the shared counters.
+  for (uint32_t type = 0; type < kNotWrittenKinds; ++type) {
+    const uint64_t value = ws.records_not_written[type];
+    if (value != 0) writer_->Add(StatRecord{pid_, kNotWrittenStats + type, value});
   }
 }
 

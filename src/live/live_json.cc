@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "export/json_output.h"
-#include "live/live_text.h"
+#include "format/live_text.h"
 
 namespace gpuperf::live {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/nvml.h"
 #include "live/live_reader.h"
-#include "live/nvml.h"
 
 namespace gpuperf::live {
 

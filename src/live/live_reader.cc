@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "base/process_owner.h"
-#include "live/live_dir.h"
+#include "format/live_dir.h"
 
 namespace gpuperf::live {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "live/live_page.h"
-#include "live/live_seqlock.h"
+#include "format/live_page.h"
+#include "format/live_seqlock.h"
 
 namespace gpuperf::live {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "base/process_owner.h"
-#include "live/live_accumulator.h"
-#include "live/live_dir.h"
-#include "live/live_page_file.h"
-#include "live/live_text.h"
+#include "format/live_accumulator.h"
+#include "format/live_dir.h"
+#include "format/live_page_file.h"
+#include "format/live_text.h"
 #include "support/temp_dir.h"
 
 namespace gpuperf::live {

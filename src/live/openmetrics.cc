@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/text_escape.h"
-#include "live/live_text.h"
+#include "format/live_text.h"
 
 namespace gpuperf::live {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "live/live_text.h"
+#include "format/live_text.h"
 
 namespace gpuperf::live {
 namespace {

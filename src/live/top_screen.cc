@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/text_table.h"
 #include "base/units.h"
-#include "export/text_table.h"
-#include "live/live_text.h"
+#include "format/live_text.h"
 
 namespace gpuperf::live {
 namespace {

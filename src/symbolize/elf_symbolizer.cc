@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
-#include "analyze/demangle.h"
+#include "base/demangle.h"
 
 namespace gpuperf {
 namespace {

@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "analyze/demangle.h"
-#include "analyze/symbol_table.h"
+#include "analyze/symbols/symbol_table.h"
+#include "base/demangle.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_writer.h"
 #include "inject/stack/module_table.h"
-#include "inject/stack/unwinder.h"
 #include "support/temp_dir.h"
+#include "unwind/unwinder.h"
 
 // A known call chain: Outer (a real function) -> Middle (always inlined into Outer) ->
 // Leaf (a real function) -> CaptureStack. Each call records its own source line on the

@@ -1,6 +1,6 @@
 /* CPython's own offsets, from its headers (internal ones need Py_BUILD_CORE), for
  * python_target_test.cc to compare with the tables the CPU profiler and the injection
- * library read interpreters by (src/inject/python/python_layout*.h). Built against the
+ * library read interpreters by (src/cpython/python_layout*.h). Built against the
  * headers of the python3 CI has (Debian's python3.11-dev). C: the internal headers are not
  * C++-clean. */
 #define Py_BUILD_CORE 1

@@ -17,8 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cpython/python_layout.h"
 #include "ebpf/python_target.h"
-#include "inject/python/python_layout.h"
 
 #ifdef GP_HAVE_PY_HEADERS
 #include "cpu/python_offsets.h"

@@ -32,27 +32,26 @@ hits=$(git ls-files -co --exclude-standard -- 'src/inject/*' | grep -v -E '^src/
        xargs grep -l '#include "inject/cupti/')
 [[ -z $hits ]] || fail "files outside src/inject/cupti/ including it: $hits"
 
-# Offline code never includes the injection library (tests may, to record themselves). The
-# exceptions: CPython's layouts and the readers of its objects (src/inject/python/
-# python_{layout,runtime,objects}.h: data and pure functions, none of the library's state),
-# which the CPU profiler reads interpreters from outside with (src/ebpf/python_target.h);
-# and the .eh_frame parser, its tables and the table walk (src/inject/stack/
-# {eh_frame_parser,unwind_table,table_unwinder,table_walk}.h), which the CPU profiler's
-# recorder unwinds copies of user stacks with (src/ebpf/sample_unwinder.h).
-shared_python='#include "inject/python/python_(layout|runtime|objects)\.h"'
-shared_stack='#include "inject/stack/(eh_frame_parser|unwind_table|table_unwinder|table_walk)\.h"'
+# Offline code never includes the injection library (tests may, to record themselves). What
+# the CPU profiler's recorder shares with it (the unwinding engine, CPython's layouts and
+# readers) lives in floors of its own below both, src/unwind/ and src/cpython/.
 hits=$(git ls-files -co --exclude-standard -- 'src/*.cc' 'src/*.h' include |
-       grep -v -E '^src/inject/|_test\.cc$' | xargs grep -H '#include "inject/' |
-       grep -v -E "$shared_python" | grep -v -E "$shared_stack")
+       grep -v -E '^src/inject/|_test\.cc$' | xargs grep -H '#include "inject/')
 [[ -z $hits ]] || fail "offline code including src/inject/: $hits"
-for header in python_layout.h python_runtime.h python_objects.h; do
-  grep -h '#include "inject/' "src/inject/python/$header" | grep -v -q -E "$shared_python" &&
-    fail "src/inject/python/$header, shared with offline code, includes more of the library"
+# Those shared floors are state-free code below everything that uses them: they include
+# nothing but themselves, base/ and the public headers.
+for floor in unwind cpython; do
+  hits=$(git ls-files -co --exclude-standard -- "src/$floor/*" | grep -E '\.(cc|h)$' |
+         grep -v '_test\.cc$' | xargs grep -H '#include "' |
+         grep -v -E "#include \"($floor|base|gpuperf)/")
+  [[ -z $hits ]] || fail "src/$floor/, shared by the guest library and the CPU profiler, includes more: $hits"
 done
-for header in eh_frame_parser.h unwind_table.h table_unwinder.h table_walk.h; do
-  grep -h '#include "inject/' "src/inject/stack/$header" | grep -v -q -E "$shared_stack" &&
-    fail "src/inject/stack/$header, shared with offline code, includes more of the library"
-done
+# The guest library reaches nothing above the floors it is built on (no analysis, export,
+# live reader or CLI code).
+hits=$(git ls-files -co --exclude-standard -- 'src/inject/*' | grep -E '\.(cc|h)$' |
+       grep -v '_test\.cc$' | xargs grep -H '#include "' |
+       grep -v -E '#include "(inject|format|unwind|cpython|base|preload|gpuperf)/')
+[[ -z $hits ]] || fail "the injection library includes code above its floors: $hits"
 
 # Analyses turn records into models and events; exporters only serialize them, so nothing
 # below src/export/ (analysis, format, base, symbolization) includes it.

@@ -39,7 +39,55 @@ decode_perfetto() {
       < "$2.pb" > "$2"
 }
 
+# loss_totals summary|report: "STAT TOTAL" lines, sorted, of the losses named in record's
+# summary (its LOST lines) or in report's text (its LOST rows, one per process), from stdin.
+loss_totals() {
+  awk -v kind="$1" '
+    kind == "summary" { if (/^  LOST      /) inside = 1; else if (!/^            [^ ]/) inside = 0 }
+    (kind == "summary" && inside) || (kind == "report" && /^  LOST /) {
+      line = $0
+      if (kind == "report") sub(/^  LOST (pid [0-9]+: )?/, "", line)
+      if (!match(line, /\[[a-z0-9_]+\]$/)) { print "unnamed loss: " line; next }
+      stat = substr(line, RSTART + 1, RLENGTH - 2)
+      if (!match(line, /[0-9][0-9,]*/)) { print "loss without a count: " line; next }
+      value = substr(line, RSTART, RLENGTH); gsub(",", "", value)
+      total[stat] += value
+    }
+    END { for (s in total) print s, total[s] }' | sort
+}
+
+# check_loss_agrees PATH: record's summary of the recording PATH (a directory or a file) and
+# `gpuperf report` name the same losses with the same totals: both read the same facts
+# (analyze/data_loss.h), so neither can say "lost nothing" while the other shows a loss.
+SUMMARY_OF=$GPUPERF_BINARY_DIR/tests/gpuperf_record_summary
+check_loss_agrees() {
+  local summary report summary_rc report_rc
+  summary=$("$SUMMARY_OF" "$1" 2>/dev/null); summary_rc=$?
+  report=$(timeout 120 "$GPUPERF" report -s loss "$1" 2>/dev/null); report_rc=$?
+  if [[ $summary_rc -ne 0 || $report_rc -ne 0 ]]; then
+    [[ $summary_rc -ne 0 && $report_rc -ne 0 ]] ||
+      fail "$1: record's summary exits $summary_rc, report $report_rc"
+    return
+  fi
+  local in_summary in_report
+  in_summary=$(loss_totals summary <<< "$summary")
+  in_report=$(loss_totals report <<< "$report")
+  [[ $in_summary == "$in_report" ]] ||
+    fail "$1: record's summary and report disagree on loss: summary [${in_summary//$'\n'/; }], report [${in_report//$'\n'/; }]"
+}
+
+# Every recording a test leaves in $dir (each directory holding *.gpt files): record's summary
+# and report agree on its loss.
+check_loss_of_recordings() {
+  [[ -n ${dir:-} && -d ${dir:-} && -x $SUMMARY_OF ]] || return 0
+  local recording
+  while IFS= read -r recording; do
+    check_loss_agrees "$recording"
+  done < <(find "$dir" -name '*.gpt' -type f -printf '%h\n' 2>/dev/null | sort -u)
+}
+
 finish() {
+  check_loss_of_recordings
   if [[ $failures -gt 0 ]]; then
     echo "$failures expectation(s) failed" >&2
     exit 1

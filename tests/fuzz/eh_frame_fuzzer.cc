@@ -2,15 +2,15 @@
 // bytes (no crash, no read outside the input, no hang). Not part of scripts/fuzz.sh's CI
 // run; build and run it by hand:
 //   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Isrc -o build/ehf \
-//     tests/fuzz/eh_frame_fuzzer.cc src/inject/stack/{eh_frame_parser,cfa_program}.cc \
-//     src/inject/stack/unwind_table.cc
+//     tests/fuzz/eh_frame_fuzzer.cc src/unwind/{eh_frame_parser,cfa_program}.cc \
+//     src/unwind/unwind_table.cc
 //   build/ehf -max_total_time=60 -max_len=4096
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "inject/stack/eh_frame_parser.h"
-#include "inject/stack/unwind_table.h"
+#include "unwind/eh_frame_parser.h"
+#include "unwind/unwind_table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpuperf;

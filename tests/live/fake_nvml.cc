@@ -2,8 +2,8 @@
 // that tests see gpuperf join a process's device to NVML's by UUID and label it with NVML's
 // index. Device 3 has the UUID the fake libcupti gives CUDA device 0
 // (GPU-01000000-0000-0000-0000-000000000000); the others have UUIDs no process has.
-// Only the entry points gpuperf resolves (src/live/nvml.cc, and the recorder's power sampler,
-// src/inject/power/nvml.cc), with NVML's signatures. For the power sampler each device draws
+// Only the entry points gpuperf resolves (src/base/nvml.cc, for `gpuperf top`/`serve` and the
+// recorder's power sampler), with NVML's signatures. For the power sampler each device draws
 // its fixed power, as an instantaneous field value too, and its energy counter grows by exactly
 // that power over CLOCK_MONOTONIC time. Switches:
 //   FAKE_NVML_NO_INSTANT  set: NVML_FI_DEV_POWER_INSTANT is refused (older drivers)
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "inject/power/nvml_field_value.h"
+#include "base/nvml_field_value.h"
 
 namespace {
 

@@ -15,10 +15,10 @@
 #include <cstring>
 #include <ctime>
 
-#include "live/live_accumulator.h"
-#include "live/live_dir.h"
-#include "live/live_page_file.h"
-#include "live/live_text.h"
+#include "format/live_accumulator.h"
+#include "format/live_dir.h"
+#include "format/live_page_file.h"
+#include "format/live_text.h"
 
 int main(int argc, char** argv) {
   using namespace gpuperf::live;

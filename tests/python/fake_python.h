@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "inject/python/python_runtime.h"
+#include "cpython/python_runtime.h"
 
 namespace gpuperf::testing {
 

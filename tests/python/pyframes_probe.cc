@@ -6,7 +6,7 @@
 // calling thread, interns its code objects and drains the new ones, then takes the GIL
 // back and returns [(name, filename, line, is_entry, instr_offset), ...], innermost first,
 // with lines resolved from the copied line tables and incomplete frames left out, as the
-// reader of a trace does (analyze/python_lines.h PythonFrameIsIncomplete).
+// reader of a trace does (cpython/python_lines.h PythonFrameIsIncomplete).
 #define PY_SSIZE_T_CLEAN
 #define Py_LIMITED_API 0x030a0000
 #include <Python.h>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "analyze/python_lines.h"
+#include "cpython/python_lines.h"
 #include "inject/python/python_frames.h"
 
 namespace {

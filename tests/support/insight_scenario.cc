@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analyze/insights/insights_section.h"
 #include "analyze/report/report_model.h"
 #include "support/model_trace.h"
 #include "support/temp_dir.h"
@@ -85,7 +86,7 @@ std::vector<Insight> InsightScenario::Insights() {
   WriteTraceFile(t_.trace(), dir.File("scenario.gpt"));
   ReportOptions options;
   options.insights = true;
-  auto model = BuildReport(dir.File("scenario.gpt"), options);
+  auto model = BuildReport(dir.File("scenario.gpt"), options, report::kInsightsSection);
   EXPECT_TRUE(model.ok()) << model.status().message();
   if (!model.ok()) return {};
   EXPECT_TRUE(model->insights_run);

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyze/insights/insight.h"
+#include "analyze/report/insight.h"
 #include "support/test_trace.h"
 
 namespace gpuperf::testing {

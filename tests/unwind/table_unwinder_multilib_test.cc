@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "inject/stack/table_unwinder.h"
-#include "inject/stack/unwinder.h"
 #include "unwind/chain.h"  // GP_CHAIN_NS=chain_nofp: linked
 #include "unwind/chain_frames.h"
+#include "unwind/table_unwinder.h"
+#include "unwind/unwinder.h"
 #undef GP_CHAIN_NS
 #define GP_CHAIN_NS chain_fp
 #include "unwind/chain.h"  // loaded with dlopen by one test

@@ -6,7 +6,7 @@
 #include "analyze/dataset/part_builder.h"
 #include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/ranks/job_ranks.h"
-#include "analyze/trace_files.h"
+#include "format/trace_files.h"
 
 namespace gpuperf {
 namespace {

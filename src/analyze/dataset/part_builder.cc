@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <tuple>
 
-#include "analyze/flame_graph.h"
-#include "analyze/flame_graph_names.h"
+#include "analyze/flame/flamegraph.h"
+#include "analyze/flame/flamegraph_names.h"
 #include "analyze/ranks/collectives.h"
 #include "analyze/ranks/nccl_join.h"
-#include "analyze/symbol_table.h"
+#include "analyze/symbols/symbol_table.h"
 #include "base/text_escape.h"
 #include "format/enum_names.h"
 

@@ -17,12 +17,12 @@
 #include <utility>
 #include <vector>
 
-#include "analyze/correlation.h"
+#include "analyze/join/correlation.h"
 #include "analyze/dataset/dataset_schema.h"
 #include "analyze/dataset/dataset_sink.h"
 #include "analyze/dataset/table_batch.h"
-#include "analyze/demangle.h"
-#include "analyze/launch_sink.h"
+#include "base/demangle.h"
+#include "analyze/join/launch_sink.h"
 #include "analyze/ranks/clock_alignment.h"
 #include "analyze/ranks/rank_scan.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "analyze/demangle.h"
+#include "base/demangle.h"
 
 namespace gpuperf::insights {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "analyze/correlation.h"
-#include "analyze/correlation_table.h"
+#include "analyze/join/correlation.h"
+#include "analyze/join/correlation_table.h"
 #include "analyze/report/report_builder.h"
 #include "analyze/report/report_model.h"
 #include "gpuperf/records.h"

@@ -1,11 +1,12 @@
 // The report section behind `gpuperf report --insights`: keeps what the rules read while
 // the report streams the trace (GPU work per device, memory events, launch links), then
 // runs the rules once every other section has filled its part of the model.
+#include "analyze/insights/insights_section.h"
+
 #include <algorithm>
 
 #include "analyze/insights/insight_input.h"
 #include "analyze/insights/rules.h"
-#include "analyze/report/report_builder.h"
 
 namespace gpuperf::report {
 namespace {

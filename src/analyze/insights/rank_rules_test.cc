@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "analyze/insights/insights_section.h"
 #include "analyze/insights/rules.h"
 #include "analyze/report/report_model.h"
 #include "export/report_export.h"
@@ -36,7 +37,7 @@ ReportModel Report(const RankJobOptions& o) {
   EXPECT_TRUE(testing::WriteRankJob(o, dir.path()).ok());
   ReportOptions options;
   options.insights = true;
-  auto model = BuildReport(dir.path(), options);
+  auto model = BuildReport(dir.path(), options, report::kInsightsSection);
   EXPECT_TRUE(model.ok()) << model.status().message();
   return model.ok() ? std::move(model).value() : ReportModel();
 }
@@ -260,7 +261,7 @@ TEST(RankRules, OneProcessGetsNone) {
   ASSERT_TRUE(testing::WriteRankJob(o, dir.path()).ok());
   ReportOptions options;
   options.insights = true;
-  auto model = BuildReport(dir.path(), options);
+  auto model = BuildReport(dir.path(), options, report::kInsightsSection);
   ASSERT_TRUE(model.ok());
   for (const Insight& in : model->insights) {
     for (const insights::RankRule& rule : insights::RankRules()) EXPECT_NE(in.rule, rule.id);

@@ -1,6 +1,6 @@
 // low_occupancy: hot kernels whose launch configuration lets few warps share an SM. A
 // kernel is hot with 5% of all kernel time and at least 1 ms; its theoretical occupancy
-// (analyze/occupancy.h, of its most frequent configuration) is low below 50%. Kernels of
+// (analyze/hardware/occupancy.h, of its most frequent configuration) is low below 50%. Kernels of
 // vendor libraries (cuBLAS, cuDNN, CUTLASS, FlashAttention) are left out: their tiles
 // trade occupancy for data reuse on purpose, and their configuration is not the user's.
 // A hint, not a verdict: more warps help a kernel that waits on memory, not one that is

@@ -1,6 +1,6 @@
 #include "analyze/insights/rule_support.h"
 
-#include "analyze/demangle.h"
+#include "base/demangle.h"
 
 namespace gpuperf::insights {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analyze/insights/insight.h"
 #include "analyze/insights/insight_input.h"
+#include "analyze/report/insight.h"
 
 namespace gpuperf::insights {
 

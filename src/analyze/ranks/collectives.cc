@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "analyze/demangle.h"
+#include "base/demangle.h"
 
 namespace gpuperf {
 namespace {

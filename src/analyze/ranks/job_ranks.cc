@@ -1,7 +1,7 @@
 #include "analyze/ranks/job_ranks.h"
 
 #include "analyze/ranks/ranks_analysis.h"
-#include "analyze/trace_files.h"
+#include "format/trace_files.h"
 
 namespace gpuperf {
 namespace {

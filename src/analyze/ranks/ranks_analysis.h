@@ -25,7 +25,7 @@
 #include "analyze/ranks/rank_partial.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_model.h"
-#include "analyze/report/interval_union.h"
+#include "base/interval_union.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"

@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "analyze/hardware_verdict.h"
-#include "analyze/report/hardware_conditions.h"
+#include "analyze/diff/hardware_conditions.h"
+#include "analyze/hardware/hardware_verdict.h"
 #include "analyze/report/report_model.h"
 #include "export/report_export.h"
 #include "export/report_json.h"

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "analyze/demangle.h"
 #include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/ranks/job_ranks.h"
 #include "analyze/report/report_prepass.h"
+#include "base/demangle.h"
 
 namespace gpuperf {
 namespace report {
@@ -20,7 +20,6 @@ constexpr SectionFactory kSections[] = {
     MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
     MakeOverheadSection,  MakeCpuSection,     MakeLossSection,        MakeHardwareSection,
     MakeRanksSection,     MakeEnergySection,
-    MakeInsightsSection,  // last: its rules read what the other sections found
 };
 
 // The records of `records` that `keep` accepts: the chunk itself when it accepts all
@@ -133,7 +132,7 @@ class ReportBuilder final : public RecordSink {
  public:
   ReportBuilder(const ReportOptions& options, const Prepass& prepass,
                 std::shared_ptr<const RankScan> scan, std::shared_ptr<const ClockAlignment> clocks,
-                std::optional<RanksModel> job_ranks)
+                std::optional<RanksModel> job_ranks, std::span<const SectionFactory> later_sections)
       : context_(options), options_(options), prepass_(prepass) {
     context_.rank_scan_ = std::move(scan);
     context_.clock_alignment_ = std::move(clocks);
@@ -144,6 +143,9 @@ class ReportBuilder final : public RecordSink {
       context_.time_end_ = options.end_ns ? origin + *options.end_ns : kNoTime;
     }
     for (SectionFactory make : kSections) {
+      if (auto section = make(context_)) sections_.push_back(std::move(section));
+    }
+    for (SectionFactory make : later_sections) {
       if (auto section = make(context_)) sections_.push_back(std::move(section));
     }
   }
@@ -176,6 +178,7 @@ class ReportBuilder final : public RecordSink {
       if (!PidOk(r.pid)) continue;
       Origin(r.start_ns);
       context_.processes_[r.pid].process = r;
+      context_.recording_loss_.AddProcesses({&r, 1});
     }
   }
   void OnDevice(std::span<const DeviceRecord> records) override {
@@ -185,8 +188,9 @@ class ReportBuilder final : public RecordSink {
   }
   void OnStat(std::span<const StatRecord> records) override {
     for (const auto& r : records) {
-      if (PidOk(r.pid) && r.stat < kStatSlots)
-        context_.processes_[r.pid].stats.Fold(r.stat, r.value);
+      if (!PidOk(r.pid)) continue;
+      if (r.stat < kStatSlots) context_.processes_[r.pid].stats.Fold(r.stat, r.value);
+      context_.recording_loss_.AddStats({&r, 1});
     }
   }
   void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
@@ -417,7 +421,14 @@ namespace {
 template <class Feed>
 Result<ReportModel> Build(const ReportOptions& options, std::shared_ptr<const RankScan> scan,
                           std::shared_ptr<const ClockAlignment> clocks,
-                          std::optional<RanksModel> job_ranks, Feed feed) {
+                          std::optional<RanksModel> job_ranks,
+                          std::span<const SectionFactory> later_sections, Feed feed) {
+  // The rules are a room above the report: a caller that wants them hands their section in.
+  if (options.insights && later_sections.empty()) {
+    return Error(StatusCode::kInvalidArgument,
+                 "report: insights asked for without the insights section "
+                 "(analyze/insights/insights_section.h)");
+  }
   try {
     Prepass prepass;
     if (NeedsPrepass(options)) {
@@ -427,7 +438,7 @@ Result<ReportModel> Build(const ReportOptions& options, std::shared_ptr<const Ra
       sink.Finish();
     }
     ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks),
-                          std::move(job_ranks));
+                          std::move(job_ranks), later_sections);
     ReadReport read_report;
     GP_RETURN_IF_ERROR(feed(builder, read_report));
     return builder.Finish(read_report);
@@ -439,7 +450,8 @@ Result<ReportModel> Build(const ReportOptions& options, std::shared_ptr<const Ra
 }  // namespace
 }  // namespace report
 
-Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options) {
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections) {
   GP_ASSIGN_OR_RETURN(RankScan scanned, ScanRanks(path));
   auto scan = std::make_shared<const RankScan>(std::move(scanned));
   // The ranks of a job's directory are analysed first, its files in parallel: that reading
@@ -457,25 +469,28 @@ Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& op
     *clocks = std::move(analysed.clocks);
     if (unfiltered) job_ranks = std::move(analysed.model);
   }
-  return BuildReport(path, options, std::move(scan), std::move(clocks), std::move(job_ranks));
+  return BuildReport(path, options, std::move(scan), std::move(clocks), std::move(job_ranks),
+                     later_sections);
 }
 
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
                                 std::shared_ptr<const RankScan> scan,
                                 std::shared_ptr<const ClockAlignment> clocks,
-                                std::optional<RanksModel> job_ranks) {
+                                std::optional<RanksModel> job_ranks,
+                                std::span<const report::SectionFactory> later_sections) {
   const ClockAlignment& aligned = *clocks;  // outlives the reads below
   return report::Build(options, std::move(scan), std::move(clocks), std::move(job_ranks),
-                       [&](RecordSink& sink, ReadReport& read_report) {
+                       later_sections, [&](RecordSink& sink, ReadReport& read_report) {
                          return ReadTraceAligned(path, aligned, sink, &read_report);
                        });
 }
 
-Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options) {
+Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections) {
   auto scan = std::make_shared<const RankScan>(ScanRanks(trace));
   auto clocks = std::make_shared<const ClockAlignment>(AlignTraceClocks(trace, *scan));
   const ClockAlignment& aligned = *clocks;
-  return report::Build(options, std::move(scan), std::move(clocks), std::nullopt,
+  return report::Build(options, std::move(scan), std::move(clocks), std::nullopt, later_sections,
                        [&](RecordSink& sink, ReadReport& read_report) {
                          if (aligned.identity()) {
                            ReplayTrace(trace, sink);

@@ -6,7 +6,8 @@
 // the sections, in cache-sized slices. Each section (section_<name>.cc) keeps only what
 // it needs and fills its part of the ReportModel at the end. A new section is a new file
 // with a ReportSection and its Make function, declared at the end of this header and
-// listed once in report_builder.cc.
+// listed once in report_builder.cc. Sections of the rooms above the report (the insight
+// rules) are handed to BuildReport and run after these.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +21,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyze/correlation.h"
+#include "analyze/join/correlation.h"
+#include "analyze/join/data_loss.h"
 #include "analyze/ranks/clock_alignment.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/report/report_model.h"
-#include "analyze/symbol_table.h"
+#include "analyze/symbols/symbol_table.h"
 #include "gpuperf/records.h"
 #include "gpuperf/stats.h"
 #include "gpuperf/trace_reader.h"
@@ -181,6 +183,8 @@ class ReportContext {
   const PerProcess<ProcessInfo>& processes() const { return processes_; }
   const std::vector<DeviceRecord>& devices() const { return devices_; }
   const ReadReport& read_report() const { return read_report_; }
+  // The selected processes' loss counters and process records (analyze/data_loss.h).
+  const RecordingLossCollector& recording_loss() const { return recording_loss_; }
   // Who is who (ranks, hosts, power readings as recorded) and how the hosts' clocks were
   // aligned; every record the sections see is already on the aligned clock.
   const RankScan& rank_scan() const { return *rank_scan_; }
@@ -206,6 +210,7 @@ class ReportContext {
   std::vector<uint32_t> api_calls_linked_;  // pids LinkApiCalls has done
   std::vector<DeviceRecord> devices_;
   ReadReport read_report_;
+  RecordingLossCollector recording_loss_;
   // Shared: the reports of a job's ranks are built at once from one scan and alignment.
   std::shared_ptr<const RankScan> rank_scan_;
   std::shared_ptr<const ClockAlignment> clock_alignment_;
@@ -243,9 +248,6 @@ class ReportSection {
   virtual void Finish(ReportModel& model) = 0;
 };
 
-// A factory may return nullptr: the section is not wanted by these options.
-using SectionFactory = std::unique_ptr<ReportSection> (*)(ReportContext& context);
-
 std::unique_ptr<ReportSection> MakeProcessesSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeKernelsSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeApiSection(ReportContext& context);
@@ -259,8 +261,6 @@ std::unique_ptr<ReportSection> MakeCpuSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeLossSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeRanksSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeEnergySection(ReportContext& context);
-// analyze/insights/insights_section.cc; only with ReportOptions::insights.
-std::unique_ptr<ReportSection> MakeInsightsSection(ReportContext& context);
 std::unique_ptr<ReportSection> MakeHardwareSection(ReportContext& context);
 
 }  // namespace gpuperf::report

@@ -5,7 +5,7 @@
 #include <memory>
 #include <tuple>
 
-#include "analyze/flame_graph.h"
+#include "analyze/flame/flamegraph.h"
 #include "analyze/ranks/job_ranks.h"
 #include "analyze/ranks/ranks_analysis.h"
 

@@ -11,16 +11,17 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "analyze/energy/energy_model.h"
-#include "analyze/insights/insight.h"
-#include "analyze/occupancy.h"
+#include "analyze/hardware/hardware_model.h"
+#include "analyze/hardware/occupancy.h"
 #include "analyze/ranks/rank_partial.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_model.h"
-#include "analyze/report/hardware_model.h"
+#include "analyze/report/insight.h"
 #include "gpuperf/records.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace.h"
@@ -205,7 +206,7 @@ struct OverheadSummary {
   uint64_t in_app_ns() const { return cupti_ns + callback_ns; }
 };
 
-// CPU time (`record --cpu/--off-cpu`, analyze/cpu_time.h): where threads ran and where
+// CPU time (`record --cpu/--off-cpu`, analyze/join/cpu_time.h): where threads ran and where
 // they blocked, with what waited for the GPU.
 struct CpuFunctionRow {
   std::string function;     // as flame graphs show it
@@ -316,7 +317,7 @@ struct ReportModel {
   // With ReportOptions::part_of_job: the ranks analysis of this part's processes, times as
   // read (ranks/rank_partial.h); `ranks` is then empty.
   std::vector<RankPartial> rank_partials;
-  EnergyModel energy;                    // empty unless the recording read GPU power
+  EnergyModel energy;  // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
   // False for a report merged from summaries (report_merge.h): its kernels' median_ns are 0,
   // not known.
@@ -325,19 +326,32 @@ struct ReportModel {
   std::vector<Insight> insights;  // most time at stake first
 };
 
+namespace report {
+class ReportContext;
+class ReportSection;
+// Makes a section of the report (report_builder.h); may return nullptr when the options do
+// not want it.
+using SectionFactory = std::unique_ptr<ReportSection> (*)(ReportContext& context);
+}  // namespace report
+
 // Streams the trace at `path` (file or directory) once, or twice when a time-range or
-// NVTX filter needs the whole trace first.
-Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options);
+// NVTX filter needs the whole trace first. `later_sections` come from the rooms above the
+// report and run after its own sections, reading what they found: the insight rules
+// (analyze/insights/insights_section.h), which ReportOptions::insights needs.
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections = {});
 
 // FILE or DIR as part of a job whose processes and clocks are known already (`scan` and
 // `clocks` of the whole job; `job_ranks`: the job's ranks section, when analysed).
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
                                 std::shared_ptr<const RankScan> scan,
                                 std::shared_ptr<const ClockAlignment> clocks,
-                                std::optional<RanksModel> job_ranks = std::nullopt);
+                                std::optional<RanksModel> job_ranks,
+                                std::span<const report::SectionFactory> later_sections = {});
 
 // The same on a trace already in memory (tests, small traces).
-Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options);
+Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections = {});
 
 enum class ReportSort { kTotal, kCalls, kAvg, kMedian, kMax, kName };
 

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "analyze/report/report_diff.h"
+#include "analyze/diff/report_diff.h"
 #include "export/report_export.h"
 #include "export/report_json.h"
 #include "gpuperf/stats.h"

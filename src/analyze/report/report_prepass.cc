@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "analyze/report/interval_union.h"
+#include "base/interval_union.h"
 
 namespace gpuperf::report {
 

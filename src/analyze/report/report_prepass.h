@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analyze/join/trace_origin.h"
 #include "analyze/report/report_builder.h"
-#include "analyze/trace_origin.h"
 
 namespace gpuperf::report {
 

@@ -2,8 +2,8 @@
 // function; the summary's API totals.
 #include <algorithm>
 
-#include "analyze/cuda_errors.h"
 #include "analyze/report/report_builder.h"
+#include "base/cuda_errors.h"
 
 namespace gpuperf::report {
 namespace {

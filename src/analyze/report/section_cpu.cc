@@ -7,9 +7,9 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analyze/cpu_time.h"
-#include "analyze/demangle.h"
+#include "analyze/join/cpu_time.h"
 #include "analyze/report/report_builder.h"
+#include "base/demangle.h"
 #include "format/enum_names.h"
 
 namespace gpuperf::report {

@@ -3,10 +3,10 @@
 // energy counter. Keeps every kernel's interval, but only when the trace has readings.
 #include <algorithm>
 
-#include "analyze/demangle.h"
 #include "analyze/energy/energy.h"
 #include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/report/report_builder.h"
+#include "base/demangle.h"
 
 namespace gpuperf::report {
 namespace {

@@ -4,10 +4,10 @@
 #include <map>
 #include <unordered_map>
 
-#include "analyze/demangle.h"
-#include "analyze/hardware_verdict.h"
-#include "analyze/pc_profile.h"
+#include "analyze/hardware/hardware_verdict.h"
+#include "analyze/hardware/pc_profile.h"
 #include "analyze/report/report_builder.h"
+#include "base/demangle.h"
 #include "base/metric_sets.h"
 
 namespace gpuperf::report {

@@ -2,8 +2,8 @@
 // their theoretical occupancy; the summary's kernel totals.
 #include <algorithm>
 
-#include "analyze/demangle.h"
 #include "analyze/report/report_builder.h"
+#include "base/demangle.h"
 
 namespace gpuperf::report {
 namespace {

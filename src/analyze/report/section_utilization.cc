@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "analyze/report/interval_union.h"
 #include "analyze/report/report_builder.h"
+#include "base/interval_union.h"
 
 namespace gpuperf::report {
 namespace {

@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "base/file_size_limit.h"
 #include "inject/cupti/cupti_call.h"
 #include "inject/recorder.h"
 #include "inject/stats.h"
@@ -45,6 +46,7 @@ bool SaveFile(const std::string& dir, const std::string& name, const char* data,
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
+  FileSizeSignalGuard no_signal;  // a module load on the program's thread: EFBIG, not SIGXFSZ
   const bool written = WriteWhole(fd, data, size);
   ::close(fd);
   if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {

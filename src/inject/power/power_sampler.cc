@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <signal.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -25,7 +24,7 @@ constexpr uint64_t kHandEveryNs = 500'000'000;      // the writer's flush period
 // process already loaded (never loads one); empty when there is none.
 std::string CudaDeviceUuid(uint32_t ordinal) {
   struct Uuid {
-    unsigned char bytes[16];
+    uint8_t bytes[16];
   };
   using UuidFn = int (*)(Uuid*, int);
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -36,13 +35,7 @@ std::string CudaDeviceUuid(uint32_t ordinal) {
   const int result = get != nullptr ? get(&uuid, static_cast<int>(ordinal)) : -1;
   dlclose(cuda);  // a NOLOAD handle: only our reference goes
   if (result != 0) return {};
-  const unsigned char* b = uuid.bytes;
-  char text[64];
-  std::snprintf(text, sizeof(text),
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
-  return text;
+  return UuidText(uuid.bytes);
 }
 
 // Entry `ordinal` of CUDA_VISIBLE_DEVICES ("2,3" or "GPU-...,GPU-..."); empty when unset.
@@ -100,7 +93,8 @@ void PowerSampler::Run() {
   const bool wanted = g_devices_in_use.load(std::memory_order_relaxed) != 0;
   lock.unlock();
   std::string why;
-  const bool loaded = wanted && nvml_.Load(&why);
+  if (wanted) nvml_ = Nvml::Open(&why);
+  const bool loaded = nvml_ != nullptr;
   if (wanted && !loaded) {
     CountStat(StatId::power_unavailable);
     LogVerbose("no GPU power readings: %s", why.c_str());
@@ -129,7 +123,7 @@ void PowerSampler::Run() {
     AddNewDevices();
     ReadAll(MonotonicNs(), true);
     Hand();
-    nvml_.Shutdown();
+    nvml_.reset();
   }
   lock.lock();
   done_ = true;
@@ -144,18 +138,18 @@ void PowerSampler::AddNewDevices() {
     known_devices_ |= bit;
     Nvml::Device device = nullptr;
     if (const std::string uuid = CudaDeviceUuid(ordinal); !uuid.empty()) {
-      device = nvml_.ByUuid(uuid);
+      device = nvml_->ByUuid(uuid);
     }
     if (device == nullptr) {
       // No UUID from libcuda: CUDA_VISIBLE_DEVICES names the GPU, by index or UUID.
       const std::string entry = VisibleDeviceEntry(visible_devices_, ordinal);
       if (entry.rfind("GPU-", 0) == 0) {
-        device = nvml_.ByUuid(entry);
+        device = nvml_->ByUuid(entry);
       } else {
         char* end = nullptr;
         const unsigned long index = entry.empty() ? ordinal : std::strtoul(entry.c_str(), &end, 10);
         if (entry.empty() || (end != nullptr && *end == '\0')) {
-          device = nvml_.ByIndex(static_cast<uint32_t>(index));
+          device = nvml_->ByIndex(static_cast<uint32_t>(index));
         }
       }
       if (device != nullptr) CountStat(StatId::power_matched_by_index);
@@ -177,7 +171,7 @@ void PowerSampler::ReadAll(uint64_t now_ns, bool final) {
     sample.device_id = d.ordinal;
     uint32_t milliwatts = 0;
     bool instant = false;
-    if (nvml_.ReadPower(d.nvml_device, &milliwatts, &instant)) {
+    if (nvml_->ReadPower(d.nvml_device, &milliwatts, &instant)) {
       sample.power_mw = milliwatts;
       sample.source = instant ? PowerSource::kInstant : PowerSource::kAveraged;
     } else {
@@ -185,7 +179,7 @@ void PowerSampler::ReadAll(uint64_t now_ns, bool final) {
     }
     const uint64_t read = MonotonicNs();
     if (final || now_ns >= d.next_energy_ns) {
-      if (nvml_.ReadEnergy(d.nvml_device, &sample.energy_mj)) {
+      if (nvml_->ReadEnergy(d.nvml_device, &sample.energy_mj)) {
         d.next_energy_ns = now_ns + kEnergyEveryNs;
       }
     }

@@ -1,5 +1,5 @@
 // GPU power during the recording: a background thread reads each GPU the process uses
-// through NVML (nvml.h) at a fixed rate (GPUPERF_POWER_HZ, default 20) and hands
+// through NVML (base/nvml.h) at a fixed rate (GPUPERF_POWER_HZ, default 20) and hands
 // PowerSampleRecords to the writer thread. The NVML energy counter is read at the first
 // reading, about once a second and at the end, so that the sampled power can be checked
 // against it (docs/energy.md). Without NVML there are no readings and one info counter.
@@ -10,13 +10,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/nvml.h"
 #include "gpuperf/records.h"
-#include "inject/power/nvml.h"
 
 namespace gpuperf::inject {
 
@@ -46,7 +47,7 @@ class PowerSampler {
   void ReadAll(uint64_t now_ns, bool final);
   void Hand();  // passes the readings taken so far to the writer
 
-  Nvml nvml_;
+  std::unique_ptr<Nvml> nvml_;   // while the thread reads
   std::string visible_devices_;  // CUDA_VISIBLE_DEVICES, read at Start on the app's thread
   uint32_t pid_ = 0;
   uint64_t period_ns_ = 0;

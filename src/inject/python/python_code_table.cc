@@ -7,7 +7,7 @@
 #include <cstring>
 #include <new>
 
-#include "inject/python/python_objects.h"
+#include "cpython/python_objects.h"
 
 namespace gpuperf::inject {
 namespace {

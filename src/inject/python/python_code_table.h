@@ -40,9 +40,9 @@
 #include <mutex>
 #include <vector>
 
-#include "analyze/python_lines.h"
-#include "inject/python/python_objects.h"
-#include "inject/python/python_runtime.h"
+#include "cpython/python_lines.h"
+#include "cpython/python_objects.h"
+#include "cpython/python_runtime.h"
 #include "inject/python/python_walk.h"
 
 namespace gpuperf::inject {

@@ -21,7 +21,7 @@
 //   own cache of recent ids when it can, validated on every hit) and copies, the first
 //   time only, its qualified name, file name, first line and raw line table, so nothing
 //   points into Python's memory afterwards (python_code_table.h). The writer thread drains
-//   the copies (DrainNewPythonCodes); lines are resolved offline (analyze/python_lines.h).
+//   the copies (DrainNewPythonCodes); lines are resolved offline (cpython/python_lines.h).
 // - Merging with the native stack (done by the caller): innermost first, the frames up to
 //   and including the first one flagged kPyFrameEntry ran in the innermost native
 //   _PyEval_EvalFrameDefault frame, the frames up to the next flagged one in the next
@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analyze/python_lines.h"
+#include "cpython/python_lines.h"
 #include "inject/python/python_walk.h"
 
 namespace gpuperf::inject {

@@ -1,6 +1,6 @@
 #include "inject/python/python_walk.h"
 
-#include "inject/python/python_layout_tables.h"
+#include "cpython/python_layout_tables.h"
 
 namespace gpuperf::inject {
 namespace {
@@ -17,7 +17,7 @@ bool Aligned(uint64_t pointer) {
 // the checks that bound the walk cost a compare each. Whether a frame is incomplete (its
 // instruction before its code's _co_firsttraceable) would take a load from another cache
 // line of the code object and a branch; the reader decides it instead
-// (analyze/python_lines.h PythonFrameIsIncomplete) from the raw offset and owner recorded
+// (cpython/python_lines.h PythonFrameIsIncomplete) from the raw offset and owner recorded
 // here and the value the code table copies once per code object.
 template <PyFrameFlavor kFlavor, const PyLayout* kStatic>
 PyWalkResult Walk(const PyRuntimeView& rt, uint64_t frame, PyFrameSample* out, int max) {

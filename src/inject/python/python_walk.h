@@ -13,12 +13,12 @@
 // Incomplete frames (3.11+: CPython's _PyFrame_IsIncomplete, a frame whose instruction is
 // before its code's _co_firsttraceable and that is not a generator's) are recorded as any
 // other, with their raw offset and owner; the reader leaves them out
-// (analyze/python_lines.h PythonFrameIsIncomplete), as CPython's own tracebacks do.
+// (cpython/python_lines.h PythonFrameIsIncomplete), as CPython's own tracebacks do.
 #pragma once
 
 #include <cstdint>
 
-#include "inject/python/python_runtime.h"
+#include "cpython/python_runtime.h"
 
 namespace gpuperf::inject {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/python_lines.h"
+#include "cpython/python_lines.h"
 #include "inject/python/python_code_table.h"
 #include "python/fake_python.h"
 

@@ -37,7 +37,7 @@
 // frame further out is the interpreter's call machinery between Python frames (hidden by
 // every output, which replaces each eval frame by the Python frames it ran), the
 // interpreter's start-up, or, rarely, C code between two Python frames; the Python frames
-// left over go outermost (analyze/python_stacks.h), so the stack reads as before. On a
+// left over go outermost (analyze/symbols/python_stacks.h), so the stack reads as before. On a
 // PyTorch launch that is about half the native frames, each ~30 ns of table walk and
 // interning in a process whose own work evicts the caches between launches
 // (docs/performance.md). GPUPERF_NATIVE_STACKS=full (record --full-native-stacks) keeps them.
@@ -52,7 +52,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "analyze/python_code_record.h"
+#include "cpython/python_code_record.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stack_marker.h"
 #include "inject/log.h"
@@ -60,11 +60,11 @@
 #include "inject/stack/module_table.h"
 #include "inject/stack/stack_memo.h"
 #include "inject/stack/stack_table.h"
-#include "inject/stack/table_builder.h"
-#include "inject/stack/table_unwinder.h"
 #include "inject/stack/unwind_verify.h"
-#include "inject/stack/unwinder.h"
 #include "inject/stats.h"
+#include "unwind/table_builder.h"
+#include "unwind/table_unwinder.h"
+#include "unwind/unwinder.h"
 
 namespace gpuperf::inject {
 namespace {

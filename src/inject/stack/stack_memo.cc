@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "inject/stack/table_walk.h"
-#include "inject/stack/unwinder.h"
-#include "inject/stack/walk_dependencies.h"
+#include "unwind/table_walk.h"
+#include "unwind/unwinder.h"
+#include "unwind/walk_dependencies.h"
 
 namespace gpuperf::inject {
 namespace {

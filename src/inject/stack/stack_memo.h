@@ -32,7 +32,7 @@
 
 #include "gpuperf/records.h"
 #include "inject/stack/stack_table.h"
-#include "inject/stack/table_unwinder.h"
+#include "unwind/table_unwinder.h"
 
 namespace gpuperf::inject {
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "inject/stack/table_unwinder.h"
+#include "unwind/table_unwinder.h"
 
 namespace gpuperf::inject {
 namespace {

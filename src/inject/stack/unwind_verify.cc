@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "inject/log.h"
-#include "inject/stack/unwind_table.h"
+#include "unwind/unwind_table.h"
 
 namespace gpuperf::inject {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "inject/stack/table_unwinder.h"
+#include "unwind/table_unwinder.h"
 
 namespace gpuperf::inject {
 

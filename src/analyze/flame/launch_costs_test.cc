@@ -1,0 +1,74 @@
+#include "analyze/flame/launch_costs.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuperf {
+namespace {
+
+GpuActivity Kernel(uint32_t correlation_id, uint64_t start, uint64_t end, StackId stack = 1) {
+  GpuActivity a;
+  a.pid = 1;
+  a.correlation_id = correlation_id;
+  a.start_ns = start;
+  a.end_ns = end;
+  a.name = 3;
+  a.stack_id = stack;
+  a.join = stack ? LaunchJoin::kJoined : LaunchJoin::kNoLink;
+  a.launch_tid = stack ? 7 : 0;
+  return a;
+}
+
+ApiRecord Call(uint32_t correlation_id, uint64_t start, uint64_t end) {
+  ApiRecord api;
+  api.pid = 1;
+  api.tid = 7;
+  api.correlation_id = correlation_id;
+  api.start_ns = start;
+  api.end_ns = end;
+  return api;
+}
+
+TEST(LaunchCosts, ApiTimeJoinsWhicheverArrivesFirst) {
+  LaunchCostAggregator costs;
+  costs.AddApiCalls(std::vector<ApiRecord>{Call(1, 0, 300)});
+  costs.Add(Kernel(1, 1000, 1100));  // after its API record
+  costs.Add(Kernel(2, 2000, 2050));  // before it
+  costs.AddApiCalls(std::vector<ApiRecord>{Call(2, 500, 900), Call(3, 950, 990)});
+  const std::vector<LaunchCost> result = costs.Finish();
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].gpu_ns, 150u);
+  EXPECT_EQ(result[0].activities, 2u);
+  EXPECT_EQ(result[0].cpu_launch_ns, 700u) << "call 3 launched nothing here";
+}
+
+TEST(LaunchCosts, OneCallOfManyActivitiesCountsOnce) {
+  LaunchCostAggregator costs;
+  GpuActivity a = Kernel(9, 0, 10);
+  a.graph_id = 4;
+  costs.Add(a);
+  a.name = 5;  // another kernel of the same graph launch
+  costs.Add(a);
+  costs.AddApiCalls(std::vector<ApiRecord>{Call(9, 0, 40)});
+  uint64_t cpu = 0;
+  for (const LaunchCost& c : costs.Finish()) cpu += c.cpu_launch_ns;
+  EXPECT_EQ(cpu, 40u);
+}
+
+TEST(LaunchCosts, NestedIdFindsTheOutermostCallThroughItsLink) {
+  LaunchCostAggregator costs;
+  GpuActivity a = Kernel(12, 100, 200);  // the driver call's id; the record is the runtime's
+  a.launch_ns = 50;
+  costs.Add(a);
+  costs.AddApiCalls(std::vector<ApiRecord>{Call(11, 50, 80)});
+  GpuActivity unlinked = Kernel(13, 300, 400, 0);  // no link: nothing to find it by
+  unlinked.launch_ns = 50;
+  costs.Add(unlinked);
+  const std::vector<LaunchCost> result = costs.Finish();
+  ASSERT_EQ(result.size(), 2u);
+  for (const LaunchCost& c : result) {
+    EXPECT_EQ(c.cpu_launch_ns, c.site.join == LaunchJoin::kJoined ? 30u : 0u);
+  }
+}
+
+}  // namespace
+}  // namespace gpuperf
