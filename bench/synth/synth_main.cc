@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
           static_cast<uint32_t>(std::strtoul(value("--collectives-per-rank"), nullptr, 10));
     else if (arg == "--slow-rank")
       job.slow_rank = std::atoi(value("--slow-rank"));
+    else if (arg == "--first-pid")
+      job.first_pid = static_cast<uint32_t>(std::strtoul(value("--first-pid"), nullptr, 10));
     else if (arg == "--no-nccl-plugin")
       job.nccl_plugin = false;
     else {
@@ -56,7 +58,7 @@ int main(int argc, char** argv) {
                    "[--devices N] [--seed N] [--pid N] [--no-api]\n"
                    "       gpuperf_synth --job DIR [--ranks N (1024)] [--hosts N (128)] "
                    "[--kernels-per-rank N (200000)] [--collectives-per-rank N (2000)] "
-                   "[--slow-rank R] [--no-nccl-plugin] [--seed N]\n");
+                   "[--slow-rank R] [--first-pid P (100000)] [--no-nccl-plugin] [--seed N]\n");
       return arg == "-h" || arg == "--help" ? 0 : 2;
     }
   }

@@ -66,7 +66,7 @@ Status WriteRank(const std::string& path, const Plan& plan, uint32_t rank,
   GP_ASSIGN_OR_RETURN(std::unique_ptr<TraceWriter> writer, TraceWriter::Create(path));
   TraceWriter& w = *writer;
   const SyntheticJobOptions& o = plan.o;
-  const uint32_t pid = 100'000 + rank;  // unique: the analysis keys processes by pid
+  const uint32_t pid = o.first_pid + rank;  // unique: the analysis keys processes by pid
   const uint32_t tid = pid;
   const uint32_t host = plan.HostOf(rank);
   const int64_t offset = plan.ClockOffset(host);

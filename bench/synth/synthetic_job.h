@@ -26,7 +26,8 @@ struct SyntheticJobOptions {
   int64_t host_clock_step_ns = 1'370'000'000;  // host h's clock reads true time + h x this
   int64_t wall_error_ns = 400'000;             // NTP's error: up to this, differing per host
   bool nccl_plugin = true;
-  uint32_t threads = 0;  // files written at once; 0: one per core
+  uint32_t first_pid = 100'000;  // rank r's pid is first_pid + r
+  uint32_t threads = 0;          // files written at once; 0: one per core
   uint64_t seed = 1;
 };
 

@@ -1,6 +1,7 @@
 #include "analyze/ranks/rank_scan.h"
 
 #include <algorithm>
+#include <set>
 
 namespace gpuperf {
 
@@ -151,6 +152,18 @@ std::string RankList(const std::vector<int32_t>& ranks, size_t most) {
 }  // namespace
 
 void CheckRanks(RankScan& scan) {
+  // A process whose rank record was lost (its trace cut short) has no boot id; on a host
+  // whose other processes agree on one, it shares their clock.
+  std::map<std::string, std::set<std::string>> boots_of_host;
+  for (const auto& [pid, p] : scan.processes) {
+    if (!p.boot_id.empty() && !p.hostname.empty()) boots_of_host[p.hostname].insert(p.boot_id);
+  }
+  for (auto& [pid, p] : scan.processes) {
+    auto it = boots_of_host.find(p.hostname);
+    if (p.boot_id.empty() && it != boots_of_host.end() && it->second.size() == 1) {
+      p.boot_id = *it->second.begin();
+    }
+  }
   std::map<int32_t, std::vector<const ProcessIdentity*>> by_rank;
   int32_t world = -1;
   for (const auto& [pid, p] : scan.processes) {
@@ -176,7 +189,8 @@ void CheckRanks(RankScan& scan) {
   if (!missing.empty()) {
     scan.warnings.push_back(std::string(missing.size() == 1 ? "rank " : "ranks ") +
                             RankList(missing, 8) + " of the job's " + std::to_string(world) +
-                            " have no trace here: the job's tables are of the " +
+                            " have no trace here (or lost their rank record): the job's tables "
+                            "are of the " +
                             std::to_string(world - static_cast<int32_t>(missing.size())) +
                             " ranks that have one");
   }

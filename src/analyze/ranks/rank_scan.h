@@ -58,7 +58,8 @@ struct RankScan {
 };
 
 // Adds to `scan.warnings` what does not add up among its ranks: a rank claimed by two
-// processes, ranks of the job's world size without a trace. (RankScanSink::Finish runs it.)
+// processes, ranks of the job's world size without a trace. A process without a boot id (its
+// rank record lost) on a host of one boot id gets that one. (RankScanSink::Finish runs it.)
 void CheckRanks(RankScan& scan);
 
 // The record types the scan reads (for ReadTraceChunks).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include "analyze/flame/flamegraph.h"
@@ -99,6 +100,7 @@ RankScan MergeScans(std::vector<JobPart>& parts) {
 
 Result<JobPart> BuildJobPart(const std::string& path) {
   JobPart part;
+  part.name = path;
   GP_ASSIGN_OR_RETURN(part.scan, ScanRanks(path));
   GP_ASSIGN_OR_RETURN(JobRanks job, AnalyzeJobRanks(path, part.scan));
   part.partials = std::move(job.partials);
@@ -107,11 +109,14 @@ Result<JobPart> BuildJobPart(const std::string& path) {
   GP_ASSIGN_OR_RETURN(part.report,
                       BuildReport(path, ReportOptions(), scan, clocks, std::move(job.model)));
   ReadReport ignored;  // the report's reading said what it found
-  GP_ASSIGN_OR_RETURN(FlameGraph graph, BuildFlameGraphFromFile(path, {}, &ignored));
+  FlameGraphOptions options;
+  options.process_roots = true;
+  GP_ASSIGN_OR_RETURN(FlameGraph graph, BuildFlameGraphFromFile(path, options, &ignored));
   for (const FlameStack& s : graph.stacks) {
-    if (s.gpu_ns == 0 && s.count == 0) continue;
+    if ((s.gpu_ns == 0 && s.count == 0) || s.frames.empty()) continue;
     StackWeight w;
-    for (uint32_t f : s.frames) w.frames.push_back(graph.frames[f].name);
+    w.process = graph.frames[s.frames[0]].name;
+    for (size_t f = 1; f < s.frames.size(); ++f) w.frames.push_back(graph.frames[s.frames[f]].name);
     w.gpu_ns = s.gpu_ns;
     w.count = s.count;
     part.stacks.push_back(std::move(w));
@@ -119,8 +124,28 @@ Result<JobPart> BuildJobPart(const std::string& path) {
   return part;
 }
 
-MergedJob MergeJobParts(std::vector<JobPart> parts) {
+MergedJob MergeJobParts(std::vector<JobPart> given) {
   MergedJob out;
+  std::vector<JobPart> parts;
+  std::map<std::pair<uint32_t, std::string>, std::string> holder;  // (pid, boot id) -> part
+  for (JobPart& part : given) {
+    std::string repeated;
+    for (const auto& [pid, p] : part.scan.processes) {
+      auto it = holder.find({pid, p.boot_id});
+      if (it == holder.end()) {
+        repeated.clear();
+        break;
+      }
+      repeated = it->second;
+    }
+    if (!repeated.empty()) {
+      out.warnings.push_back(part.name + " holds the same processes as " + repeated + ": left out");
+      continue;
+    }
+    for (const auto& [pid, p] : part.scan.processes)
+      holder.try_emplace({pid, p.boot_id}, part.name);
+    parts.push_back(std::move(part));
+  }
   out.parts = parts.size();
   out.not_merged = {
       "kernel medians", "synchronization", "memory and leaks",  "GPU utilization and idle gaps",
@@ -163,6 +188,7 @@ MergedJob MergeJobParts(std::vector<JobPart> parts) {
   m.summary.origin_ns = first == UINT64_MAX ? 0 : first;
   m.summary.span_ns = first == UINT64_MAX ? 0 : last - first;
   std::map<std::vector<std::string>, StackWeight> stacks;
+  std::set<std::string> processes;  // with launch stacks
   for (size_t i = 0; i < parts.size(); ++i) {
     ReportModel& r = parts[i].report;
     ReportSummary& s = m.summary;
@@ -204,7 +230,13 @@ MergedJob MergeJobParts(std::vector<JobPart> parts) {
           AddStats(a.time, b.time);
           a.bytes += b.bytes;
         });
-    for (StackWeight& w : parts[i].stacks) {
+    for (StackWeight& w : parts[i].stacks) processes.insert(w.process);
+  }
+  // As the flame graph of all the traces draws them: under their process's frame when the
+  // job has several, the same paths of different processes apart.
+  for (JobPart& part : parts) {
+    for (StackWeight& w : part.stacks) {
+      if (processes.size() > 1) w.frames.insert(w.frames.begin(), w.process);
       StackWeight& into = stacks[w.frames];
       if (into.frames.empty()) into.frames = w.frames;
       into.gpu_ns += w.gpu_ns;

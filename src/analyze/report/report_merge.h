@@ -18,14 +18,17 @@
 
 namespace gpuperf {
 
-// One launch path of the flame graph (all processes, GPU time): frames root first.
+// One launch path of the flame graph (GPU time): frames root first, below the frame of its
+// process, which the flame graph of a job of several processes starts with.
 struct StackWeight {
+  std::string process;  // "[pid N] command"
   std::vector<std::string> frames;
   uint64_t gpu_ns = 0;
   uint64_t count = 0;  // GPU activities
 };
 
 struct JobPart {
+  std::string name;                   // where it came from (a summary's file name)
   ReportModel report;                 // the host's report, unfiltered
   RankScan scan;                      // its processes, clock anchors, communicators
   std::vector<RankPartial> partials;  // its part of the ranks analysis, times as recorded
@@ -45,6 +48,8 @@ struct MergedJob {
   size_t parts = 0;
 };
 
+// A part whose processes an earlier part holds already (the same summary given twice) is
+// left out with a warning.
 MergedJob MergeJobParts(std::vector<JobPart> parts);
 
 }  // namespace gpuperf
