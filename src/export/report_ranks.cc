@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "base/text_escape.h"
@@ -114,9 +115,13 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
       {"Overlap", 0},   {"Exposed", 0},     {"Overlap%", 0}, {"Last", 1},
       {"Delay med", 0}, {"Delay total", 2}, {"Delay max", 3}};
   for (const auto& [header, drop] : columns) t.AddColumn(header, Align::kRight, drop);
+  // A rank two processes claim (two runs' traces mixed) is told apart by pid.
+  std::map<int32_t, int> claims;
+  for (const RankRow& row : r.ranks) ++claims[row.rank];
   for (const RankRow& row : r.ranks) {
-    t.AddRow({row.rank >= 0 ? std::to_string(row.rank) : "pid " + std::to_string(row.pid),
-              row.hostname, Devices(row.devices), FormatDuration(row.compute_ns),
+    std::string who = row.rank >= 0 ? std::to_string(row.rank) : "pid " + std::to_string(row.pid);
+    if (row.rank >= 0 && claims[row.rank] > 1) who += " (pid " + std::to_string(row.pid) + ")";
+    t.AddRow({who, row.hostname, Devices(row.devices), FormatDuration(row.compute_ns),
               FormatDuration(row.comm_ns), FormatDuration(row.overlap_ns),
               FormatDuration(row.exposed_comm_ns()),
               row.comm_ns ? FormatPercent(row.overlap_fraction()) : "-",
