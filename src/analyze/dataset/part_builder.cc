@@ -115,6 +115,12 @@ uint32_t PartRowBuilder::Literal(std::string_view s) {
   return pool_.Intern(Utf8Text(s));
 }
 
+uint32_t PartRowBuilder::Fixed(std::string_view name) {
+  auto [it, inserted] = fixed_.try_emplace(name.data(), 0);
+  if (inserted) it->second = Literal(name);
+  return it->second;
+}
+
 const PartRowBuilder::KernelNames& PartRowBuilder::NamesOf(StringId kernel) {
   auto [it, inserted] = kernel_names_.try_emplace(kernel);
   if (inserted) {
@@ -170,7 +176,7 @@ Status PartRowBuilder::Flush(DatasetTable table) {
 
 void PartRowBuilder::LaunchColumns(RowAppender& row, const GpuActivity& a) {
   const bool linked = a.join != LaunchJoin::kNoLink;
-  row.Str(Literal(JoinName(a.join)))
+  row.Str(Fixed(JoinName(a.join)))
       .IntOrNull(a.join == LaunchJoin::kJoined,
                  a.join == LaunchJoin::kJoined ? StackIdOf(a.stack_id, a.launch_tid) : 0)
       .StrOrNull(linked, linked ? Text(a.launch_api) : 0)
@@ -222,9 +228,9 @@ void PartRowBuilder::KernelRow(const GpuActivity& a, const KernelRecord& k) {
 void PartRowBuilder::MemcpyRow(const GpuActivity& a, const MemcpyRecord& m) {
   RowAppender row = Row(T::kMemcpys, m.pid);
   GpuColumns(row, m)
-      .Str(Literal(EnumName(m.kind)))
-      .Str(Literal(EnumName(m.src_kind)))
-      .Str(Literal(EnumName(m.dst_kind)))
+      .Str(Fixed(EnumName(m.kind)))
+      .Str(Fixed(EnumName(m.src_kind)))
+      .Str(Fixed(EnumName(m.dst_kind)))
       .Int(I(m.bytes))
       .Int(m.src_device_id)
       .Int(m.dst_device_id)
@@ -235,7 +241,7 @@ void PartRowBuilder::MemcpyRow(const GpuActivity& a, const MemcpyRecord& m) {
 void PartRowBuilder::MemsetRow(const GpuActivity& a, const MemsetRecord& m) {
   RowAppender row = Row(T::kMemsets, m.pid);
   GpuColumns(row, m)
-      .Str(Literal(EnumName(m.memory_kind)))
+      .Str(Fixed(EnumName(m.memory_kind)))
       .Int(I(m.bytes))
       .Int(m.value)
       .Int(m.graph_id);
@@ -288,7 +294,7 @@ void PartRowBuilder::OnApi(std::span<const ApiRecord> records) {
   for (const ApiRecord& r : records) {
     Row(T::kApiCalls, r.pid)
         .Int(r.tid)
-        .Str(Literal(EnumName(r.domain)))
+        .Str(Fixed(EnumName(r.domain)))
         .Int(r.callback_id)
         .Str(Text(r.name))
         .Int(I(r.start_ns))
@@ -303,7 +309,7 @@ void PartRowBuilder::OnSync(std::span<const SyncRecord> records) {
   for (const SyncRecord& r : records) {
     Row(T::kSyncs, r.pid)
         .Int(r.tid)
-        .Str(Literal(EnumName(r.kind)))
+        .Str(Fixed(EnumName(r.kind)))
         .Int(r.context_id)
         .IntOrNull(r.stream_id != UINT32_MAX, r.stream_id)
         .Int(r.event_id)
@@ -317,8 +323,8 @@ void PartRowBuilder::OnSync(std::span<const SyncRecord> records) {
 void PartRowBuilder::OnMemory(std::span<const MemoryRecord> records) {
   for (const MemoryRecord& r : records) {
     Row(T::kAllocations, r.pid)
-        .Str(Literal(EnumName(r.op)))
-        .Str(Literal(EnumName(r.memory_kind)))
+        .Str(Fixed(EnumName(r.op)))
+        .Str(Fixed(EnumName(r.memory_kind)))
         .Int(I(r.address))
         .Int(I(r.bytes))
         .Int(r.device_id)
@@ -335,7 +341,7 @@ void PartRowBuilder::OnNvtx(std::span<const NvtxRecord> records) {
     const bool ended = r.end_ns != 0;
     Row(T::kNvtxRanges, r.pid)
         .Int(r.tid)
-        .Str(Literal(EnumName(r.kind)))
+        .Str(Fixed(EnumName(r.kind)))
         .Str(Text(r.name))
         .Str(Text(r.domain))
         .Int(I(r.start_ns))
@@ -364,7 +370,7 @@ void PartRowBuilder::OnOffCpu(std::span<const OffCpuRecord> records) {
         .Int(I(r.end_ns))
         .Int(I(r.blocked_ns))
         .Int(r.count)
-        .Str(Literal(EnumName(r.reason)))
+        .Str(Fixed(EnumName(r.reason)))
         .IntOrNull(r.stack_id != 0, r.stack_id != 0 ? StackIdOf(r.stack_id, r.tid) : 0);
   }
 }
@@ -376,7 +382,7 @@ void PartRowBuilder::OnPowerSample(std::span<const PowerSampleRecord> records) {
         .Int(I(r.timestamp_ns))
         .Int(r.power_mw)
         .IntOrNull(r.energy_mj != 0, I(r.energy_mj))
-        .Str(Literal(EnumName(r.source)));
+        .Str(Fixed(EnumName(r.source)));
   }
 }
 

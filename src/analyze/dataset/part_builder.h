@@ -17,14 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include "analyze/join/correlation.h"
 #include "analyze/dataset/dataset_schema.h"
 #include "analyze/dataset/dataset_sink.h"
 #include "analyze/dataset/table_batch.h"
-#include "base/demangle.h"
+#include "analyze/join/correlation.h"
 #include "analyze/join/launch_sink.h"
 #include "analyze/ranks/clock_alignment.h"
 #include "analyze/ranks/rank_scan.h"
+#include "base/demangle.h"
 
 namespace gpuperf {
 
@@ -88,6 +88,8 @@ class PartRowBuilder final : public LaunchSink {
   Status Flush(DatasetTable table);
   uint32_t Text(StringId id);            // a trace string, as valid UTF-8
   uint32_t Literal(std::string_view s);  // any other string
+  // A name of the program's own (an enum's, a join's): pooled once per row kind, not per row.
+  uint32_t Fixed(std::string_view name);
   const KernelNames& NamesOf(StringId kernel);
   int64_t StackIdOf(StackId stack, uint32_t tid);
   void LaunchColumns(RowAppender& row, const GpuActivity& a);
@@ -111,6 +113,7 @@ class PartRowBuilder final : public LaunchSink {
   std::vector<uint32_t> pool_of_string_;  // by StringId; 0: not pooled yet
   std::unordered_map<uint32_t, Who> who_;
   std::unordered_map<StringId, KernelNames> kernel_names_;
+  std::unordered_map<const char*, uint32_t> fixed_;  // by the name's address
   DemangleCache demangle_;
   std::array<TableBatch, kDatasetTableCount> batches_;
   std::array<uint64_t, kDatasetTableCount> rows_{};

@@ -1,5 +1,7 @@
 #include "analyze/dataset/table_batch.h"
 
+#include <algorithm>
+
 namespace gpuperf {
 
 uint32_t StringPool::Intern(std::string_view text) {
@@ -14,45 +16,22 @@ void TableBatch::Reset(const TableSpec& table, const StringPool& strings) {
   spec = &table;
   pool = &strings;
   columns.assign(table.columns.size(), ColumnData());
+  for (size_t c = 0; c < columns.size(); ++c) columns[c].nullable = table.columns[c].nullable;
   rows = 0;
+  capacity_ = 0;
 }
 
-void TableBatch::Clear() {
-  for (ColumnData& c : columns) {
-    c.ints.clear();
-    c.strings.clear();
-    c.present.clear();
+void TableBatch::Grow(size_t row) {
+  capacity_ = std::max<size_t>({row + 1, 2 * capacity_, 256});
+  for (size_t c = 0; c < columns.size(); ++c) {
+    ColumnData& column = columns[c];
+    if (spec->columns[c].type == ColumnType::kString) {
+      column.strings.resize(capacity_);
+    } else {
+      column.ints.resize(capacity_);
+    }
+    if (column.nullable) column.present.resize(capacity_);
   }
-  rows = 0;
-}
-
-ColumnData& RowAppender::Next() {
-  ColumnData& column = batch_.columns[column_];
-  if (batch_.spec->columns[column_].nullable) column.present.push_back(1);
-  ++column_;
-  return column;
-}
-
-RowAppender& RowAppender::Int(int64_t value) {
-  Next().ints.push_back(value);
-  return *this;
-}
-
-RowAppender& RowAppender::Str(uint32_t pool_id) {
-  Next().strings.push_back(pool_id);
-  return *this;
-}
-
-RowAppender& RowAppender::Null() {
-  ColumnData& column = batch_.columns[column_];
-  column.present.push_back(0);
-  if (batch_.spec->columns[column_].type == ColumnType::kString) {
-    column.strings.push_back(0);
-  } else {
-    column.ints.push_back(0);
-  }
-  ++column_;
-  return *this;
 }
 
 }  // namespace gpuperf

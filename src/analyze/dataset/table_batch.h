@@ -39,10 +39,14 @@ class StringPool {
   std::unordered_map<std::string, uint32_t> index_;
 };
 
+// A column of a batch. Its vectors are sized to the batch's capacity, not its rows: a row is
+// stored in place, without a vector growing a value at a time (a job writes hundreds of
+// millions of rows of thirty columns). Only the first TableBatch::rows entries count.
 struct ColumnData {
   std::vector<int64_t> ints;      // kInt64: one per row (0 where null)
   std::vector<uint32_t> strings;  // kString: pool ids, one per row (0 where null)
   std::vector<uint8_t> present;   // nullable columns: 1 per row with a value, 0 for null
+  bool nullable = false;
 };
 
 struct TableBatch {
@@ -52,25 +56,53 @@ struct TableBatch {
   size_t rows = 0;
 
   void Reset(const TableSpec& table, const StringPool& strings);
-  void Clear();
+  void Clear() { rows = 0; }
+  // Makes room for row `row` (doubling).
+  void Reserve(size_t row) {
+    if (row >= capacity_) Grow(row);
+  }
+
+ private:
+  void Grow(size_t row);
+  size_t capacity_ = 0;
 };
 
 // Appends one row to a batch, column after column in the spec's order.
 class RowAppender {
  public:
   // Counts the row at once: the caller fills every column before the next row begins.
-  explicit RowAppender(TableBatch& batch) : batch_(batch) { ++batch_.rows; }
+  explicit RowAppender(TableBatch& batch) : batch_(batch), row_(batch.rows++) {
+    batch_.Reserve(row_);
+  }
   RowAppender& operator=(const RowAppender&) = delete;
-  RowAppender& Int(int64_t value);
-  RowAppender& Str(uint32_t pool_id);
-  RowAppender& Null();
+  // Inline: a row of a kernel is thirty of these, and a job has hundreds of millions.
+  RowAppender& Int(int64_t value) {
+    Next().ints[row_] = value;
+    return *this;
+  }
+  RowAppender& Str(uint32_t pool_id) {
+    Next().strings[row_] = pool_id;
+    return *this;
+  }
+  RowAppender& Null() {
+    ColumnData& column = batch_.columns[column_++];
+    column.present[row_] = 0;
+    if (!column.ints.empty()) column.ints[row_] = 0;
+    if (!column.strings.empty()) column.strings[row_] = 0;
+    return *this;
+  }
   // A value, or null when `has` is false.
   RowAppender& IntOrNull(bool has, int64_t value) { return has ? Int(value) : Null(); }
   RowAppender& StrOrNull(bool has, uint32_t pool_id) { return has ? Str(pool_id) : Null(); }
 
  private:
-  ColumnData& Next();
+  ColumnData& Next() {
+    ColumnData& column = batch_.columns[column_++];
+    if (column.nullable) column.present[row_] = 1;
+    return column;
+  }
   TableBatch& batch_;
+  const size_t row_;
   size_t column_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "export/parquet/delta_binary.h"
 #include "export/parquet/parquet_file.h"
 #include "export/parquet/rle_hybrid.h"
 #include "export/parquet/thrift_compact.h"
@@ -90,6 +91,48 @@ TEST(RleHybrid, BitWidthCoversTheLargestValue) {
   EXPECT_EQ(BitWidth(2), 2u);
   EXPECT_EQ(BitWidth(255), 8u);
   EXPECT_EQ(BitWidth(256), 9u);
+}
+
+TEST(DeltaBinaryPacked, EncodingsMdExamples) {
+  // 1..5: header (block 128, 4 miniblocks, 5 values, first 1), min delta 1, widths all 0.
+  std::string out;
+  const int64_t rising[] = {1, 2, 3, 4, 5};
+  AppendDeltaBinaryPacked(rising, out);
+  EXPECT_EQ(Hex(out),
+            "8001040502"
+            "02"
+            "00000000");
+  // 7 5 3 1 2 3 4 5: deltas -2 -2 -2 1 1 1 1, min -2, so 0 0 0 3 3 3 3 at width 2: the
+  // first miniblock's 32 values in 8 bytes, the other three not written.
+  out.clear();
+  const int64_t dip[] = {7, 5, 3, 1, 2, 3, 4, 5};
+  AppendDeltaBinaryPacked(dip, out);
+  EXPECT_EQ(Hex(out),
+            "800104080e"
+            "03"
+            "02000000"
+            "c03f000000000000");
+}
+
+TEST(DeltaBinaryPacked, WideDifferencesWrapAroundAndSpanWords) {
+  // INT64_MIN after INT64_MAX: a difference of 1 modulo 2^64; then one of 2^63 - 1 back.
+  std::string out;
+  const int64_t values[] = {INT64_MAX, INT64_MIN, -1};
+  AppendDeltaBinaryPacked(values, out);
+  // min delta 1 (zigzag 2); deltas - min: 0, 2^63 - 2 -> width 63, 32 x 63 bits = 252 bytes.
+  EXPECT_EQ(Hex(out.substr(0, 14)),
+            "80010403feffffffffffffffff01"
+            "");
+  EXPECT_EQ(Hex(out.substr(14, 5)), "023f000000");
+  EXPECT_EQ(out.size(), 14u + 5u + 252u);
+  // The second value, 2^63 - 2, packed after the first's 63 zero bits.
+  const std::string body = out.substr(19);
+  uint64_t bits_63_to_126[2];
+  std::memcpy(bits_63_to_126, body.data(), 16);
+  const unsigned __int128 packed =
+      (static_cast<unsigned __int128>(bits_63_to_126[1]) << 64) | bits_63_to_126[0];
+  EXPECT_EQ(static_cast<uint64_t>(packed >> 63) & ((uint64_t{1} << 63) - 1),
+            (uint64_t{1} << 63) - 2);
 }
 
 TEST(ParquetFileWriter, FileIsFramedByMagicAndFooterLength) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 
+#include "export/parquet/delta_binary.h"
 #include "export/parquet/rle_hybrid.h"
 #include "export/parquet/thrift_compact.h"
 
@@ -15,7 +17,7 @@ namespace {
 // parquet.thrift's numbers.
 enum PhysicalType : int32_t { kInt64 = 2, kByteArray = 6 };
 enum Repetition : int32_t { kRequired = 0, kOptional = 1 };
-enum Encoding : int32_t { kPlain = 0, kRle = 3, kRleDictionary = 8 };
+enum Encoding : int32_t { kPlain = 0, kRle = 3, kDeltaBinaryPacked = 5, kRleDictionary = 8 };
 enum PageType : int32_t { kDataPage = 0, kDictionaryPage = 2 };
 constexpr int32_t kConvertedUtf8 = 0;
 constexpr int32_t kCodecZstd = 6;
@@ -37,7 +39,7 @@ void AppendLe64(int64_t v, std::string& out) {
 }
 
 // Definition levels of a nullable column: 1 bit each, length-prefixed (data page v1).
-void AppendLevels(const std::vector<uint8_t>& present, std::string& out) {
+void AppendLevels(std::span<const uint8_t> present, std::string& out) {
   std::vector<uint32_t> levels(present.begin(), present.end());
   std::string encoded;
   AppendRleHybrid(levels, 1, encoded);
@@ -49,7 +51,8 @@ void AppendLevels(const std::vector<uint8_t>& present, std::string& out) {
 
 struct ParquetFileWriter::ChunkMeta {
   bool dictionary = false;
-  int64_t start = 0;  // the chunk's first page
+  int32_t encoding = kPlain;  // of its data page, when not dictionary-encoded
+  int64_t start = 0;          // the chunk's first page
   int64_t data_offset = 0;
   int64_t uncompressed = 0, compressed = 0;  // page headers included
   int64_t values = 0, nulls = 0;
@@ -115,7 +118,7 @@ Status ParquetFileWriter::WritePage(const std::string& body, bool dictionary, in
   } else {
     header.BeginStruct(5);  // DataPageHeader
     header.I32(1, values);
-    header.I32(2, chunk.dictionary ? kRleDictionary : kPlain);
+    header.I32(2, chunk.dictionary ? kRleDictionary : chunk.encoding);
     header.I32(3, kRle);  // definition levels
     header.I32(4, kRle);  // repetition levels (none: the schema is flat)
   }
@@ -135,6 +138,7 @@ Status ParquetFileWriter::WriteRowGroup(const TableBatch& batch) {
   group.offset = static_cast<int64_t>(offset_);
   std::string body;
   std::vector<int32_t> dictionary_slot;  // pool id -> dictionary index (-1: not yet)
+  std::vector<int64_t> present_values;   // a nullable integer column's values that are not null
   for (size_t c = 0; c < spec_.columns.size(); ++c) {
     const ColumnSpec& column = spec_.columns[c];
     const ColumnData& data = batch.columns[c];
@@ -142,26 +146,48 @@ Status ParquetFileWriter::WriteRowGroup(const TableBatch& batch) {
     chunk.start = static_cast<int64_t>(offset_);
     chunk.values = group.rows;
     auto present = [&](size_t row) { return !column.nullable || data.present[row] != 0; };
-    for (size_t row = 0; row < batch.rows; ++row) chunk.nulls += present(row) ? 0 : 1;
+    if (column.nullable) {
+      for (size_t row = 0; row < batch.rows; ++row) chunk.nulls += present(row) ? 0 : 1;
+    }
     body.clear();
     if (column.type == ColumnType::kInt64) {
-      if (column.nullable) AppendLevels(data.present, body);
-      int64_t low = INT64_MAX, high = INT64_MIN;
-      for (size_t row = 0; row < batch.rows; ++row) {
-        if (!present(row)) continue;
-        const int64_t v = data.ints[row];
-        AppendLe64(v, body);
-        low = std::min(low, v);
-        high = std::max(high, v);
+      // A chunk of one value (the host, pid and rank of a file, a kernel's launch
+      // configuration) is a dictionary of one entry and a single run; any other is
+      // delta-encoded, which timestamps, ids and sizes shrink best under.
+      std::span<const int64_t> values = std::span(data.ints).first(batch.rows);
+      if (column.nullable) {
+        present_values.clear();
+        for (size_t row = 0; row < batch.rows; ++row) {
+          if (present(row)) present_values.push_back(data.ints[row]);
+        }
+        values = present_values;
       }
-      if (chunk.nulls < chunk.values) {
+      if (!values.empty()) {
+        const auto [low, high] = std::minmax_element(values.begin(), values.end());
         chunk.has_stats = true;
-        AppendLe64(low, chunk.min);
-        AppendLe64(high, chunk.max);
+        AppendLe64(*low, chunk.min);
+        AppendLe64(*high, chunk.max);
+      }
+      if (!values.empty() && chunk.min == chunk.max) {
+        chunk.dictionary = true;
+        AppendLe64(values[0], body);
+        GP_RETURN_IF_ERROR(WritePage(body, true, 1, chunk));
+        body.clear();
+        if (column.nullable) AppendLevels(std::span(data.present).first(batch.rows), body);
+        body.push_back(1);  // the indices' bit width
+        const uint32_t zero = 0;
+        AppendRleRun(zero, values.size(), 1, body);
+      } else {
+        if (column.nullable) AppendLevels(std::span(data.present).first(batch.rows), body);
+        if (!values.empty()) {  // nothing but nulls: levels alone
+          chunk.encoding = kDeltaBinaryPacked;
+          AppendDeltaBinaryPacked(values, body);
+        }
       }
       GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
     } else if (chunk.nulls == chunk.values) {
-      AppendLevels(data.present, body);  // nothing but nulls: no dictionary to speak of
+      AppendLevels(std::span(data.present).first(batch.rows),
+                   body);  // nothing but nulls: no dictionary to speak of
       GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
     } else {
       chunk.dictionary = true;
@@ -190,7 +216,7 @@ Status ParquetFileWriter::WriteRowGroup(const TableBatch& batch) {
       chunk.max = high;
       GP_RETURN_IF_ERROR(WritePage(body, true, static_cast<int32_t>(dictionary.size()), chunk));
       body.clear();
-      if (column.nullable) AppendLevels(data.present, body);
+      if (column.nullable) AppendLevels(std::span(data.present).first(batch.rows), body);
       const uint32_t width = BitWidth(dictionary.size() - 1);
       body.push_back(static_cast<char>(width));
       AppendRleHybrid(indexes, width, body);
@@ -243,6 +269,7 @@ Status ParquetFileWriter::Close() {
       meta.I32(1, column.type == ColumnType::kString ? kByteArray : kInt64);
       std::vector<int32_t> encodings = {kPlain, kRle};
       if (chunk.dictionary) encodings.push_back(kRleDictionary);
+      if (chunk.encoding != kPlain) encodings.push_back(chunk.encoding);
       meta.BeginList(2, ThriftType::kI32, encodings.size());
       for (int32_t e : encodings) meta.ListI32(e);
       meta.BeginList(3, ThriftType::kBinary, 1);

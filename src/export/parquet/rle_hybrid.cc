@@ -21,13 +21,6 @@ size_t RunLength(std::span<const uint32_t> values, size_t at) {
   return end - at;
 }
 
-void AppendRun(uint32_t value, size_t count, uint32_t bit_width, std::string& out) {
-  AppendVarint(uint64_t{count} << 1, out);
-  for (uint32_t byte = 0; byte < (bit_width + 7) / 8; ++byte) {
-    out.push_back(static_cast<char>((value >> (8 * byte)) & 0xFF));
-  }
-}
-
 // Values [begin, begin + 8 * groups), zeros past the end of `values`.
 void AppendPacked(std::span<const uint32_t> values, size_t begin, size_t groups, uint32_t bit_width,
                   std::string& out) {
@@ -49,6 +42,13 @@ void AppendPacked(std::span<const uint32_t> values, size_t begin, size_t groups,
 
 }  // namespace
 
+void AppendRleRun(uint32_t value, size_t count, uint32_t bit_width, std::string& out) {
+  AppendVarint(uint64_t{count} << 1, out);
+  for (uint32_t byte = 0; byte < (bit_width + 7) / 8; ++byte) {
+    out.push_back(static_cast<char>((value >> (8 * byte)) & 0xFF));
+  }
+}
+
 uint32_t BitWidth(uint64_t max_value) {
   uint32_t width = 1;
   while (width < 64 && (max_value >> width) != 0) ++width;
@@ -60,7 +60,7 @@ void AppendRleHybrid(std::span<const uint32_t> values, uint32_t bit_width, std::
   while (i < values.size()) {
     const size_t run = RunLength(values, i);
     if (run >= kMinRun) {
-      AppendRun(values[i], run, bit_width, out);
+      AppendRleRun(values[i], run, bit_width, out);
       i += run;
       continue;
     }

@@ -13,6 +13,8 @@ namespace gpuperf::parquet {
 uint32_t BitWidth(uint64_t max_value);
 
 // Appends the encoded `values` (each below 2^bit_width) to `out`, without a length prefix.
+// AppendRleRun: `count` times `value`, one run.
+void AppendRleRun(uint32_t value, size_t count, uint32_t bit_width, std::string& out);
 void AppendRleHybrid(std::span<const uint32_t> values, uint32_t bit_width, std::string& out);
 
 }  // namespace gpuperf::parquet
