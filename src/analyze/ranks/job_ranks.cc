@@ -6,7 +6,7 @@
 namespace gpuperf {
 namespace {
 
-JobRanks Finish(const RankScan& scan, std::vector<RankPartial> partials) {
+JobRanks FinishJob(const RankScan& scan, std::vector<RankPartial> partials) {
   JobRanks out;
   out.clocks = AlignRanks(scan, partials);
   out.model = FinishRanks(scan, out.clocks, partials, /*shift=*/true);
@@ -48,14 +48,14 @@ Result<JobRanks> AnalyzeJobRanks(const std::string& path, const RankScan& scan, 
       MergeRankPartial(merged.back(), std::move(p));
     }
   }
-  JobRanks out = Finish(scan, std::move(merged));
+  JobRanks out = FinishJob(scan, std::move(merged));
   out.files = std::move(files);
   out.files_of_pid = std::move(files_of_pid);
   return out;
 }
 
 JobRanks AnalyzeJobRanks(const Trace& trace, const RankScan& scan) {
-  return Finish(scan, RankPartials(trace, scan));
+  return FinishJob(scan, RankPartials(trace, scan));
 }
 
 Result<ClockAlignment> AlignTraceClocks(const std::string& path, const RankScan& scan) {
