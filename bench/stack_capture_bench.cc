@@ -75,7 +75,7 @@ void CaptureAndIntern(benchmark::State& state) {
 }
 
 // The frame-pointer walk over the same depth: what a launch pays for its stack once the
-// walk was checked against libunwind (src/inject/stack_capture.cc). The benchmark binary
+// walk was checked against libunwind (src/inject/stack/stack_capture.cc). The benchmark binary
 // has frame pointers only where its compiler kept them, so the walk may stop early; the
 // depth counter says how far it got.
 void FramePointers(benchmark::State& state) {

@@ -12,6 +12,11 @@ endfunction()
 gp_require_file(GP_ZSTD_A libzstd.a)
 add_library(gp_zstd_static INTERFACE)
 target_link_libraries(gp_zstd_static INTERFACE ${GP_ZSTD_A})
+# What the trace format links: the static archive, but libzstd.so in a binary that sets
+# GPUPERF_ZSTD_SHARED (a shared library: the archive is not position-independent code).
+add_library(gp_zstd INTERFACE)
+target_link_libraries(gp_zstd INTERFACE
+                      "$<IF:$<BOOL:$<TARGET_PROPERTY:GPUPERF_ZSTD_SHARED>>,zstd,${GP_ZSTD_A}>")
 
 # libdw (symbolization) and what it needs, statically.
 gp_require_file(GP_DW_A libdw.a)
@@ -19,6 +24,8 @@ gp_require_file(GP_ELF_A libelf.a)
 gp_require_file(GP_Z_A libz.a)
 gp_require_file(GP_LZMA_A liblzma.a)
 gp_require_file(GP_BZ2_A libbz2.a)
+add_library(gp_z_static INTERFACE)
+target_link_libraries(gp_z_static INTERFACE ${GP_Z_A})
 add_library(gp_dw_static INTERFACE)
 target_link_libraries(gp_dw_static INTERFACE ${GP_DW_A} ${GP_ELF_A} ${GP_ZSTD_A} ${GP_Z_A}
                                              ${GP_LZMA_A} ${GP_BZ2_A} ${CMAKE_DL_LIBS})

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make pkg-config libzstd-dev zstd libdw-dev libelf-dev zlib1g-dev liblzma-dev
+packages=(cmake g++ make ninja-build pkg-config libzstd-dev zstd libdw-dev libelf-dev zlib1g-dev liblzma-dev
           libbz2-dev libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev
           libbenchmark-dev libunwind8 clang-format clang libbpf-dev bpftool)
 if [[ "${1:-}" == "--test" ]]; then

@@ -23,8 +23,10 @@ fi
 build=${GPUPERF_BUILD_DIR:-build}
 # Unity batches, as the quick start builds (less than half the compiler time); developers'
 # own builds (without) keep the other configuration compiling.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPERF_BUILD_TESTS=ON \
-  -DGPUPERF_UNITY_BUILD=ON >/dev/null
+# Ninja where the build directory is new (one keeps the generator it was made with).
+generator=(); [[ -f $build/CMakeCache.txt ]] || generator=(-G Ninja)
+cmake "${generator[@]}" -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGPUPERF_BUILD_TESTS=ON -DGPUPERF_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 built=$SECONDS
 scripts/check-format.sh

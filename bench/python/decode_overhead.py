@@ -80,7 +80,7 @@ AB_LEVELS = [("full", 1), ("none", -1), ("native", 2), ("floor", 0), ("nostacks"
 # configuration the budget compares (no profiler, gpuperf, torch.profiler, with_stack).
 # nocallbacks, subscriber and activityapi tell where an idle CUPTI's cost lies: attached with no
 # callback enabled at all; detached but for a subscriber with none enabled; detached but for
-# the activity API's buffer callbacks (src/inject/bench_toggle.cc).
+# the activity API's buffer callbacks (src/inject/cupti/bench_toggle.cc).
 # synckind: the recording with CUPTI's SYNCHRONIZATION kind on as well, as before session 11
 # (its cost stays after it is switched off: follow it with detached).
 # idlecallbacks: the recording's kinds and callbacks, every callback returning at once (CUPTI's

@@ -33,6 +33,10 @@ int main(int argc, char** argv) {
       options.seed = std::strtoull(value("--seed"), nullptr, 10);
     else if (arg == "--pid")
       options.pid = std::atoi(value("--pid"));
+    else if (arg == "--rank")
+      options.rank = std::atoi(value("--rank"));
+    else if (arg == "--world-size")
+      options.world_size = std::atoi(value("--world-size"));
     else if (arg == "--no-api")
       options.api_records = false;
     else if (arg == "--job")
@@ -55,7 +59,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: gpuperf_synth -o FILE [--kernels N (10000000)] [--threads N] "
-                   "[--devices N] [--seed N] [--pid N] [--no-api]\n"
+                   "[--devices N] [--seed N] [--pid N] [--no-api] [--rank R --world-size N]\n"
                    "       gpuperf_synth --job DIR [--ranks N (1024)] [--hosts N (128)] "
                    "[--kernels-per-rank N (200000)] [--collectives-per-rank N (2000)] "
                    "[--slow-rank R] [--first-pid P (100000)] [--no-nccl-plugin] [--seed N]\n");

@@ -97,6 +97,19 @@ void WriteSynthetic(TraceWriter& writer, const SyntheticOptions& o) {
   process.gpuperf_version = writer.InternString("synthetic");
   process.start_ns = 1'000'000'000;
 
+  if (o.rank >= 0) {
+    RankRecord rank;
+    rank.pid = pid;
+    rank.rank = o.rank;
+    rank.local_rank = o.rank;
+    rank.world_size = o.world_size;
+    rank.local_world_size = o.world_size;
+    rank.node_rank = 0;
+    rank.launcher = writer.InternString("torchrun");
+    rank.job_id = writer.InternString("synthetic-job");
+    rank.boot_id = writer.InternString("00000000-0000-4000-8000-000000000000");
+    writer.Add(rank);
+  }
   for (uint32_t d = 0; d < o.devices; ++d) {
     DeviceRecord device;
     device.pid = pid;

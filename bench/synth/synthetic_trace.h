@@ -25,6 +25,9 @@ struct SyntheticOptions {
   uint64_t seed = 1;
   bool api_records = true;
   bool symbols = true;
+  // A rank of a distributed job (a RankRecord as torchrun would leave it); -1: no rank record.
+  int32_t rank = -1;
+  int32_t world_size = 1;
 };
 
 // Writes a synthetic process into `writer` (does not close it).

@@ -113,7 +113,8 @@ enum class StatSeverity : uint8_t {
     "CPU stacks cut at 127 user frames (outermost frames lost)")                                   \
   X(cpu_stacks_failed, 64, kWarning, "CPU stacks whose kernel or user part could not be read")     \
   X(off_cpu_untimed, 65, kDataLoss,                                                                \
-    "context switches not timed (no per-thread state, or a clock behind)")                         \
+    "off-CPU intervals not timed (no per-thread state, a clock behind, or a context switch the "   \
+    "scheduler's tracepoint did not bring)")                                                       \
   X(off_cpu_stack_reuse_wrong, 66, kWarning,                                                       \
     "off-CPU stack reuses found wrong when checked (1 in 256 is checked)")                         \
   X(cpu_processes_followed, 67, kInfo, "child processes the CPU profiler followed at fork")        \
@@ -220,7 +221,10 @@ enum class StatSeverity : uint8_t {
   X(kernel_times_from_hardware, 123, kInfo,                                                        \
     "kernel times taken by the GPU's Hardware Event System (record --hw-trace)")                   \
   X(hw_trace_unavailable, 124, kWarning,                                                           \
-    "record --hw-trace refused by CUPTI (needs Blackwell or newer): kernels timed the usual way")
+    "record --hw-trace refused by CUPTI (needs Blackwell or newer): kernels timed the usual way")  \
+  X(off_cpu_switches_repaired, 125, kInfo,                                                         \
+    "switches in that the scheduler's tracepoint did not bring, timed by the scheduler's record "  \
+    "of when the thread's turn on a CPU began")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +61,7 @@ struct ReadReport {
   struct BeingRecorded {
     std::string path;
     uint32_t pid = 0;
+    bool operator==(const BeingRecorded&) const = default;
   };
   std::vector<BeingRecorded> being_recorded;
   bool StillRecording(uint32_t pid) const {
@@ -67,7 +70,29 @@ struct ReadReport {
     }
     return false;
   }
+  bool operator==(const ReadReport&) const = default;
 };
+
+// How a trace is read.
+struct ReadOptions {
+  // Only the chunks of these types (record type numbers of records.h, or format chunk
+  // types) and the strings they name; empty: every chunk. Other chunks are skipped unread
+  // and unchecked.
+  std::span<const uint16_t> chunk_types;
+  // Threads that check, decompress and decode chunks, the calling thread included. 0: one
+  // per processor this process may run on, or GPUPERF_READ_THREADS when set. Whatever the
+  // number, the sink is called on the calling thread only, in file order, with the same
+  // records: every output is the same with 1 thread or 64.
+  unsigned threads = 0;
+  // Of a directory, only the files whose first process record has this pid (and those with
+  // none): one process of a run read without the others' files. Each process writes a
+  // file of its own, so nothing of the process is missed; what the other files hold,
+  // their damage included, is not read at all. Unset: every file.
+  std::optional<uint32_t> only_process;
+};
+
+// The reading threads ReadOptions{.threads = 0} stands for.
+unsigned DefaultReadThreads();
 
 // Reads FILE or every *.gpt file in DIR (sorted by name) into the sink. Of a directory, each
 // file and each process's trace is read once (format/trace_directory.h says which are left
@@ -81,8 +106,18 @@ Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report);
 Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_types,
                        RecordSink& sink, ReadReport* report);
 
+// ReadTrace and ReadTraceChunks with every option.
+Status ReadTraceWith(const std::string& path, const ReadOptions& options, RecordSink& sink,
+                     ReadReport* report);
+
+// How many records the whole chunks of FILE or DIR hold, by chunk type (record type numbers
+// of records.h, or format chunk types), as their headers say: a walk over the headers
+// alone, nothing decompressed, checked or decoded. What a read may meet, not what it
+// delivers (a damaged chunk still counts here).
+Result<std::map<uint16_t, uint64_t>> CountChunkRecords(const std::string& path);
+
 // Reads trace bytes already in memory (the fuzz target and tests use this).
 Status ReadTraceBytes(std::span<const uint8_t> bytes, std::string_view display_name,
-                      RecordSink& sink, ReadReport* report);
+                      RecordSink& sink, ReadReport* report, const ReadOptions& options = {});
 
 }  // namespace gpuperf

@@ -1,6 +1,7 @@
 #include "base/crc32c.h"
 
 #include <array>
+#include <cstring>
 
 namespace gpuperf {
 namespace {
@@ -27,7 +28,7 @@ constexpr Tables kTables;
 
 }  // namespace
 
-uint32_t Crc32c(uint32_t crc, const void* data, size_t size) {
+uint32_t Crc32cPortable(uint32_t crc, const void* data, size_t size) {
   const auto* p = static_cast<const uint8_t*>(data);
   crc = ~crc;
   while (size >= 4) {
@@ -40,6 +41,43 @@ uint32_t Crc32c(uint32_t crc, const void* data, size_t size) {
   }
   while (size--) crc = (crc >> 8) ^ kTables.t[0][(crc ^ *p++) & 0xff];
   return ~crc;
+}
+
+namespace {
+
+#if defined(__x86_64__)
+// SSE 4.2's crc32 instruction computes this very polynomial, 8 bytes at a time: about ten
+// times the tables' speed. The reader checks every chunk of a trace before decoding it, so
+// this is part of every offline command's time (and of the writer thread's).
+__attribute__((target("sse4.2"))) uint32_t Crc32cInstruction(uint32_t crc, const void* data,
+                                                             size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t state = ~crc;
+  while (size >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    state = __builtin_ia32_crc32di(state, word);
+    p += 8;
+    size -= 8;
+  }
+  auto narrow = static_cast<uint32_t>(state);
+  while (size--) narrow = __builtin_ia32_crc32qi(narrow, *p++);
+  return ~narrow;
+}
+
+bool HasCrc32Instruction() {
+  static const bool has = __builtin_cpu_supports("sse4.2");
+  return has;
+}
+#endif
+
+}  // namespace
+
+uint32_t Crc32c(uint32_t crc, const void* data, size_t size) {
+#if defined(__x86_64__)
+  if (HasCrc32Instruction()) return Crc32cInstruction(crc, data, size);
+#endif
+  return Crc32cPortable(crc, data, size);
 }
 
 }  // namespace gpuperf

@@ -132,6 +132,12 @@ void TextTable::Render(std::ostream& out, std::string_view indent) const {
   for (const auto& row : rows_) line(row);
 }
 
+std::string InnermostFrames(const std::vector<std::string>& stack, size_t n) {
+  std::string text;
+  for (size_t i = 0; i < stack.size() && i < n; ++i) text += (i ? " <- " : "") + stack[i];
+  return text.empty() ? "(no stack)" : text;
+}
+
 void WriteHeading(std::ostream& out, std::string_view title, std::string_view note) {
   out << '\n' << title;
   if (!note.empty()) out << "  (" << note << ")";

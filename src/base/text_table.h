@@ -68,6 +68,10 @@ void WriteNote(std::ostream& out, std::string_view text, std::string_view indent
 // when there is one.
 void WriteHeading(std::ostream& out, std::string_view title, std::string_view note = "");
 
+// The innermost `n` frames of a stack (innermost first) on one line, "a <- b <- c", or
+// "(no stack)" for an empty one.
+std::string InnermostFrames(const std::vector<std::string>& stack, size_t n);
+
 // The width a report written to `fd` should fit: 0 (no limit) unless `fd` is a terminal;
 // then $COLUMNS when set to a number, else the terminal's own width, else 80.
 size_t TerminalWidth(int fd);

@@ -10,10 +10,13 @@
 #include <memory>
 #include <optional>
 
+#include "analyze/flame/launch_profile.h"
+#include "analyze/timeline/timeline_read.h"
 #include "base/quantity.h"
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
+#include "cli/other_outputs.h"
 #include "cli/output_file.h"
 #include "cli/quantity_options.h"
 #include "export/gzip_stream.h"
@@ -104,8 +107,10 @@ Result<std::string> WritePprof(const std::string& trace, bool python_internals, 
                       GzipStream::Create(out, /*level=*/6));  // profiles are small
   PprofStats stats;
   ReadReport report;
-  Status status =
-      ExportPprofFile(trace, {.python_internals = python_internals}, *gzip, &stats, &report);
+  Result<LaunchProfile> profile = BuildLaunchProfile(trace, &report);
+  Status status = profile.ok()
+                      ? WritePprof(*profile, {.python_internals = python_internals}, *gzip, &stats)
+                      : profile.status();
   PrintReadWarnings(report);
   Status closed = gzip->Close();
   GP_RETURN_IF_ERROR(status);
@@ -186,7 +191,8 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
                  "or --max-kernels N\n",
                  FormatBytes(bytes).c_str(), FormatCount(drawn.kernels).c_str());
   };
-  Status status = ExportTimelineFile(trace, format, options, out, &stats, &report);
+  Status status =
+      DrawTimelineFile(trace, options, *MakeTimelineWriter(format, out), &stats, &report);
   PrintReadWarnings(report);
   if (status.ok() && !stats.window.empty()) {
     std::fprintf(stderr, "gpuperf: window %s\n", stats.window.c_str());
@@ -201,7 +207,7 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
 }
 
 // Writes the dataset of Parquet tables into the directory `output`.
-Status WriteParquet(const std::string& trace, const std::string& output) {
+Status WriteParquet(const std::string& trace, const std::string& output, FILE* summary_to) {
   GP_ASSIGN_OR_RETURN(std::unique_ptr<parquet::DatasetWriter> writer,
                       parquet::DatasetWriter::Create(output));
   ReadReport report;
@@ -214,15 +220,17 @@ Status WriteParquet(const std::string& trace, const std::string& output) {
   GP_RETURN_IF_ERROR(writer->Finish(*summary, trace));
   uint64_t rows = 0;
   for (uint64_t n : summary->rows) rows += n;
-  std::printf("wrote %s (Parquet dataset): %s, %s rows in %s tables of %zu trace file%s\n",
-              output.c_str(), FormatBytes(writer->bytes_written()).c_str(),
-              FormatCount(rows).c_str(), std::to_string(kDatasetTableCount).c_str(),
-              summary->parts.size(), summary->parts.size() == 1 ? "" : "s");
+  std::fprintf(summary_to,
+               "wrote %s (Parquet dataset): %s, %s rows in %s tables of %zu trace file%s\n",
+               output.c_str(), FormatBytes(writer->bytes_written()).c_str(),
+               FormatCount(rows).c_str(), std::to_string(kDatasetTableCount).c_str(),
+               summary->parts.size(), summary->parts.size() == 1 ? "" : "s");
   return Status::Ok();
 }
 
+// `summary_to`: where the line saying what was written goes (stdout, unless the output is).
 Status Run(const std::string& trace, const std::string& format_name, std::string output,
-           bool python_internals, const WindowArgs& window_args) {
+           bool python_internals, const WindowArgs& window_args, FILE* summary_to = stdout) {
   GP_ASSIGN_OR_RETURN(const ExportFormat format, ChooseFormat(format_name, output));
   if (format == ExportFormat::kParquet) {
     if (window_args.any()) {
@@ -234,7 +242,7 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
       return Error(StatusCode::kInvalidArgument,
                    "a Parquet dataset is a directory of files: give one with -o DIR");
     }
-    return WriteParquet(trace, output.empty() ? DefaultOutput(trace, format) : output);
+    return WriteParquet(trace, output.empty() ? DefaultOutput(trace, format) : output, summary_to);
   }
   if (format == ExportFormat::kPprof && window_args.any()) {
     return Error(StatusCode::kInvalidArgument,
@@ -264,10 +272,29 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
   // A name that does not show the format gets it spelled out.
   const std::string what =
       named_format ? file->name() : file->name() + " (" + FormatName(format) + ")";
-  std::fprintf(to_stdout ? stderr : stdout, "wrote %s: %s, %s\n", what.c_str(),
+  std::fprintf(to_stdout ? stderr : summary_to, "wrote %s: %s, %s\n", what.c_str(),
                FormatBytes(file->bytes_written()).c_str(), summary->c_str());
   return Status::Ok();
 }
+
+}  // namespace
+
+OutputKind KindOfOutput(const std::string& path) {
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension == ".svg" || extension == ".folded" || extension == ".collapsed") {
+    return OutputKind::kFlamegraph;
+  }
+  // A plain .json is the report's JSON; gzipped, a Chrome timeline.
+  if (FormatFromName(path) && (extension != ".json")) return OutputKind::kExport;
+  return OutputKind::kReport;
+}
+
+int WriteExportOutput(const std::string& trace, const std::string& output) {
+  const Status status = Run(trace, "", output, false, WindowArgs{}, stderr);
+  return status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, trace));
+}
+
+namespace {
 
 void RegisterExport(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(

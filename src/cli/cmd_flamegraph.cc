@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
+#include "cli/other_outputs.h"
 #include "cli/output_file.h"
 #include "cli/pid_check.h"
 #include "cli/quantity_options.h"
@@ -183,6 +184,17 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   }
   return kExitOk;
 }
+
+}  // namespace
+
+int WriteFlamegraphOutput(const std::string& trace, const std::string& output) {
+  FlamegraphArgs args;
+  args.trace = trace;
+  args.output = output;
+  return RunFlamegraph(args);
+}
+
+namespace {
 
 void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(

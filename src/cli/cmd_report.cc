@@ -1,22 +1,25 @@
 // gpuperf report: kernels, CUDA API calls, copies, synchronization, memory, GPU
 // utilization, NVTX ranges and the profiler's own cost, from a recorded trace.
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "analyze/insights/insights_section.h"
-#include "analyze/report/report_merge.h"
+#include "analyze/job/report_merge.h"
 #include "analyze/report/report_model.h"
+#include "base/json_output.h"
 #include "base/quantity.h"
 #include "base/text_table.h"
 #include "cli/command.h"
 #include "cli/json_input.h"
+#include "cli/other_outputs.h"
 #include "cli/output_file.h"
 #include "cli/pid_check.h"
 #include "cli/quantity_options.h"
 #include "cli/report_split.h"
-#include "export/json_output.h"
 #include "export/report_export.h"
 #include "export/report_summary.h"
+#include "format/shared_read.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -39,7 +42,8 @@ struct ReportArgs {
   bool python_internals = false;
   std::string split = "none";
   bool insights = false;
-  std::string output;
+  std::string output;                // the report's file; empty: stdout
+  std::vector<std::string> outputs;  // every -o: the report's and other commands' outputs
 };
 
 Result<ReportSort> ParseSort(const std::string& text) {
@@ -191,6 +195,47 @@ int RunReport(const ReportArgs& a) {
   return status.ok() ? kExitOk : ReportError(status);
 }
 
+// `report -o report.txt -o flame.svg -o timeline.perfetto-trace`: the report and other
+// commands' outputs, each written as its own command writes it, all from one read of the
+// trace (format/shared_read.h). The report goes to stdout when no -o names a report file.
+int RunReportAndOtherOutputs(ReportArgs a) {
+  std::vector<std::string> others;
+  a.output.clear();
+  for (const std::string& output : a.outputs) {
+    if (KindOfOutput(output) != OutputKind::kReport) {
+      others.push_back(output);
+    } else if (a.output.empty()) {
+      a.output = output;
+    } else {
+      return ReportError(Error(StatusCode::kInvalidArgument,
+                               "two report outputs (" + a.output + ", " + output +
+                                   "): -o names one report file, and the flame graph, "
+                                   "timeline or profile files to write beside it"));
+    }
+  }
+  std::vector<int> exit_codes(1 + others.size(), kExitOk);
+  std::vector<std::function<Status()>> tasks;
+  tasks.push_back([&] {
+    exit_codes[0] = RunReport(a);
+    return Status::Ok();
+  });
+  for (size_t i = 0; i < others.size(); ++i) {
+    tasks.push_back([&, i] {
+      QuietReadWarnings quiet;  // the report's read says them
+      const std::string& output = others[i];
+      exit_codes[i + 1] = KindOfOutput(output) == OutputKind::kFlamegraph
+                              ? WriteFlamegraphOutput(a.path, output)
+                              : WriteExportOutput(a.path, output);
+      return Status::Ok();
+    });
+  }
+  RunSharingReads(tasks);
+  for (int code : exit_codes) {
+    if (code != kExitOk) return code;
+  }
+  return kExitOk;
+}
+
 void RegisterReport(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "report",
@@ -203,7 +248,13 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("-f,--format", a->format, "Output format: text (default), json or csv");
   cmd->add_flag("--json", a->json, "Same as --format json (the input of `gpuperf diff`)");
-  cmd->add_option("-o,--output", a->output, "Write to this file instead of stdout");
+  cmd->add_option("-o,--output", a->outputs,
+                  "Write to this file instead of stdout. Given again, the other files are "
+                  "written from the same read of the trace, as their commands write them: "
+                  ".svg, .folded, .collapsed (flamegraph), .perfetto-trace, .pftrace, .pb, "
+                  ".json.gz (export: timeline), .pb.gz, .pprof (export: pprof); any other "
+                  "name is the report's (e.g. -o report.txt -o flame.svg -o "
+                  "timeline.perfetto-trace)");
   std::string section_help = "Comma-separated sections to show (default: all): ";
   for (std::string_view s : kReportSections) section_help += std::string(s) + " ";
   cmd->add_option("-s,--sections", a->sections, section_help);
@@ -260,7 +311,9 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       "bytes.\nThe JSON schema is documented in docs/report.md. Data loss recorded in the "
       "trace is always shown.\nExample: gpuperf report out/ --sections kernels,memcpy --top 10\n"
       "         gpuperf report out/ --insights --sections insights   # only the findings\n"
-      "         gpuperf report out/ --json -o base.json   # a baseline for gpuperf diff");
+      "         gpuperf report out/ --json -o base.json   # a baseline for gpuperf diff\n"
+      "         gpuperf report out/ -o report.txt -o flame.svg -o timeline.perfetto-trace\n"
+      "                                  # three outputs, one read of the trace");
   cmd->add_flag("--summary", a->summary,
                 "Write this host's summary of its part of a job (JSON: the report and what a "
                 "merge needs); `gpuperf report a.json b.json ...` merges the hosts' summaries "
@@ -269,6 +322,14 @@ void RegisterReport(CLI::App& app, int* exit_code) {
     a->path = a->paths.front();
     a->has_from = from->count() > 0;
     a->has_to = to->count() > 0;
+    const bool others = std::any_of(a->outputs.begin(), a->outputs.end(), [](const auto& o) {
+      return KindOfOutput(o) != OutputKind::kReport;
+    });
+    if (others || a->outputs.size() > 1) {
+      *exit_code = RunReportAndOtherOutputs(*a);
+      return;
+    }
+    a->output = a->outputs.empty() ? std::string() : a->outputs.front();
     *exit_code = RunReport(*a);
   });
 }

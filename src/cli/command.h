@@ -52,4 +52,17 @@ inline constexpr int kExitBadInput = 3;  // the input is not a trace, or cannot 
 // Prints the reader's warnings (damage, truncation) to stderr, one line each.
 void PrintReadWarnings(const ReadReport& report);
 
+// While one lives, PrintReadWarnings prints nothing on its thread: the other outputs of
+// `report -o` are read in the report's pass, whose warnings the report prints.
+class QuietReadWarnings {
+ public:
+  QuietReadWarnings();
+  ~QuietReadWarnings();
+  QuietReadWarnings(const QuietReadWarnings&) = delete;
+  QuietReadWarnings& operator=(const QuietReadWarnings&) = delete;
+
+ private:
+  bool was_quiet_;
+};
+
 }  // namespace gpuperf::cli

@@ -39,8 +39,21 @@ void PrintWarning(std::string_view text) {
   std::fprintf(stderr, "gpuperf: warning: %s\n", DisplayText(text).c_str());
 }
 
+namespace {
+thread_local bool quiet_read_warnings = false;
+}  // namespace
+
 void PrintReadWarnings(const ReadReport& report) {
+  if (quiet_read_warnings) return;
   for (const std::string& warning : report.warnings) PrintWarning(warning);
+}
+
+QuietReadWarnings::QuietReadWarnings() : was_quiet_(quiet_read_warnings) {
+  quiet_read_warnings = true;
+}
+
+QuietReadWarnings::~QuietReadWarnings() {
+  quiet_read_warnings = was_quiet_;
 }
 
 namespace {

@@ -6,9 +6,9 @@
 #include "analyze/ranks/job_ranks.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_analysis.h"
+#include "base/json_output.h"
 #include "base/text_escape.h"
 #include "cli/command.h"
-#include "export/json_output.h"
 #include "export/report_json.h"
 #include "export/report_ranks.h"
 #include "format/trace_files.h"
@@ -51,8 +51,12 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
     GP_ASSIGN_OR_RETURN(JobRanks job, AnalyzeJobRanks(request.path, *scan));
     clocks = std::make_shared<const ClockAlignment>(std::move(job.clocks));
     files_of_pid = std::move(job.files_of_pid);
-    GP_ASSIGN_OR_RETURN(whole, BuildReport(request.path, request.options, scan, clocks,
-                                           std::nullopt, report::kInsightsSection));
+    // Of the whole run, only its ranks, energy and loss sections: its other sections would
+    // hold every rank's calls at once.
+    ReportOptions whole_options = request.options;
+    whole_options.only_sections = {"ranks", "energy", "loss"};
+    GP_ASSIGN_OR_RETURN(whole, BuildReport(request.path, whole_options, scan, clocks, std::nullopt,
+                                           report::kInsightsSection));
   } else {
     // The files that hold each process's records.
     std::vector<std::vector<uint32_t>> pids(files.size());
@@ -70,10 +74,15 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
   // process whose records more than one file holds, from the whole directory.
   const std::vector<const ProcessIdentity*> processes = scan->InRankOrder();
   std::vector<Result<ReportModel>> models(processes.size(), ReportModel());
+  const unsigned read_threads = ReadThreadsPerFile(processes.size());
   ForEachIndex(processes.size(), 0, [&](size_t i) {
     ReportOptions options = request.options;
     options.pid = processes[i]->pid;
     options.part_of_job = true;
+    // Of the directory, only this process's files (ReadOptions::only_process); the ranks
+    // share the cores.
+    options.read_only_files_of_pid = true;
+    options.read_threads = read_threads;
     auto in = files_of_pid.find(processes[i]->pid);
     const std::string& path =
         in != files_of_pid.end() && in->second.size() == 1 ? files[in->second[0]] : request.path;

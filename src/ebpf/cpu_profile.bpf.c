@@ -78,6 +78,7 @@ struct {
 #define GP_STACKLESS_SLOT GP_STACK_SLOTS /* preemptions whose stacks were not walked */
 #define GP_NO_SLOT 0xff
 #define GP_CHECK_EVERY 256
+#define GP_SEEN_IN (1ull << 63) /* thread_state.arrivals: counted at a switch in */
 struct stack_slot {
   __u64 hash;     /* of the stacks */
   __u64 stack_id; /* 0: slot unused */
@@ -93,11 +94,15 @@ struct stack_slot {
  * interval joins its run. Times are in the switch clock (switch_clock()). */
 struct thread_state {
   __u64 out_ns; /* when it switched out; 0 while it runs or when not timed */
-  __u32 out_slot;
-  __u32 out_reason;
-  __u32 next_slot; /* the slot new stacks take */
-  __u32 reuses;
+  __u16 out_slot;
+  __u16 out_reason;
+  __u16 next_slot; /* the slot new stacks take */
+  __u16 reuses;    /* wraps at a multiple of GP_CHECK_EVERY */
   __u64 keys[GP_STACK_SLOTS]; /* reuse_key_of() of each slot's walked stacks; 0: none */
+  /* The scheduler's count of the thread's turns on a CPU (sched_info.pcount) at its last
+   * switch out, or, with GP_SEEN_IN, at its last switch in: how switches the tracepoint did
+   * not bring are found (switch_out, switch_in). */
+  __u64 arrivals;
   struct stack_slot slots[GP_STACK_SLOTS + 1];
 };
 
@@ -655,20 +660,6 @@ static __always_inline __u32 slot_of(void* ctx, struct task_struct* task, struct
   return walked;
 }
 
-static __always_inline void switch_out(void* ctx, bool preempt, struct task_struct* prev,
-                                       __u64 now) {
-  struct thread_state* s =
-      bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!s) {
-    count(GP_COUNT_THREAD_STATE_FAILED);
-    return;
-  }
-  __u32 slot = slot_of(ctx, prev, s, now, preempt);
-  s->out_slot = slot;
-  s->out_reason = off_cpu_reason(preempt, prev);
-  s->out_ns = slot <= GP_STACKLESS_SLOT ? now : 0;
-}
-
 /* Joins the interval [start, now) to the slot's pending run, or sends that run and starts
  * another. `fresh`: as for clock_offset. */
 static __always_inline void add_interval(struct task_struct* task, struct stack_slot* slot,
@@ -688,9 +679,79 @@ static __always_inline void add_interval(struct task_struct* task, struct stack_
   slot->run_count = 1;
 }
 
+/* How many turns on a CPU the scheduler counted for `task`; 0 where it keeps none. */
+static __always_inline __u64 arrivals_of(struct task_struct* task) {
+  if (!bpf_core_field_exists(task->sched_info.pcount)) return 0;
+  return task->sched_info.pcount;
+}
+
+/* When the present turn on a CPU of `task` (a task on this CPU) began, by the scheduler's own
+ * record, in the switch clock; 0: unknown. `now`: the switch clock, just read. */
+static __always_inline __u64 last_arrival_of(struct task_struct* task, __u64 now) {
+  if (!bpf_core_field_exists(task->sched_info.last_arrival) ||
+      !bpf_core_field_exists(struct rq, clock)) {
+    return 0;
+  }
+  const __u64 arrival = task->sched_info.last_arrival; /* in the run queue's clock */
+  if (arrival == 0 || rq_clock_used()) return arrival;
+  return arrival + (now - task->se.cfs_rq->rq->clock); /* CLOCK_MONOTONIC less rq clock */
+}
+
+/* The tracepoint did not bring the switch in that ended the interval begun at out_ns (seen
+ * while another program attached to sched_switch or detached: ~1 run in 10 of a test with
+ * 24 waits lost one). Where the thread had one turn on a CPU since (`turns`, by the
+ * scheduler's count), the scheduler noted when it began, which ends the interval. */
+static __always_inline bool time_missed_switch_in(struct task_struct* task,
+                                                  struct thread_state* s, __u64 turns,
+                                                  __u64 now) {
+  const __u64 start = s->out_ns;
+  const __u32 i = s->out_slot;
+  s->out_ns = 0;
+  const __u64 end = turns == 1 ? last_arrival_of(task, now) : 0;
+  if (i > GP_STACKLESS_SLOT || end <= start || end > now) {
+    count(GP_COUNT_SWITCHES_MISSED);
+    return false;
+  }
+  add_interval(task, &s->slots[i], start, end, s->out_reason, true);
+  count(GP_COUNT_SWITCH_INS_REPAIRED);
+  return true;
+}
+
+static __always_inline void switch_out(void* ctx, bool preempt, struct task_struct* prev,
+                                       __u64 now) {
+  struct thread_state* s =
+      bpf_task_storage_get(&threads, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!s) {
+    count(GP_COUNT_THREAD_STATE_FAILED);
+    return;
+  }
+  const __u64 arrivals = arrivals_of(prev); /* this turn counted */
+  if (s->out_ns != 0) time_missed_switch_in(prev, s, arrivals - s->arrivals, now); /* it ran */
+  s->arrivals = arrivals;
+  __u32 slot = slot_of(ctx, prev, s, now, preempt);
+  s->out_slot = slot;
+  s->out_reason = off_cpu_reason(preempt, prev);
+  s->out_ns = slot <= GP_STACKLESS_SLOT ? now : 0;
+}
+
 static __always_inline void switch_in(struct task_struct* next, __u64 now) {
   struct thread_state* s = bpf_task_storage_get(&threads, next, 0, 0);
-  if (!s || s->out_ns == 0) return;
+  if (!s) return;
+  const __u64 arrivals = arrivals_of(next); /* this turn is not counted yet */
+  const __u64 seen = s->arrivals;
+  s->arrivals = arrivals | GP_SEEN_IN;
+  if (s->out_ns == 0) {
+    /* Switched in last time, and in again: the switch out between was not brought. An
+     * exiting thread's switches out are left untimed on purpose (timed_out). */
+    if ((seen & GP_SEEN_IN) && !(next->flags & GP_PF_EXITING)) count(GP_COUNT_SWITCHES_MISSED);
+    return;
+  }
+  if (arrivals != seen) {
+    /* Turns on a CPU since the switch out that the tracepoint did not bring: where there
+     * was one, its beginning ends the interval; the time off CPU after it is lost. */
+    if (time_missed_switch_in(next, s, arrivals - seen, now)) count(GP_COUNT_SWITCHES_MISSED);
+    return;
+  }
   __u64 start = s->out_ns;
   s->out_ns = 0;
   __u32 i = s->out_slot;

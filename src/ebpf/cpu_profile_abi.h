@@ -211,7 +211,11 @@ enum gp_counter {
   GP_COUNT_PY_FAILED = 14,            /* ... that failed at a read */
   GP_COUNT_PY_TRUNCATED = 15,         /* ... that went past GP_MAX_PY_FRAMES */
   GP_COUNT_STACK_COPY_FAILED = 16,    /* on-CPU samples whose user stack could not be copied */
-  GP_COUNTERS = 17,
+  /* Context switches the sched_switch tracepoint did not bring (seen while another program
+   * attached to it or detached): */
+  GP_COUNT_SWITCH_INS_REPAIRED = 17, /* switches in timed by the scheduler's own record */
+  GP_COUNT_SWITCHES_MISSED = 18,     /* off-CPU intervals lost or cut short by one */
+  GP_COUNTERS = 19,
 };
 
 #endif /* GPUPERF_EBPF_CPU_PROFILE_ABI_H_ */

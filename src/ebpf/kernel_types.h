@@ -35,12 +35,20 @@ struct sched_entity {
   struct cfs_rq* cfs_rq;
 } __attribute__((preserve_access_index));
 
+/* What the scheduler itself keeps of a thread's turns on a CPU (CONFIG_SCHED_INFO): how many
+ * it had and when the last one began, in the clock of the run queue it began on. */
+struct sched_info {
+  unsigned long pcount;
+  unsigned long long last_arrival;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
   int pid;
   int tgid;
   unsigned int __state; /* 5.14 and later */
   unsigned int flags;
   struct sched_entity se;
+  struct sched_info sched_info;
 } __attribute__((preserve_access_index));
 
 /* The context of an iter/task program: one task (thread) of the machine per run. */

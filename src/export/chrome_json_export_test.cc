@@ -6,9 +6,10 @@
 #include <set>
 #include <sstream>
 
+#include "analyze/timeline/timeline_read.h"
+#include "base/json_output.h"
 #include "base/text_escape.h"
 #include "export/chrome_json_writer.h"
-#include "export/json_output.h"
 #include "export/timeline_export.h"
 #include "gpuperf/trace_writer.h"
 #include "support/golden.h"
@@ -23,7 +24,7 @@ using testing::MakeTimelineTrace;
 
 std::string Export(const Trace& trace, TimelineStats* stats = nullptr) {
   std::ostringstream out;
-  Status status = ExportChromeJson(trace, TimelineOptions{}, out, stats);
+  Status status = DrawTimeline(trace, TimelineOptions{}, *MakeChromeJsonWriter(out), stats);
   EXPECT_TRUE(status.ok()) << status.message();
   return out.str();
 }
@@ -267,7 +268,8 @@ void WriteTimelineTrace(const std::string& path, uint32_t records_per_chunk) {
 
 std::string ExportFile(const std::string& path) {
   std::ostringstream out;
-  Status status = ExportTimelineFile(path, TimelineFormat::kChromeJson, TimelineOptions{}, out);
+  Status status = DrawTimelineFile(path, TimelineOptions{},
+                                   *MakeTimelineWriter(TimelineFormat::kChromeJson, out));
   EXPECT_TRUE(status.ok()) << status.message();
   return out.str();
 }

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "export/json_output.h"
+#include "base/json_output.h"
 
 namespace gpuperf {
 namespace {

@@ -5,7 +5,7 @@
 // pairs (`s` on the launch call, `f` with "bp":"e" on the GPU work). Timestamps are
 // microseconds printed from integer nanoseconds with exactly three decimals, so no
 // floating-point rounding moves an event. Every string is written by AppendJsonString
-// (export/json_output.h), so any kernel or NVTX name yields valid JSON. GPUs appear as
+// (base/json_output.h), so any kernel or NVTX name yields valid JSON. GPUs appear as
 // their own processes (pid kGpuPidBase + n, above any Linux pid).
 // Launch stacks go to the "stackFrames" table, referenced by "sf".
 #pragma once

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/timeline/timeline_read.h"
 #include "base/text_escape.h"
 #include "export/timeline_export.h"
 #include "support/golden.h"
@@ -268,7 +269,9 @@ class PerfettoExport : public ::testing::Test {
  protected:
   void SetUp() override {
     std::ostringstream out;
-    ASSERT_TRUE(ExportPerfetto(MakeTimelineTrace(), TimelineOptions{}, out, &stats_).ok());
+    ASSERT_TRUE(
+        DrawTimeline(MakeTimelineTrace(), TimelineOptions{}, *MakePerfettoWriter(out), &stats_)
+            .ok());
     bytes_ = out.str();
     text_ = Decode(testing::UnpackPerfettoTrace(bytes_));
     root_ = ParseTextFormat(text_);
@@ -474,9 +477,9 @@ TEST_F(PerfettoExport, GpuCountersForMemoryAndBusyTime) {
 
 TEST_F(PerfettoExport, BundlesHoldTheSamePackets) {
   std::ostringstream plain;
-  ASSERT_TRUE(
-      ExportPerfetto(MakeTimelineTrace(), TimelineOptions{}, plain, nullptr, {.compress = false})
-          .ok());
+  ASSERT_TRUE(DrawTimeline(MakeTimelineTrace(), TimelineOptions{},
+                           *MakePerfettoWriter(plain, {.compress = false}))
+                  .ok());
   EXPECT_NE(bytes_, plain.str()) << "the default output is compressed";
   EXPECT_EQ(testing::UnpackPerfettoTrace(bytes_), plain.str());
 }

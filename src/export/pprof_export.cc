@@ -1,16 +1,10 @@
 #include "export/pprof_export.h"
 
 #include <algorithm>
-#include <functional>
-#include <limits>
 #include <map>
 #include <string_view>
 #include <vector>
 
-#include "analyze/flame/launch_costs.h"
-#include "analyze/join/correlation.h"
-#include "analyze/join/data_loss.h"
-#include "analyze/join/launch_sink.h"
 #include "analyze/symbols/symbol_table.h"
 #include "base/demangle.h"
 #include "export/pprof_profile.h"
@@ -22,38 +16,9 @@ namespace {
 using Line = PprofProfileBuilder::Line;
 using Label = PprofProfileBuilder::Label;
 
-// What the export keeps beyond the launch sink: the API calls' durations (through the
-// aggregator), the clock pairs and the time span of the work.
-class PprofSink final : public LaunchSink {
- public:
-  PprofSink(Correlator& correlator, LaunchCostAggregator& costs)
-      : LaunchSink(correlator), costs_(costs) {}
-
-  void OnApi(std::span<const ApiRecord> records) override { costs_.AddApiCalls(records); }
-  void OnClock(std::span<const ClockRecord> records) override {
-    clocks.insert(clocks.end(), records.begin(), records.end());
-  }
-
-  std::vector<ClockRecord> clocks;
-
- private:
-  LaunchCostAggregator& costs_;
-};
-
-// The time span of the recording: processes and GPU work, CLOCK_MONOTONIC.
-struct Span {
-  uint64_t first = std::numeric_limits<uint64_t>::max();
-  uint64_t last = 0;
-  void Add(uint64_t start, uint64_t end) {
-    if (start != 0) first = std::min(first, start);
-    last = std::max(last, end);
-  }
-  bool empty() const { return last == 0 || first > last; }
-};
-
 class ProfileWriter {
  public:
-  ProfileWriter(const PprofSink& names, const PprofOptions& options)
+  ProfileWriter(const StackNames& names, const PprofOptions& options)
       : names_(names), symbols_(names.strings, {.python_internals = options.python_internals}) {
     symbols_.AddAll(names.modules, names.symbols, names.python_codes, names.threads);
     profile_.AddSampleType("gpu_time", "nanoseconds");
@@ -194,7 +159,7 @@ class ProfileWriter {
     return {profile_.Str(key), profile_.Str(std::to_string(value))};
   }
 
-  const PprofSink& names_;
+  const StackNames& names_;
   SymbolTable symbols_;
   PprofProfileBuilder profile_;
   DemangleCache demangle_;
@@ -206,50 +171,35 @@ class ProfileWriter {
   std::vector<Label> labels_;
 };
 
-// `read` feeds every record of the trace to a sink.
-Status Export(const std::function<Status(RecordSink&)>& read, const PprofOptions& options,
-              std::ostream& out, PprofStats* stats, const ReadReport* read_report) {
-  LaunchCostAggregator costs;
-  Span span;
-  Correlator correlator([&](const GpuActivity& a) {
-    costs.Add(a);
-    span.Add(a.start_ns, a.end_ns);
-  });
-  PprofSink sink(correlator, costs);
-  GP_RETURN_IF_ERROR(read(sink));
-  correlator.Finish();
+}  // namespace
 
-  ProfileWriter writer(sink, options);
+Status WritePprof(const LaunchProfile& model, const PprofOptions& options, std::ostream& out,
+                  PprofStats* stats) {
+  ProfileWriter writer(model.names, options);
   uint64_t activities = 0;
-  for (const LaunchCost& cost : costs.Finish()) {
+  for (const LaunchCost& cost : model.costs) {
     writer.Add(cost);
     activities += cost.activities;
   }
   PprofProfileBuilder& profile = writer.profile();
 
-  for (const ProcessRecord& p : sink.processes) span.Add(p.start_ns, p.end_ns);
-  if (!span.empty()) {
+  if (model.first_ns && model.last_ns) {
     // Wall-clock time of the start, from the first pair of clock readings.
-    int64_t realtime_offset = 0;
-    if (!sink.clocks.empty()) {
-      realtime_offset = static_cast<int64_t>(sink.clocks.front().realtime_ns) -
-                        static_cast<int64_t>(sink.clocks.front().monotonic_ns);
-    }
-    const int64_t start = static_cast<int64_t>(span.first) + realtime_offset;
-    profile.SetTime(sink.clocks.empty() ? 0 : start, static_cast<int64_t>(span.last - span.first));
+    const int64_t start =
+        static_cast<int64_t>(*model.first_ns) + model.realtime_offset_ns.value_or(0);
+    profile.SetTime(model.realtime_offset_ns ? start : 0,
+                    static_cast<int64_t>(*model.last_ns - *model.first_ns));
   }
   profile.AddComment(
       "gpuperf: GPU time under the CPU stacks that launched it; the kernel, copy or set is the "
       "leaf ([gpu] ...); concurrent GPU work adds up");
-  const JoinCounts joins = correlator.stats().all();
+  const JoinCounts& joins = model.joins;
   if (joins.unmatched() != 0) {
     profile.AddComment(std::to_string(joins.unmatched()) + " of " + std::to_string(joins.total) +
                        " GPU activities have no launch stack ([unknown launch], "
                        "[stack unavailable], [stack missing from trace])");
   }
-  const DataLossSummary loss =
-      SummarizeDataLoss(read_report ? *read_report : ReadReport{}, sink.loss.Rows());
-  if (loss.any()) profile.AddComment(loss.line);
+  if (model.loss.any()) profile.AddComment(model.loss.line);
 
   const std::string bytes = profile.Serialize();
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -262,28 +212,6 @@ Status Export(const std::function<Status(RecordSink&)>& read, const PprofOptions
   }
   if (!out) return Error(StatusCode::kIoError, "cannot write the profile");
   return Status::Ok();
-}
-
-}  // namespace
-
-Status ExportPprofFile(const std::string& trace_path, const PprofOptions& options,
-                       std::ostream& out, PprofStats* stats, ReadReport* report) {
-  ReadReport read_report;
-  Status status =
-      Export([&](RecordSink& sink) { return ReadTrace(trace_path, sink, &read_report); }, options,
-             out, stats, &read_report);
-  if (report) *report = read_report;
-  return status;
-}
-
-Status ExportPprof(const Trace& trace, const PprofOptions& options, std::ostream& out,
-                   PprofStats* stats) {
-  return Export(
-      [&](RecordSink& sink) {
-        ReplayTrace(trace, sink);
-        return Status::Ok();
-      },
-      options, out, stats, &trace.read_report);
 }
 
 }  // namespace gpuperf

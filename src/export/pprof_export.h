@@ -11,16 +11,17 @@
 // trace's module records), with one Line per function inlined at it (innermost first); a
 // Python frame is a Location without a mapping whose function carries the file and line.
 // Labels stay low-cardinality: pid, tid, device, stream. Output is the serialized
-// Profile message, deterministic; pprof files are gzipped on disk (the caller's job).
+// Profile message, deterministic; pprof files are gzipped on disk (the caller's job). The
+// sites, their costs and the join come from the analysis (analyze/flame/launch_profile.h);
+// this file only writes them.
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 
+#include "analyze/flame/launch_profile.h"
 #include "gpuperf/status.h"
-#include "gpuperf/trace.h"
-#include "gpuperf/trace_reader.h"
 
 namespace gpuperf {
 
@@ -37,13 +38,8 @@ struct PprofStats {
   uint64_t activities = 0;  // GPU activities in the samples
 };
 
-// Streams the trace FILE or DIR once.
-Status ExportPprofFile(const std::string& trace_path, const PprofOptions& options,
-                       std::ostream& out, PprofStats* stats = nullptr,
-                       ReadReport* report = nullptr);
-
-// The same from a trace in memory.
-Status ExportPprof(const Trace& trace, const PprofOptions& options, std::ostream& out,
-                   PprofStats* stats = nullptr);
+// Writes the profile of `model` to `out`.
+Status WritePprof(const LaunchProfile& model, const PprofOptions& options, std::ostream& out,
+                  PprofStats* stats = nullptr);
 
 }  // namespace gpuperf

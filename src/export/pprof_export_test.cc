@@ -144,7 +144,7 @@ Profile Read(const std::string& bytes) {
 
 std::string Export(const Trace& trace, PprofOptions options = {}, PprofStats* stats = nullptr) {
   std::ostringstream out;
-  EXPECT_TRUE(ExportPprof(trace, options, out, stats).ok());
+  EXPECT_TRUE(WritePprof(BuildLaunchProfile(trace), options, out, stats).ok());
   return out.str();
 }
 
@@ -325,12 +325,13 @@ TEST(PprofExport, StreamsAFileAsItExportsATraceInMemory) {
   const Trace trace = testing::ModelTrace();
   testing::TempDir dir;
   testing::WriteTraceFile(trace, dir.File("model.gpt"));
-  std::ostringstream out;
   ReadReport report;
-  ASSERT_TRUE(ExportPprofFile(dir.File("model.gpt"), {}, out, nullptr, &report).ok());
+  Result<LaunchProfile> profile = BuildLaunchProfile(dir.File("model.gpt"), &report);
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  std::ostringstream out;
+  ASSERT_TRUE(WritePprof(*profile, {}, out).ok());
   EXPECT_EQ(out.str(), Export(trace));
-  std::ostringstream missing;
-  EXPECT_FALSE(ExportPprofFile(dir.File("missing.gpt"), {}, missing).ok());
+  EXPECT_FALSE(BuildLaunchProfile(dir.File("missing.gpt")).ok());
 }
 
 }  // namespace

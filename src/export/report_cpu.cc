@@ -14,12 +14,6 @@ std::string Share(uint64_t part, uint64_t whole) {
   return whole ? FormatPercent(static_cast<double>(part) / whole) : "-";
 }
 
-std::string Frames(const std::vector<std::string>& stack, size_t n) {
-  std::string text;
-  for (size_t i = 0; i < stack.size() && i < n; ++i) text += (i ? " <- " : "") + stack[i];
-  return text.empty() ? "(no stack)" : text;
-}
-
 }  // namespace
 
 void WriteCpuReportText(const CpuReport& c, std::ostream& out) {
@@ -60,7 +54,7 @@ void WriteCpuReportText(const CpuReport& c, std::ostream& out) {
     for (const CpuBlockRow& b : c.blocked) {
       blocked.AddRow({FormatDuration(b.off_cpu_ns), Share(b.off_cpu_ns, c.off_cpu_ns),
                       FormatCount(b.intervals), std::to_string(b.pid), std::to_string(b.tid),
-                      b.reason, Frames(b.stack, 3)});
+                      b.reason, InnermostFrames(b.stack, 3)});
     }
     blocked.Render(out);
   }

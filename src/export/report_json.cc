@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "export/json_output.h"
+#include "base/json_output.h"
 #include "export/report_cpu.h"
 #include "export/report_hardware.h"
 #include "export/report_insights.h"

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "base/json_output.h"
 #include "base/text_escape.h"
 #include "base/text_table.h"
 #include "base/units.h"
 #include "export/json_fields.h"
-#include "export/json_output.h"
 #include "export/report_json.h"
 #include "export/report_ranks.h"
 

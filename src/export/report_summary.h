@@ -1,6 +1,6 @@
 // A host's summary of its part of a job, as a document (`gpuperf report DIR --summary`): the
 // report JSON (docs/report.md) plus a "job_part" object with what merging needs beyond it
-// (analyze/report/report_merge.h): the processes (identities, clock anchors), the
+// (analyze/job/report_merge.h): the processes (identities, clock anchors), the
 // communicators, each process's part of the ranks analysis (busy times, NCCL kernels as
 // recorded, plugin calls joined to them) and the GPU time of every launch path. And the
 // merged report of several summaries, as text and JSON. Schema in docs/multi-rank.md,
@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyze/report/report_merge.h"
+#include "analyze/job/report_merge.h"
 #include "export/report_export.h"
 
 namespace gpuperf {

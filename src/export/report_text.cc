@@ -182,12 +182,6 @@ void Memset(const ReportModel& m, std::ostream& out) {
   t.Render(out);
 }
 
-std::string Frames(const std::vector<std::string>& stack, size_t n) {
-  std::string text;
-  for (size_t i = 0; i < stack.size() && i < n; ++i) text += (i ? " <- " : "") + stack[i];
-  return text;
-}
-
 void Sync(const ReportModel& m, std::ostream& out) {
   WriteHeading(out, "Synchronization: where the CPU waited");
   if (m.sync.empty()) {
@@ -202,8 +196,7 @@ void Sync(const ReportModel& m, std::ostream& out) {
   for (const SyncRow& s : m.sync) {
     t.AddRow({Dur(s.time.total_ns), Count(s.time.count), Dur(s.time.avg_ns()), Dur(s.time.max_ns),
               std::to_string(s.pid), std::to_string(s.tid), std::string(EnumName(s.kind)),
-              s.stream ? std::to_string(*s.stream) : "-",
-              s.stack.empty() ? "(no stack)" : Frames(s.stack, 2)});
+              s.stream ? std::to_string(*s.stream) : "-", InnermostFrames(s.stack, 2)});
   }
   t.Render(out);
 }

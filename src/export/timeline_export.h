@@ -1,17 +1,17 @@
 // Timeline export: a trace as a Perfetto protobuf trace or a Chrome JSON trace.
 //
-// Streaming, in the two passes of the timeline analysis (analyze/timeline/timeline_scan.h and
-// analyze/timeline/timeline_builder.h), so a trace of any length exports in memory bounded by its
-// shape, not its length; the writers here only serialize its events.
+// The timeline analysis (analyze/timeline/timeline_read.h) reads the trace in two passes
+// (timeline_scan.h, timeline_builder.h) and draws its events on a TimelineWriter as it goes, so
+// a trace of any length exports in memory bounded by its shape, not its length; the writers
+// made here only serialize those events.
 #pragma once
 
+#include <memory>
 #include <ostream>
-#include <string>
 
 #include "analyze/timeline/timeline_builder.h"
+#include "analyze/timeline/timeline_events.h"
 #include "export/perfetto_writer.h"
-#include "gpuperf/status.h"
-#include "gpuperf/trace.h"
 
 namespace gpuperf {
 
@@ -23,15 +23,8 @@ enum class TimelineFormat { kPerfetto, kChromeJson };
 uint64_t EstimateTimelineBytes(TimelineFormat format, bool gzipped,
                                const TimelineEventCounts& drawn);
 
-// Reads FILE or DIR twice (three times with a window) and writes the timeline to `out`.
-Status ExportTimelineFile(const std::string& trace_path, TimelineFormat format,
-                          const TimelineOptions& options, std::ostream& out,
-                          TimelineStats* stats = nullptr, ReadReport* report = nullptr);
-
-// The same from a trace already in memory.
-Status ExportPerfetto(const Trace& trace, const TimelineOptions& options, std::ostream& out,
-                      TimelineStats* stats = nullptr, const PerfettoOptions& perfetto = {});
-Status ExportChromeJson(const Trace& trace, const TimelineOptions& options, std::ostream& out,
-                        TimelineStats* stats = nullptr);
+// The writer of `format` on `out` (Perfetto as `perfetto` says).
+std::unique_ptr<TimelineWriter> MakeTimelineWriter(TimelineFormat format, std::ostream& out,
+                                                   const PerfettoOptions& perfetto = {});
 
 }  // namespace gpuperf

@@ -57,23 +57,53 @@ inline ChunkAt ChunkAtOffset(std::span<const uint8_t> bytes, size_t pos, ChunkVi
   return ChunkAt::kWhole;
 }
 
+// After a damaged chunk header at `pos`, where the next chunk magic is (the end of `bytes`
+// when there is none).
+inline size_t NextChunkMagic(std::span<const uint8_t> bytes, size_t pos) {
+  for (size_t p = pos + 1; p + 4 <= bytes.size(); ++p) {
+    if (ChunkU32(bytes.data() + p) == kChunkMagic) return p;
+  }
+  return bytes.size();
+}
+
+// Walks the chunks of a file's bytes (after its header) as the reader does: visit(at, pos,
+// chunk) for each whole chunk (kWhole), each damaged header (kBadHeader; the walk goes on at
+// the next chunk magic) and a torn end (kTorn, the last call). Returns where the last whole
+// chunk ends, or the torn one starts.
+template <class Visit>
+size_t WalkChunks(std::span<const uint8_t> bytes, Visit visit) {
+  size_t pos = kFileHeaderSize;
+  while (pos < bytes.size()) {
+    ChunkView chunk;
+    const ChunkAt at = ChunkAtOffset(bytes, pos, chunk);
+    visit(at, pos, chunk);
+    if (at == ChunkAt::kTorn) break;
+    pos = at == ChunkAt::kBadHeader ? NextChunkMagic(bytes, pos) : pos + chunk.whole.size();
+  }
+  return pos;
+}
+
 inline bool ChunkChecksumOk(const ChunkView& chunk) {
   uint32_t crc = Crc32c(0, chunk.whole.data(), 20);
   crc = Crc32c(crc, chunk.payload.data(), chunk.payload.size());
   return crc == ChunkU32(chunk.whole.data() + 20);
 }
 
-// The chunk's raw records: the payload itself, or decompressed into `buffer`. Empty with
-// false when it does not decompress to its stated size.
+// The chunk's raw records: the payload itself, or decompressed into `buffer` (with
+// `context` when given: one kept from chunk to chunk spares zstd setting up its tables and
+// buffers for every chunk). Empty with false when it does not decompress to its stated size.
 inline bool ChunkRawBytes(const ChunkView& chunk, std::vector<uint8_t>& buffer,
-                          std::span<const uint8_t>& raw) {
+                          std::span<const uint8_t>& raw, ZSTD_DCtx* context = nullptr) {
   if (!(chunk.flags & kChunkFlagZstd)) {
     raw = chunk.payload;
     return true;
   }
   buffer.resize(chunk.raw_size);
-  const size_t n =
-      ZSTD_decompress(buffer.data(), buffer.size(), chunk.payload.data(), chunk.payload.size());
+  const size_t n = context != nullptr
+                       ? ZSTD_decompressDCtx(context, buffer.data(), buffer.size(),
+                                             chunk.payload.data(), chunk.payload.size())
+                       : ZSTD_decompress(buffer.data(), buffer.size(), chunk.payload.data(),
+                                         chunk.payload.size());
   if (ZSTD_isError(n) || n != chunk.raw_size) return false;
   raw = std::span<const uint8_t>(buffer.data(), buffer.size());
   return true;

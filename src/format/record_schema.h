@@ -18,7 +18,12 @@ enum class FieldEnc {
   kStack,   // a StackId (remapped across files)
 };
 
-#define GP_FIELD(field, enc) visit(#field, record.field, FieldEnc::enc);
+// A field's encoding reaches the visitor as a compile-time constant that converts to
+// FieldEnc: a visitor taking `auto enc` can branch on it with `if constexpr`.
+template <FieldEnc kEnc>
+using FieldEncTag = std::integral_constant<FieldEnc, kEnc>;
+
+#define GP_FIELD(field, enc) visit(#field, record.field, FieldEncTag<FieldEnc::enc>{});
 
 // Defines ForEachField(record, visit) for one record type, const and non-const.
 #define GP_DEFINE_SCHEMA(Type, FIELDS)                  \

@@ -45,14 +45,20 @@ Result<std::unique_ptr<TraceWriter>> AppendToTrace(const std::string& path,
     return locked;
   }
   // Learn the file's highest string id: appended strings continue after it (the reader
-  // merges equal texts, so a string written again under a new id costs only bytes).
+  // merges equal texts, so a string written again under a new id costs only bytes); and
+  // where its last whole chunk ends. Only the strings are read for that: the other chunks
+  // are walked past (after a run, `record` appends its symbols to a trace of millions of
+  // records).
   RecordSink ignore;
   ReadReport report;
   Status read;
   {
     format::MappedFile file;
     read = file.Map(fd, path);
-    if (read.ok()) read = ReadTraceBytes(file.bytes(), path, ignore, &report);
+    constexpr uint16_t kStrings = format::kChunkStrings;
+    ReadOptions strings_only;
+    strings_only.chunk_types = {&kStrings, 1};
+    if (read.ok()) read = ReadTraceBytes(file.bytes(), path, ignore, &report, strings_only);
   }
   if (!read.ok()) {
     ::close(fd);

@@ -86,7 +86,7 @@ Result<std::vector<DirectoryTraceFile>> OpenTraceDirectory(const std::string& di
     }
     auto [kept, first] = file_of_process.try_emplace(*process, files.size());
     if (first) {
-      files.push_back({path, std::move(file)});
+      files.push_back({path, std::move(file), std::get<0>(*process)});
       continue;
     }
     const auto copy_of = [&](const std::string& other) {
@@ -98,7 +98,7 @@ Result<std::vector<DirectoryTraceFile>> OpenTraceDirectory(const std::string& di
       leave_out(path, copy_of(other.path));
     } else {
       leave_out(other.path, copy_of(path));
-      other = DirectoryTraceFile{path, std::move(file)};
+      other = DirectoryTraceFile{path, std::move(file), std::get<0>(*process)};
     }
   }
   return files;

@@ -14,6 +14,7 @@ namespace gpuperf::format {
 struct DirectoryTraceFile {
   std::string path;
   MappedFile file;
+  uint32_t pid = 0;  // of its first process record; 0 when it has none (yet)
 };
 
 // Opens and maps every *.gpt of `dir`, sorted by name. Left out, with one warning each in

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "base/ordered_work.h"
 #include "format/trace_directory.h"
 
 namespace gpuperf {
@@ -33,12 +34,16 @@ void ForEachIndex(size_t count, unsigned threads, const std::function<void(size_
   auto work = [&] {
     for (size_t i = next++; i < count; i = next++) task(i);
   };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = ProcessorCount();
   threads = static_cast<unsigned>(std::min<size_t>(threads, count));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
+}
+
+unsigned ReadThreadsPerFile(size_t files) {
+  return static_cast<unsigned>(std::max<size_t>(1, ProcessorCount() / std::max<size_t>(files, 1)));
 }
 
 }  // namespace gpuperf

@@ -22,4 +22,9 @@ Result<std::vector<std::string>> TraceFilesOf(const std::string& path, ReadRepor
 // which the caller's is one; returns when all are done.
 void ForEachIndex(size_t count, unsigned threads, const std::function<void(size_t)>& task);
 
+// The reading threads (ReadOptions::threads) of each of `files` read at once by
+// ForEachIndex: the cores shared between them, at least one each (the reader decodes on
+// every core by default, and a thread per core per file would crowd them).
+unsigned ReadThreadsPerFile(size_t files);
+
 }  // namespace gpuperf

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <sstream>
 
-#include "base/crc32c.h"
 #include "format/file_format.h"
 #include "format/record_codec.h"
 #include "format/record_schema.h"
@@ -14,11 +13,13 @@
 #include "gpuperf/trace.h"
 #include "gpuperf/trace_append.h"
 #include "gpuperf/trace_writer.h"
+#include "support/raw_chunk.h"
 #include "support/temp_dir.h"
 
 namespace gpuperf {
 namespace {
 
+using testing::RawChunk;
 using testing::ReadFileToString;
 using testing::TempDir;
 using testing::WriteStringToFile;
@@ -256,19 +257,7 @@ TEST(TraceFormat, UnknownChunkTypeIsSkipped) {
   WriteEverything(path, 2, 100);
   std::string bytes = ReadFileToString(path);
   // Append a well-formed chunk of a type from the future.
-  std::string chunk(format::kChunkHeaderSize + 3, '\0');
-  uint32_t magic = format::kChunkMagic, size = 3, count = 1;
-  uint16_t type = 999, flags = 0;
-  std::memcpy(chunk.data(), &magic, 4);
-  std::memcpy(chunk.data() + 4, &type, 2);
-  std::memcpy(chunk.data() + 6, &flags, 2);
-  std::memcpy(chunk.data() + 8, &size, 4);
-  std::memcpy(chunk.data() + 12, &size, 4);
-  std::memcpy(chunk.data() + 16, &count, 4);
-  uint32_t crc = 0;
-  crc = gpuperf::Crc32c(0, chunk.data(), 20);
-  crc = gpuperf::Crc32c(crc, chunk.data() + format::kChunkHeaderSize, 3);
-  std::memcpy(chunk.data() + 20, &crc, 4);
+  const std::string chunk = RawChunk(999, std::string(3, '\0'), 1);
   WriteStringToFile(path, bytes + chunk);
   auto trace = LoadTrace(path);
   ASSERT_TRUE(trace.ok());

@@ -1,17 +1,25 @@
 #include "gpuperf/trace_reader.h"
 
+#include <zstd.h>
+
 #include <algorithm>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/ordered_work.h"
 #include "format/chunk_view.h"
 #include "format/file_format.h"
 #include "format/gpu_profile_codec.h"
 #include "format/mapped_file.h"
 #include "format/record_codec.h"
+#include "format/shared_read.h"
 #include "format/trace_directory.h"
 #include "gpuperf/trace_lock.h"
 
@@ -33,7 +41,11 @@ std::string HumanBytes(uint64_t bytes) {
 // Reads the files of one trace, sharing the global string and stack tables.
 class Reader {
  public:
-  Reader(RecordSink& sink, ReadReport& report) : sink_(sink), report_(report) {}
+  Reader(RecordSink& sink, ReadReport& report, unsigned threads)
+      : sink_(sink), report_(report), threads_(std::max(threads, 1u)) {
+    // A chunk for each thread and two ready ahead of the sink.
+    for (unsigned i = 0; i < threads_ + 2; ++i) slots_.push_back(std::make_unique<Slot>());
+  }
 
   // Only these chunk types (and strings) from now on; empty: all.
   void Only(std::span<const uint16_t> chunk_types) {
@@ -51,32 +63,15 @@ class Reader {
     stack_map_.assign(1, 0);
     file_ = FileState{};
     file_.being_written = being_written;
-    size_t pos = format::kFileHeaderSize;
-    while (pos < bytes.size()) {
-      format::ChunkView chunk;
-      const format::ChunkAt at = format::ChunkAtOffset(bytes, pos, chunk);
-      if (at == format::ChunkAt::kTorn) {
-        Truncated(name, bytes.size() - pos);
-        break;
-      }
-      if (at == format::ChunkAt::kBadHeader) {
-        pos = Resync(bytes, pos, name);
-        continue;
-      }
-      const size_t chunk_start = pos;
-      pos += chunk.whole.size();
-      if (!Wanted(chunk.type)) {
-        ++file_.chunks;
-        continue;
-      }
-      if (!format::ChunkChecksumOk(chunk)) {
-        Corrupt(name, "checksum mismatch");
-        continue;
-      }
-      ++file_.chunks;
-      if (Repeats(bytes, chunk, chunk_start)) continue;
-      ReadChunk(chunk, name);
-    }
+    // Where the chunks are is found first, from their headers alone; then the chunks are
+    // checked, decompressed and decoded on every reading thread, and what each held is
+    // taken up here in file order: the ids, the counts, the warnings and the sink's calls
+    // are those of reading one chunk after the other.
+    size_t pos = WalkChunks(bytes);
+    RunInOrder(
+        steps_.size(), threads_ - 1, slots_.size(),
+        [&](size_t i, size_t slot) { Prepare(steps_[i], *slots_[slot]); },
+        [&](size_t i, size_t slot) { TakeUp(bytes, steps_[i], *slots_[slot], name); });
     // On truncation the loop stops at the start of the torn chunk.
     report_.complete_bytes = std::min<size_t>(pos, bytes.size());
     if (file_.chunks == 0 && !being_written) {
@@ -101,6 +96,119 @@ class Reader {
   }
 
  private:
+  // What the headers say is at one place of a file.
+  struct Step {
+    enum Kind : uint8_t { kChunk, kTorn, kBadHeader } kind = kChunk;
+    format::ChunkView chunk;  // kChunk
+    size_t offset = 0;        // kChunk: of the chunk; kTorn: of the torn chunk
+  };
+
+  // A chunk checked, decompressed and, for fixed-size records, decoded with the file's own
+  // ids, on any reading thread.
+  struct Slot {
+    Slot() : zstd(ZSTD_createDCtx()) {}
+    ~Slot() { ZSTD_freeDCtx(zstd); }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+    ZSTD_DCtx* zstd;
+    bool checksum_ok = false;
+    bool decompressed = false;
+    bool decoded = false;  // fixed-size records: the payload decoded without fault
+    std::vector<uint8_t> buffer;
+    std::span<const uint8_t> raw;
+    std::vector<uint64_t> scratch;
+    // The records of a fixed-size chunk, of whichever type it holds, in storage kept from
+    // chunk to chunk: as large as the largest chunk the slot held, not one array per type.
+    // Record types are aggregates, so the storage holds them once written.
+    std::unique_ptr<std::byte[]> records;
+    size_t records_bytes = 0;
+    uint32_t record_count = 0;
+
+    template <class T>
+    std::span<T> Records(uint32_t count) {
+      const size_t bytes = size_t{count} * sizeof(T);
+      if (bytes > records_bytes) {
+        records.reset(new std::byte[bytes]);
+        records_bytes = bytes;
+      }
+      record_count = count;
+      return Held<T>();
+    }
+    template <class T>
+    std::span<T> Held() {
+      return {std::launder(reinterpret_cast<T*>(records.get())), record_count};
+    }
+  };
+
+  // Finds the chunks of a file, the damaged places and a torn end (steps_); returns where
+  // the last whole chunk ends.
+  size_t WalkChunks(std::span<const uint8_t> bytes) {
+    steps_.clear();
+    return format::WalkChunks(bytes,
+                              [&](format::ChunkAt at, size_t pos, const format::ChunkView& chunk) {
+                                Step step;
+                                step.kind = at == format::ChunkAt::kTorn        ? Step::kTorn
+                                            : at == format::ChunkAt::kBadHeader ? Step::kBadHeader
+                                                                                : Step::kChunk;
+                                step.chunk = chunk;
+                                step.offset = pos;
+                                steps_.push_back(step);
+                              });
+  }
+
+  // On a reading thread: everything about a chunk that needs nothing read before it.
+  void Prepare(const Step& step, Slot& slot) const {
+    slot.checksum_ok = slot.decompressed = slot.decoded = false;
+    slot.record_count = 0;
+    if (step.kind != Step::kChunk || !Wanted(step.chunk.type)) return;
+    slot.checksum_ok = format::ChunkChecksumOk(step.chunk);
+    if (!slot.checksum_ok) return;
+    slot.decompressed = format::ChunkRawBytes(step.chunk, slot.buffer, slot.raw, slot.zstd);
+    if (!slot.decompressed) return;
+    format::ByteCursor in(slot.raw.data(), slot.raw.size());
+    switch (step.chunk.type) {
+#define GPUPERF_READER_DECODE(Type, name, plural, number)                              \
+  case number:                                                                         \
+    /* Every record needs a byte per field at least: a count beyond that is damage. */ \
+    if (step.chunk.record_count <= in.remaining()) {                                   \
+      slot.decoded = format::DecodeFixedLocal(                                         \
+          in, slot.Records<Type##Record>(step.chunk.record_count), slot.scratch);      \
+    }                                                                                  \
+    break;
+      GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_DECODE)
+#undef GPUPERF_READER_DECODE
+      default:
+        break;  // variable-length records: decoded in TakeUp, in file order
+    }
+  }
+
+  // On the calling thread, in file order: what reading the chunk one after the other does.
+  void TakeUp(std::span<const uint8_t> bytes, const Step& step, Slot& slot, std::string_view name) {
+    switch (step.kind) {
+      case Step::kTorn:
+        Truncated(name, bytes.size() - step.offset);
+        return;
+      case Step::kBadHeader:
+        Corrupt(name, "bad chunk header");
+        return;
+      case Step::kChunk:
+        break;
+    }
+    const format::ChunkView& chunk = step.chunk;
+    if (!Wanted(chunk.type)) {
+      ++file_.chunks;
+      return;
+    }
+    if (!slot.checksum_ok) {
+      Corrupt(name, "checksum mismatch");
+      return;
+    }
+    ++file_.chunks;
+    if (Repeats(bytes, chunk, step.offset)) return;
+    ReadChunk(chunk, slot, name);
+  }
+
   // References whose name or stack was not defined before them: lost with a damaged chunk,
   // or defined only later (a writer defines each one before its first use, so the chunks
   // were put out of order), or never defined at all.
@@ -169,15 +277,6 @@ class Reader {
     report_.warnings.push_back(std::string(name) + ": skipped a damaged chunk (" + why + ")");
   }
 
-  // After a damaged chunk header, finds the next chunk magic.
-  size_t Resync(std::span<const uint8_t> bytes, size_t pos, std::string_view name) {
-    Corrupt(name, "bad chunk header");
-    for (size_t p = pos + 1; p + 4 <= bytes.size(); ++p) {
-      if (format::ChunkU32(bytes.data() + p) == format::kChunkMagic) return p;
-    }
-    return bytes.size();
-  }
-
   // A byte-for-byte repeat of an earlier chunk of this file: left out, counted. A writer
   // never writes the same records twice (every event has its own times and ids, every
   // definition is written once), so a repeat is a copy that would count them twice. Stats
@@ -198,15 +297,14 @@ class Reader {
     return true;
   }
 
-  void ReadChunk(const format::ChunkView& chunk, std::string_view name) {
+  void ReadChunk(const format::ChunkView& chunk, Slot& slot, std::string_view name) {
     const uint16_t type = chunk.type;
     const uint32_t count = chunk.record_count;
-    std::span<const uint8_t> raw;
-    if (!format::ChunkRawBytes(chunk, raw_, raw)) {
+    if (!slot.decompressed) {
       Corrupt(name, "cannot decompress");
       return;
     }
-    format::ByteCursor in(raw.data(), raw.size());
+    format::ByteCursor in(slot.raw.data(), slot.raw.size());
     ids_.strings = string_map_;
     ids_.stacks = stack_map_;
     bool ok = true;
@@ -246,10 +344,11 @@ class Reader {
             return;
         }
         break;
-#define GPUPERF_READER_CASE(Type, name, plural, number)               \
-  case number:                                                        \
-    ok = format::DecodeFixed(in, count, ids_, plural##_);             \
-    if (ok) sink_.On##Type(std::span<const Type##Record>(plural##_)); \
+#define GPUPERF_READER_CASE(Type, name, plural, number)                               \
+  case number:                                                                        \
+    format::RemapIds(slot.Held<Type##Record>(), ids_);                                \
+    ok = slot.decoded;                                                                \
+    if (ok) sink_.On##Type(std::span<const Type##Record>(slot.Held<Type##Record>())); \
     break;
         GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_CASE)
 #undef GPUPERF_READER_CASE
@@ -261,8 +360,8 @@ class Reader {
       Corrupt(name, "malformed records");
       return;
     }
-    if (type == format::kProcessChunk && file_.pid == 0 && !processes_.empty()) {
-      file_.pid = processes_.front().pid;
+    if (type == format::kProcessChunk && file_.pid == 0 && slot.record_count > 0) {
+      file_.pid = slot.Held<ProcessRecord>().front().pid;
     }
     ++report_.chunks_read;
     report_.records_read += count;
@@ -317,15 +416,16 @@ class Reader {
   std::vector<uint32_t> string_map_;  // file-local id -> global id
   std::vector<uint32_t> stack_map_;
   format::IdMaps ids_;
-  std::vector<uint8_t> raw_;
   std::vector<std::string> strings_;
   std::vector<StackRecord> stacks_;
   std::vector<SymbolRecord> symbols_;
   std::vector<PythonCodeRecord> python_codes_;
   format::GpuProfileChunk gpu_profile_;
-#define GPUPERF_READER_BUFFER(Type, name, plural, number) std::vector<Type##Record> plural##_;
-  GPUPERF_FIXED_RECORD_TYPES(GPUPERF_READER_BUFFER)
-#undef GPUPERF_READER_BUFFER
+  unsigned threads_;
+  std::vector<Step> steps_;
+  // Chunks prepared ahead of the one taken up: enough to keep every thread busy while the
+  // sink works, few enough that their records stay a few megabytes each.
+  std::vector<std::unique_ptr<Slot>> slots_;
 };
 
 Status ReadOneFile(Reader& reader, const std::string& path) {
@@ -334,29 +434,82 @@ Status ReadOneFile(Reader& reader, const std::string& path) {
   return reader.ReadBytes(file.bytes(), path, file.being_written());
 }
 
+unsigned ThreadsFor(const ReadOptions& options) {
+  return options.threads != 0 ? options.threads : DefaultReadThreads();
+}
+
 }  // namespace
 
+unsigned DefaultReadThreads() {
+  static const unsigned threads = [] {
+    if (const char* env = std::getenv("GPUPERF_READ_THREADS")) {
+      const long n = std::strtol(env, nullptr, 10);
+      if (n >= 1) return static_cast<unsigned>(std::min(n, 256L));
+    }
+    return ProcessorCount();
+  }();
+  return threads;
+}
+
+Result<std::map<uint16_t, uint64_t>> CountChunkRecords(const std::string& path) {
+  std::map<uint16_t, uint64_t> counts;
+  auto count = [&counts](std::span<const uint8_t> bytes) {
+    if (bytes.size() < format::kFileHeaderSize) return;
+    format::WalkChunks(bytes, [&](format::ChunkAt at, size_t, const format::ChunkView& chunk) {
+      if (at == format::ChunkAt::kWhole) counts[chunk.type] += chunk.record_count;
+    });
+  };
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    format::MappedFile file;
+    GP_RETURN_IF_ERROR(file.Open(path));
+    count(file.bytes());
+    return counts;
+  }
+  ReadReport ignored;
+  Status first_error;
+  GP_ASSIGN_OR_RETURN(std::vector<format::DirectoryTraceFile> files,
+                      format::OpenTraceDirectory(path, ignored, first_error));
+  for (const format::DirectoryTraceFile& entry : files) count(entry.file.bytes());
+  return counts;
+}
+
 Status ReadTraceBytes(std::span<const uint8_t> bytes, std::string_view display_name,
-                      RecordSink& sink, ReadReport* report) {
+                      RecordSink& sink, ReadReport* report, const ReadOptions& options) {
   ReadReport local;
-  Reader reader(sink, report ? *report : local);
+  Reader reader(sink, report ? *report : local, ThreadsFor(options));
+  reader.Only(options.chunk_types);
   return reader.ReadBytes(bytes, display_name);
 }
 
 Status ReadTrace(const std::string& path, RecordSink& sink, ReadReport* report) {
-  return ReadTraceChunks(path, {}, sink, report);
+  return ReadTraceWith(path, {}, sink, report);
 }
 
 Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_types,
                        RecordSink& sink, ReadReport* report) {
+  ReadOptions options;
+  options.chunk_types = chunk_types;
+  return ReadTraceWith(path, options, sink, report);
+}
+
+Status ReadTraceWith(const std::string& path, const ReadOptions& options, RecordSink& sink,
+                     ReadReport* report) {
+  Status shared;
+  if (format::ReadShared(path, options, sink, report, &shared)) return shared;
+  return format::ReadTraceAlone(path, options, sink, report);
+}
+
+Status format::ReadTraceAlone(const std::string& path, const ReadOptions& options, RecordSink& sink,
+                              ReadReport* report) {
   ReadReport local;
   ReadReport& out = report ? *report : local;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     return Error(StatusCode::kNotFound, path + ": no such file or directory");
   }
-  Reader reader(sink, out);
-  reader.Only(chunk_types);
+  Reader reader(sink, out, ThreadsFor(options));
+  reader.Only(options.chunk_types);
   if (!std::filesystem::is_directory(path, ec)) return ReadOneFile(reader, path);
 
   // In a directory, one bad file must not hide the others: warn and go on.
@@ -367,6 +520,7 @@ Status ReadTraceChunks(const std::string& path, std::span<const uint16_t> chunk_
     return Error(StatusCode::kNotFound, path + " holds no trace files (*.gpt)");
   }
   for (const format::DirectoryTraceFile& entry : files) {
+    if (options.only_process && entry.pid != 0 && entry.pid != *options.only_process) continue;
     Status status = reader.ReadBytes(entry.file.bytes(), entry.path, entry.file.being_written());
     if (!status.ok()) {
       out.warnings.push_back("skipped " + status.message());

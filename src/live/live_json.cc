@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "export/json_output.h"
+#include "base/json_output.h"
 #include "format/live_text.h"
 
 namespace gpuperf::live {

@@ -9,6 +9,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/ordered_work.h"
+#include "format/file_format.h"
 #include "gpuperf/kernel_frame_word.h"
 #include "gpuperf/python_frame_word.h"
 #include "gpuperf/stack_marker.h"
@@ -77,15 +79,22 @@ class ModuleCache {
     std::unique_ptr<ElfSymbolizer> elf;
     ElfOpenResult result = ElfOpenResult::kOk;
     std::string message;
+    bool opened = false;
   };
 
-  Entry& Get(const std::string& path, const std::string& build_id, bool verify) {
-    auto key = std::make_pair(path, verify ? build_id : std::string());
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    Entry entry;
-    entry.elf = ElfSymbolizer::Open(path, key.second, &entry.result, &entry.message);
-    return cache_.emplace(std::move(key), std::move(entry)).first->second;
+  // The entry of a module, made (not yet opened) on first use. Entries stay where they
+  // are as others are added.
+  Entry& Slot(const std::string& path, const std::string& build_id, bool verify) {
+    return cache_[std::make_pair(path, verify ? build_id : std::string())];
+  }
+  // Opens the module of `entry` unless an earlier file of the run did. Entries of different
+  // modules may be opened on different threads at once.
+  static void OpenIfNew(Entry& entry, const std::string& path, const std::string& build_id,
+                        bool verify) {
+    if (entry.opened) return;
+    entry.opened = true;
+    entry.elf =
+        ElfSymbolizer::Open(path, verify ? build_id : std::string(), &entry.result, &entry.message);
   }
 
  private:
@@ -116,12 +125,27 @@ struct RunState {
   std::set<std::pair<std::string, std::string>> counted_modules;  // (path, build-id)
 };
 
+// What the symbolizer reads of a trace: stacks, symbols and modules (and the strings they
+// name). Kernels, API calls and the other records, nearly all of a trace, stay unread.
+constexpr uint16_t kSymbolizerChunks[] = {format::kChunkStacks, format::kChunkSymbols,
+                                          format::kModuleChunk};
+
+// The work of one module: opening it (libdw's parsing of its symbol table and DWARF is
+// most of a symbolization) and resolving its PCs. Modules are independent, so they are
+// resolved on every core at once, each by one thread.
+struct ModuleWork {
+  ModuleCache::Entry* entry = nullptr;
+  std::string path;
+  std::string build_id;
+  std::vector<size_t> items;  // indices into the file's work list, in order
+};
+
 Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options, RunState& run,
                         SymbolizeSummary& summary) {
   StackAndModuleSink sink;
   sink.innermost_is_return_address = options.innermost_is_return_address;
   ReadReport report;
-  GP_RETURN_IF_ERROR(ReadTrace(path, sink, &report));
+  GP_RETURN_IF_ERROR(ReadTraceChunks(path, kSymbolizerChunks, sink, &report));
   // Its writer is not done: symbols appended now would land among its chunks. It gets
   // them once it ends (AppendToTrace would refuse too; this says so before the work).
   if (!report.being_recorded.empty()) {
@@ -141,17 +165,56 @@ Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options
   }
   std::sort(work.begin(), work.end());
 
+  // Each PC's module record and its entry in `modules`, the modules in the order the sorted
+  // work first meets them.
+  std::vector<const ModuleRecord*> module_of(work.size());
+  std::vector<size_t> module_at(work.size());
+  std::vector<ModuleWork> modules;
+  // By the cache's key: (path, build-id), or (path, "") when build-ids are not checked.
+  std::map<std::pair<std::string, std::string>, size_t> module_index;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const auto [pid, pc] = work[i].first;
+    module_of[i] = FindModule(sink.modules, pid, pc);
+    if (module_of[i] == nullptr) continue;
+    const std::string build_id = sink.Str(module_of[i]->build_id);
+    auto key = std::make_pair(sink.Str(module_of[i]->path),
+                              options.verify_build_id ? build_id : std::string());
+    auto [it, added] = module_index.emplace(key, modules.size());
+    if (added) modules.push_back({nullptr, key.first, build_id, {}});
+    module_at[i] = it->second;
+    modules[it->second].items.push_back(i);
+  }
+  // Cache entries made here, on one thread; each is then opened by the one thread that
+  // resolves its module.
+  for (ModuleWork& m : modules)
+    m.entry = &run.cache.Slot(m.path, m.build_id, options.verify_build_id);
+  std::vector<std::vector<ResolvedFrame>> frames(work.size());
+  RunInOrder(
+      modules.size(), ProcessorCount() - 1, modules.size(),
+      [&](size_t m, size_t) {
+        ModuleWork& module = modules[m];
+        run.cache.OpenIfNew(*module.entry, module.path, module.build_id, options.verify_build_id);
+        if (module.entry->elf == nullptr) return;
+        for (size_t i : module.items) {
+          const uint64_t offset = work[i].first.second - module_of[i]->load_bias;
+          // A return address points after the call; pc-1 lies inside the call instruction.
+          module.entry->elf->Resolve(work[i].second ? offset - 1 : offset, frames[i]);
+        }
+      },
+      [](size_t, size_t) {});
+
+  // Counted and kept in the order of the sorted work, as one thread would.
   std::vector<PendingSymbol> pending_symbols;
-  for (const auto& [key, return_address] : work) {
-    const auto [pid, pc] = key;
-    const ModuleRecord* module = FindModule(sink.modules, pid, pc);
+  for (size_t i = 0; i < work.size(); ++i) {
+    const auto [pid, pc] = work[i].first;
+    const ModuleRecord* module = module_of[i];
     if (module == nullptr) {
       ++summary.outside_modules;
       continue;
     }
     std::string module_path = sink.Str(module->path);
     std::string build_id = sink.Str(module->build_id);
-    ModuleCache::Entry& entry = run.cache.Get(module_path, build_id, options.verify_build_id);
+    const ModuleCache::Entry& entry = *modules[module_at[i]].entry;
     if (run.counted_modules.emplace(module_path, build_id).second) {
       ++summary.modules_used;
       switch (entry.result) {
@@ -174,16 +237,12 @@ Status SymbolizeOneFile(const std::string& path, const SymbolizeOptions& options
       }
     }
 
-    uint64_t offset = pc - module->load_bias;
-    PendingSymbol pending{pid, pc, offset, std::move(module_path), {}};
-    if (entry.elf != nullptr) {
-      // A return address points after the call; pc-1 lies inside the call instruction.
-      entry.elf->Resolve(return_address ? offset - 1 : offset, pending.frames);
-    }
+    const uint64_t offset = pc - module->load_bias;
+    PendingSymbol pending{pid, pc, offset, std::move(module_path), std::move(frames[i])};
     if (pending.frames.empty()) {
       ++summary.unresolved;
       // Retried and still nothing: the module+offset record is already there.
-      if (sink.unnamed.count(key) != 0) continue;
+      if (sink.unnamed.count(work[i].first) != 0) continue;
     } else if (pending.frames.front().file.empty()) {
       ++summary.function_only;
     } else {

@@ -1,7 +1,7 @@
 // The engine of the table walk (table_unwinder.h), shared by two readers of a stack:
 //  - the injection library's capture, which reads its own thread's stack in place
 //    (InPlaceStack), and
-//  - the CPU profiler's recorder (src/ebpf/stack_unwinder.h), which reads a copy of another
+//  - the CPU profiler's recorder (src/ebpf/sample_unwinder.h), which reads a copy of another
 //    process's stack that a BPF program took at a sample (CopiedStack): the bytes of the
 //    addresses [low, high) lie at copy[0, high - low).
 // A template over the reader, so that the capture's loads stay plain loads (no offset, no

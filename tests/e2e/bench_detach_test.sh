@@ -7,6 +7,9 @@
 # fake CUDA app (tests/fakes/fake_app.cc, scenario bench_detach).
 source "$(dirname "$0")/lib.sh"
 use_fake_app
+# A build without the benchmark hook (GPUPERF_BENCH_HOOKS=OFF, as a release may be) exports none.
+nm -D --defined-only "$lib" | grep -q ' gpuperf_bench_toggle$' ||
+  { echo "skip: $lib built without the benchmark hook (GPUPERF_BENCH_HOOKS=OFF)"; exit 77; }
 
 "$GPUPERF" record -o "$dir/run" --force --inject-lib "$lib" -- "$app" bench_detach 50 \
   > "$dir/run.log" 2>&1 || fail "record exited $? ($(tail -3 "$dir/run.log"))"

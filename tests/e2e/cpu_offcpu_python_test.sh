@@ -53,18 +53,27 @@ check() {
   local short_ns long_ns
   short_ns=$(sum "$chain$short_line);wait (offcpu_waits.py:$wait_line);" "$dir/$name.folded")
   long_ns=$(sum "$chain$long_line);wait (offcpu_waits.py:$wait_line);" "$dir/$name.folded")
-  python3 - "$name" "$short_ns" "$long_ns" "${short_truth:-0}" "${long_truth:-0}" $rounds <<'PY' ||
+  # Intervals the recording says it could not time (a context switch the scheduler's
+  # tracepoint did not bring: seen while other tests attached BPF programs to it) may each
+  # hide one wait; none is the rule.
+  local untimed
+  untimed=$(stat_value "$(ls "$dir/$name"/cpu.*.gpt)" off_cpu_untimed)
+  python3 - "$name" "$short_ns" "$long_ns" "${short_truth:-0}" "${long_truth:-0}" $rounds \
+    "${untimed:-0}" <<'PY' ||
 import sys
-name, got_short, got_long, short, long, rounds = sys.argv[1], *map(int, sys.argv[2:])
+name, got_short, got_long, short, long, rounds, untimed = sys.argv[1], *map(int, sys.argv[2:])
 print("%s: off-CPU under the short line %.1f ms (asked %.0f, timed %.1f), the long line %.1f ms "
-      "(asked %.0f, timed %.1f)" % (name, got_short / 1e6, rounds * 20, short / 1e6,
-                                    got_long / 1e6, rounds * 50, long / 1e6))
+      "(asked %.0f, timed %.1f)%s" % (name, got_short / 1e6, rounds * 20, short / 1e6,
+                                      got_long / 1e6, rounds * 50, long / 1e6,
+                                      ", %d interval(s) reported untimed" % untimed if untimed else ""))
 # A sleep blocks a few microseconds after the program reads its clock: allow 0.1 ms a wait.
-ok = rounds * 20e6 - rounds * 1e5 <= got_short <= short and \
-    rounds * 50e6 - rounds * 1e5 <= got_long <= long
+ok = rounds * 20e6 - rounds * 1e5 - untimed * 20e6 <= got_short <= short and \
+    rounds * 50e6 - rounds * 1e5 - untimed * 50e6 <= got_long <= long and untimed <= 2
 sys.exit(0 if ok else 1)
 PY
-    fail "$name: off-CPU time per line: see above ($(grep -c . "$dir/$name.folded") stacks)"
+    { fail "$name: off-CPU time per line: see above ($(grep -c . "$dir/$name.folded") stacks)"
+      sed 's/^/  folded: /' "$dir/$name.folded" | cut -c1-400
+      grep gpuperf: "$dir/$name.err" | sed 's/^/  record: /'; }
   # The sleep's native frames stay under the Python ones; the eval loop is merged away.
   grep "wait (offcpu_waits.py:$wait_line)" "$dir/$name.folded" | grep -q '_PyEval_EvalFrameDefault' &&
     fail "$name: the eval loop beside Python frames: $(grep -m1 _PyEval_EvalFrameDefault "$dir/$name.folded")"

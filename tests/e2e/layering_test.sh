@@ -1,10 +1,55 @@
 #!/usr/bin/env bash
-# The edges docs/architecture.md promises: only src/inject/cupti/ sees CUPTI, the rest of the
-# injection library reaches it through injection.cc alone, offline code never includes the
-# injection library, and libgpuperf_inject.so carries no trace reader.
+# The floors of docs/architecture.md. Every folder of src/ is built against an include view of
+# its own (cmake/Floors.cmake): links to the folders it may include and nothing else, so a
+# forbidden #include in a file the build compiles is a missing file and fails the build. This
+# test adds what a build does not see, with no exception anywhere:
+#  - every header of a floor resolves its includes in the floor's view, whether or not a
+#    compiled file includes it;
+#  - the views make no cycle: no two floors see each other;
+#  - only src/inject/cupti/ sees CUPTI (besides the preload library, the fake libcupti and the
+#    floor tracers), and in the injection library only injection.cc includes that layer;
+#  - libgpuperf_inject.so has the trace writer and no reader, and the benchmark hook exactly
+#    when GPUPERF_BENCH_HOOKS asks for it.
 source "$(dirname "$0")/lib.sh"
 cd "$SRC" || exit 1
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "not a git checkout: skipped"; exit 77; }
+
+views=$GPUPERF_BINARY_DIR/views
+[[ -d $views ]] || { fail "no include views in $views: the build does not hold the floors"; finish; }
+
+# Each floor's headers, all at once, against its view (the CUDA headers for the two libraries
+# that see CUPTI, the generated BPF skeleton for the CPU profiler).
+cxx=${CXX:-c++}
+command -v "$cxx" >/dev/null || cxx=g++
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+for owns in "$views"/*.owns; do
+  target=$(basename "$owns" .owns)
+  : > "$probe/$target.cc"
+  while read -r folder; do
+    [[ -n $folder ]] || continue
+    find "src/$folder" -name '*.h' | sort | sed 's|^src/\(.*\)$|#include "\1"|' >> "$probe/$target.cc"
+  done < "$owns"
+  errors=$("$cxx" -std=gnu++20 -E -I "$views/$target" -I "${GPUPERF_CUDA_ROOT:-/usr/local/cuda}/include" \
+           -I "$GPUPERF_BINARY_DIR/src/ebpf" "$probe/$target.cc" -o /dev/null 2>&1) ||
+    fail "a header of $target includes what its view does not hold: $(grep -m3 -E 'error' <<<"$errors")"
+done
+
+# No two floors see each other. A view sees a folder when its path there leads to that folder
+# (a view's own directories, made to hold deeper links, are not the folder).
+sees() { [[ -e $views/$1/$2 && $(realpath "$views/$1/$2") == $(realpath "src/$2") ]]; }
+for a in "$views"/*.owns; do
+  for b in "$views"/*.owns; do
+    [[ $a < $b ]] || continue
+    ta=$(basename "$a" .owns) tb=$(basename "$b" .owns)
+    while read -r fa; do
+      while read -r fb; do
+        [[ -n $fa && -n $fb ]] && sees "$ta" "$fb" && sees "$tb" "$fa" &&
+          fail "$ta ($fa) and $tb ($fb) see each other"
+      done < "$b"
+    done < "$a"
+  done
+done
 
 # Where CUPTI may appear: its wrapper, the preload library in front of cuptiSubscribe, the fake
 # libcupti, and the CUPTI floor tracers.
@@ -32,40 +77,18 @@ hits=$(git ls-files -co --exclude-standard -- 'src/inject/*' | grep -v -E '^src/
        xargs grep -l '#include "inject/cupti/')
 [[ -z $hits ]] || fail "files outside src/inject/cupti/ including it: $hits"
 
-# Offline code never includes the injection library (tests may, to record themselves). What
-# the CPU profiler's recorder shares with it (the unwinding engine, CPython's layouts and
-# readers) lives in floors of its own below both, src/unwind/ and src/cpython/.
-hits=$(git ls-files -co --exclude-standard -- 'src/*.cc' 'src/*.h' include |
-       grep -v -E '^src/inject/|_test\.cc$' | xargs grep -H '#include "inject/')
-[[ -z $hits ]] || fail "offline code including src/inject/: $hits"
-# Those shared floors are state-free code below everything that uses them: they include
-# nothing but themselves, base/ and the public headers.
-for floor in unwind cpython; do
-  hits=$(git ls-files -co --exclude-standard -- "src/$floor/*" | grep -E '\.(cc|h)$' |
-         grep -v '_test\.cc$' | xargs grep -H '#include "' |
-         grep -v -E "#include \"($floor|base|gpuperf)/")
-  [[ -z $hits ]] || fail "src/$floor/, shared by the guest library and the CPU profiler, includes more: $hits"
-done
-# The guest library reaches nothing above the floors it is built on (no analysis, export,
-# live reader or CLI code).
-hits=$(git ls-files -co --exclude-standard -- 'src/inject/*' | grep -E '\.(cc|h)$' |
-       grep -v '_test\.cc$' | xargs grep -H '#include "' |
-       grep -v -E '#include "(inject|format|unwind|cpython|base|preload|gpuperf)/')
-[[ -z $hits ]] || fail "the injection library includes code above its floors: $hits"
-
-# Analyses turn records into models and events; exporters only serialize them, so nothing
-# below src/export/ (analysis, format, base, symbolization) includes it.
-hits=$(git ls-files -co --exclude-standard -- 'src/analyze/*' 'src/format/*' 'src/base/*' \
-         'src/symbolize/*' | grep -E '\.(cc|h)$' | grep -v '_test\.cc$' |
-       xargs grep -l '#include "export/')
-[[ -z $hits ]] || fail "analysis or lower layers including src/export/: $hits"
-
 # The guest library writes traces and never reads one: no reader, no appender linked in.
 lib=$GPUPERF_BINARY_DIR/src/inject/libgpuperf_inject.so
 if [[ -f $lib ]]; then
   symbols=$(nm -C "$lib" | grep -E 'ReadTrace|AppendToTrace|ReadReport')
   [[ -z $symbols ]] || fail "libgpuperf_inject.so links the trace reader: $symbols"
   nm -C "$lib" | grep -q 'TraceWriter::Create' || fail "libgpuperf_inject.so lacks the writer"
+  # The benchmark hook is in exactly when GPUPERF_BENCH_HOOKS asks for it.
+  hooks=$(sed -n 's/^GPUPERF_BENCH_HOOKS:BOOL=//p' "$GPUPERF_BINARY_DIR/CMakeCache.txt")
+  exported=no
+  nm -D --defined-only "$lib" | grep -q ' gpuperf_bench_toggle$' && exported=yes
+  [[ ($hooks == OFF && $exported == no) || ($hooks != OFF && $exported == yes) ]] ||
+    fail "GPUPERF_BENCH_HOOKS=${hooks:-unset} but gpuperf_bench_toggle exported: $exported"
 else
   echo "no $lib (built without CUPTI headers): symbol check skipped"
 fi

@@ -22,6 +22,11 @@ class CountingSink final : public gpuperf::RecordSink {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CountingSink sink;
   gpuperf::ReadReport report;
-  (void)gpuperf::ReadTraceBytes(std::span<const uint8_t>(data, size), "fuzz", sink, &report);
+  // One, two or three reading threads, as the input's length says: the threads that decode
+  // ahead see the same damaged bytes as the one that takes the chunks up.
+  gpuperf::ReadOptions options;
+  options.threads = 1 + static_cast<unsigned>(size % 3);
+  (void)gpuperf::ReadTraceBytes(std::span<const uint8_t>(data, size), "fuzz", sink, &report,
+                                options);
   return 0;
 }

@@ -31,7 +31,7 @@ struct PartOutcome {
 };
 
 PartOutcome BuildPart(const std::string& file, size_t index, const RankScan& scan,
-                      const ClockAlignment& clocks, DatasetSink& sink) {
+                      const ClockAlignment& clocks, unsigned read_threads, DatasetSink& sink) {
   PartOutcome out;
   out.part.trace_file = std::filesystem::path(file).filename().string();
   out.part.stem = PartStem(file);
@@ -40,11 +40,16 @@ PartOutcome BuildPart(const std::string& file, size_t index, const RankScan& sca
   // Stack and frame ids: unique in the dataset, whatever the number of files.
   builder = std::make_unique<PartRowBuilder>(correlator, scan, clocks, sink, out.part,
                                              static_cast<int64_t>(index + 1) << 32);
+  ReadOptions first_pass;
+  first_pass.chunk_types = PartFirstPassChunks();
+  first_pass.threads = read_threads;
   ReadReport first;
-  out.status = ReadTraceAligned(file, clocks, *builder, &first, PartFirstPassChunks());
+  out.status = ReadTraceAligned(file, clocks, *builder, &first, first_pass);
   if (out.status.ok()) {
     builder->BeginSecondPass();
-    out.status = ReadTraceAligned(file, clocks, *builder, &out.read);
+    ReadOptions second_pass;
+    second_pass.threads = read_threads;
+    out.status = ReadTraceAligned(file, clocks, *builder, &out.read, second_pass);
   }
   if (!out.status.ok()) return out;
   correlator.Finish();
@@ -64,8 +69,10 @@ Result<DatasetSummary> BuildDataset(const std::string& path, DatasetSink& sink,
   GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
   GP_ASSIGN_OR_RETURN(std::vector<std::string> files, TraceFilesOf(path, read));
   std::vector<PartOutcome> outcomes(files.size());
-  ForEachIndex(files.size(), options.threads,
-               [&](size_t i) { outcomes[i] = BuildPart(files[i], i, scan, clocks, sink); });
+  const unsigned read_threads = ReadThreadsPerFile(files.size());
+  ForEachIndex(files.size(), options.threads, [&](size_t i) {
+    outcomes[i] = BuildPart(files[i], i, scan, clocks, read_threads, sink);
+  });
 
   DatasetSummary summary;
   summary.clocks = clocks.hosts;

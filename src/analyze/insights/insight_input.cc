@@ -7,7 +7,7 @@
 namespace gpuperf::insights {
 
 InsightInput::InsightInput(report::ReportContext& context, const ReportModel& model,
-                           std::vector<ProcessWork> processes, CorrelationTable<LinkInfo>& links)
+                           std::vector<ProcessWork> processes, const Correlator& links)
     : context_(context), model_(model), processes_(std::move(processes)), links_(links) {
   // Every API call by (pid, correlation id), for the rules' launch-cost lookups.
   for (const auto& [pid, process] : context.processes()) {
@@ -24,10 +24,9 @@ InsightInput::InsightInput(report::ReportContext& context, const ReportModel& mo
   }
 }
 
-const LinkInfo* InsightInput::Link(uint32_t pid, uint32_t correlation_id) const {
+const LaunchLink* InsightInput::Link(uint32_t pid, uint32_t correlation_id) const {
   if (correlation_id == 0) return nullptr;
-  const LinkInfo* link = links_.Find(pid, correlation_id);
-  return link != nullptr && link->known ? link : nullptr;
+  return links_.FindLink(pid, correlation_id);
 }
 
 uint32_t InsightInput::Place(StackId stack, uint32_t tid) {
@@ -105,7 +104,7 @@ const report::ApiCall* InsightInput::ApiCall(uint32_t pid, uint32_t correlation_
     return Resolve(pid, *ref);
   }
   // A nested call's id: the outermost call on the link's thread, entered at the link's time.
-  const LinkInfo* link = Link(pid, correlation_id);
+  const LaunchLink* link = Link(pid, correlation_id);
   if (link == nullptr) return nullptr;
   for (const auto& thread : Threads(pid)) {
     if (thread->tid != link->tid) continue;

@@ -1,6 +1,7 @@
 // What the insight rules read: every process's GPU work per device in time order, its
 // memory events, the launch links and API calls of the trace, joined so that a rule asks
-// "which call launched this, how long did it take, from which stack" in one lookup. Built
+// "which call launched this, how long did it take, from which stack" in one lookup (the
+// links are the Correlator's: the one (pid, correlation id) join, analyze/join). Built
 // by the report's insights section (insights_section.cc) while the report streams the
 // trace, so it sees what the report's filters let through.
 #pragma once
@@ -57,14 +58,6 @@ struct ProcessWork {
   std::vector<Interval> loading;     // by begin
 };
 
-// What a launch link says about the call with a correlation id.
-struct LinkInfo {
-  uint64_t launch_ns = 0;  // the outermost call's enter time
-  StackId stack = 0;       // 0: no stack
-  uint32_t tid = 0;
-  bool known = false;
-};
-
 // A stretch during which a device ran nothing, between two pieces of its work.
 struct Gap {
   uint64_t begin = 0;
@@ -76,7 +69,7 @@ struct Gap {
 class InsightInput {
  public:
   InsightInput(report::ReportContext& context, const ReportModel& model,
-               std::vector<ProcessWork> processes, CorrelationTable<LinkInfo>& links);
+               std::vector<ProcessWork> processes, const Correlator& links);
 
   const std::vector<ProcessWork>& processes() const { return processes_; }
   // The rest of the report (kernel table with occupancy, devices), complete.
@@ -86,7 +79,7 @@ class InsightInput {
   uint64_t SinceOrigin(uint64_t t) const { return context_.SinceOrigin(t); }
 
   // The link of (pid, correlation id), or nullptr.
-  const LinkInfo* Link(uint32_t pid, uint32_t correlation_id) const;
+  const LaunchLink* Link(uint32_t pid, uint32_t correlation_id) const;
   // A stack as findings show it, innermost first, "function (file:line)" with short C++
   // names: the innermost frames, where a run of frames without symbols in one library
   // counts as one line; in a stack with Python frames, the first frames and then the
@@ -95,7 +88,7 @@ class InsightInput {
   // Stacks that show the same lines (they differ only beyond what is shown) are one
   // place to the rules: group findings by this id, 0 for "no stack".
   uint32_t Place(StackId stack, uint32_t tid);
-  uint32_t PlaceOf(const LinkInfo* link) { return link ? Place(link->stack, link->tid) : 0; }
+  uint32_t PlaceOf(const LaunchLink* link) { return link ? Place(link->stack_id, link->tid) : 0; }
   const std::vector<std::string>& PlaceStack(uint32_t place) const { return places_[place]; }
   // The API call that made a correlation id: its own record, or (for work carrying a
   // nested call's id) the outermost call its link names. nullptr when the trace has none.
@@ -116,7 +109,7 @@ class InsightInput {
   report::ReportContext& context_;
   const ReportModel& model_;
   std::vector<ProcessWork> processes_;
-  CorrelationTable<LinkInfo>& links_;
+  const Correlator& links_;
   CorrelationTable<CallRef> calls_;
   std::vector<std::vector<std::string>> places_{1};            // [0]: no stack
   std::map<std::vector<std::string>, uint32_t> place_index_;   // lines -> place

@@ -13,7 +13,6 @@ namespace {
 
 using insights::DeviceWork;
 using insights::GpuWork;
-using insights::LinkInfo;
 using insights::ProcessWork;
 
 class InsightsSection final : public ReportSection {
@@ -21,10 +20,7 @@ class InsightsSection final : public ReportSection {
   explicit InsightsSection(ReportContext& context) : context_(context) {}
 
   void OnLaunchLinks(std::span<const LaunchLinkRecord> records) override {
-    for (const LaunchLinkRecord& l : records) {
-      LinkInfo& link = links_.At(l.pid, l.correlation_id);
-      if (!link.known) link = {l.timestamp_ns, l.stack_id, l.tid, true};  // the first wins
-    }
+    links_.AddLinks(records);
   }
   void OnKernels(std::span<const KernelRecord> records) override {
     for (const KernelRecord& k : records) {
@@ -124,7 +120,10 @@ class InsightsSection final : public ReportSection {
 
   ReportContext& context_;
   PerProcess<ProcessWork> processes_;
-  CorrelationTable<LinkInfo> links_;
+  // Every launch link of the selected processes (the report's own Correlator keeps only
+  // those of calls that wait or allocate): the rules ask it which call launched a piece
+  // of work. No GPU record goes through it.
+  Correlator links_{[](const GpuActivity&) {}};
 };
 
 }  // namespace

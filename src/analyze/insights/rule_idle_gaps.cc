@@ -22,11 +22,11 @@ constexpr uint64_t kStartupCallNs = 10'000'000;  // a first call this long is st
 
 enum class Cause : uint8_t { kOutsideCuda, kStartup, kAllocation, kCopy, kCall };
 
-struct Key {
+struct IdleGapKey {
   Cause cause;
   StringId api;    // the call (kAllocation, kCopy, kCall)
   uint32_t place;  // InsightInput::Place of the call, or of the launch that ended the gap
-  auto operator<=>(const Key&) const = default;
+  auto operator<=>(const IdleGapKey&) const = default;
 };
 
 // How much of [begin, end) the sorted intervals cover (they may overlap each other).
@@ -43,7 +43,7 @@ uint64_t Overlap(const std::vector<Interval>& intervals, uint64_t begin, uint64_
   return covered;
 }
 
-struct Group {
+struct IdleGapGroup {
   uint64_t gaps = 0, idle_ns = 0, longest_ns = 0;
   uint64_t first_at = 0;
   std::map<StringId, uint64_t> calls;  // start-up: ns in each call
@@ -111,8 +111,8 @@ class CallFinder {
   std::vector<std::vector<uint64_t>> max_end_;  // per thread: max end of calls[0..i]
 };
 
-Insight Describe(InsightInput& input, uint32_t pid, uint32_t device, const Key& key, const Group& g,
-                 uint64_t span) {
+Insight Describe(InsightInput& input, uint32_t pid, uint32_t device, const IdleGapKey& key,
+                 const IdleGapGroup& g, uint64_t span) {
   Insight in;
   in.rule = "gpu_idle_gaps";
   in.pid = pid;
@@ -200,10 +200,10 @@ void GpuIdleGaps(InsightInput& input, std::vector<Insight>& out) {
     }
     for (const DeviceWork& device : process.devices) {
       const uint64_t span = ActiveSpan(device);
-      std::map<Key, Group> groups;
+      std::map<IdleGapKey, IdleGapGroup> groups;
       for (const Gap& gap : InsightInput::Gaps(device, kMinGapNs)) {
         if (SyncThatDrained(syncs, gap) != nullptr) continue;  // sync_stalls' finding
-        Key key{Cause::kOutsideCuda, 0, 0};
+        IdleGapKey key{Cause::kOutsideCuda, 0, 0};
         // What the CPU did: the call covering most of the gap, and how much of the gap
         // was start-up work (first long calls, loading, JIT).
         CallFinder::Found longest;
@@ -239,7 +239,7 @@ void GpuIdleGaps(InsightInput& input, std::vector<Insight>& out) {
         } else {
           key = {Cause::kOutsideCuda, 0, PlaceOfWork(input, pid, device.work[gap.next])};
         }
-        Group& g = groups[key];
+        IdleGapGroup& g = groups[key];
         if (g.gaps++ == 0) g.first_at = gap.begin;
         g.idle_ns += gap.duration();
         g.longest_ns = std::max(g.longest_ns, gap.duration());

@@ -24,8 +24,8 @@ uint64_t ActiveSpan(const DeviceWork& device) {
   return last > device.work.front().start ? last - device.work.front().start : 0;
 }
 
-const LinkInfo* LinkOfWork(const InsightInput& input, uint32_t pid, const GpuWork& work) {
-  if (const LinkInfo* link = input.Link(pid, work.correlation_id)) return link;
+const LaunchLink* LinkOfWork(const InsightInput& input, uint32_t pid, const GpuWork& work) {
+  if (const LaunchLink* link = input.Link(pid, work.correlation_id)) return link;
   return input.Link(pid, work.runtime_correlation_id);
 }
 

@@ -41,7 +41,7 @@ inline constexpr uint64_t kWorthNamingNs = 1'000'000;
 inline constexpr double kWorthNamingShare = 0.01;
 
 // The launch link of a piece of work: by its own id, else (copies) its runtime call's id.
-const LinkInfo* LinkOfWork(const InsightInput& input, uint32_t pid, const GpuWork& work);
+const LaunchLink* LinkOfWork(const InsightInput& input, uint32_t pid, const GpuWork& work);
 // The place (InsightInput::Place) it was launched from; 0 when unknown.
 uint32_t PlaceOfWork(InsightInput& input, uint32_t pid, const GpuWork& work);
 

@@ -15,13 +15,13 @@ namespace {
 
 constexpr uint64_t kMinStallNs = 10'000;  // shorter: the launch latency any launch pays
 
-struct Key {
+struct SyncStallKey {
   StringId api;
   uint32_t place;  // InsightInput::Place of the call
-  auto operator<=>(const Key&) const = default;
+  auto operator<=>(const SyncStallKey&) const = default;
 };
 
-struct Group {
+struct SyncStallGroup {
   uint64_t stalls = 0, idle_ns = 0;
   std::vector<uint64_t> idle;  // per stall
   uint64_t calls = 0, wait_ns = 0;
@@ -35,15 +35,15 @@ void SyncStalls(InsightInput& input, std::vector<Insight>& out) {
     const std::vector<SyncCall> syncs = SynchronizeCalls(input, pid);
     if (syncs.empty()) continue;
     auto key_of = [&](const SyncCall& s) {
-      return Key{s.call->name, input.PlaceOf(input.Link(pid, s.call->correlation_id))};
+      return SyncStallKey{s.call->name, input.PlaceOf(input.Link(pid, s.call->correlation_id))};
     };
     for (const DeviceWork& device : process.devices) {
       const uint64_t span = ActiveSpan(device);
-      std::map<Key, Group> groups;
+      std::map<SyncStallKey, SyncStallGroup> groups;
       for (const Gap& gap : InsightInput::Gaps(device, kMinStallNs)) {
         const SyncCall* sync = SyncThatDrained(syncs, gap);
         if (sync == nullptr) continue;
-        Group& g = groups[key_of(*sync)];
+        SyncStallGroup& g = groups[key_of(*sync)];
         ++g.stalls;
         g.idle_ns += gap.duration();
         g.idle.push_back(gap.duration());

@@ -16,7 +16,17 @@
 
 namespace gpuperf {
 
-class LaunchSink : public RecordSink {
+// What names a trace's launch stacks (analyze/symbols/symbol_table.h resolves them).
+struct StackNames {
+  std::vector<std::string> strings;  // indexed by StringId
+  std::vector<StackRecord> stacks;   // indexed by StackId
+  std::vector<SymbolRecord> symbols;
+  std::vector<PythonCodeRecord> python_codes;
+  std::vector<ModuleRecord> modules;
+  std::vector<ThreadRecord> threads;
+};
+
+class LaunchSink : public RecordSink, public StackNames {
  public:
   explicit LaunchSink(Correlator& correlator);
 
@@ -39,13 +49,7 @@ class LaunchSink : public RecordSink {
   void OnMemcpy(std::span<const MemcpyRecord> records) override { correlator_.AddMemcpys(records); }
   void OnMemset(std::span<const MemsetRecord> records) override { correlator_.AddMemsets(records); }
 
-  std::vector<std::string> strings;  // indexed by StringId
-  std::vector<StackRecord> stacks;   // indexed by StackId
-  std::vector<SymbolRecord> symbols;
-  std::vector<PythonCodeRecord> python_codes;
-  std::vector<ModuleRecord> modules;
   std::vector<ProcessRecord> processes;
-  std::vector<ThreadRecord> threads;
   RecordingLossCollector loss;
 
  protected:

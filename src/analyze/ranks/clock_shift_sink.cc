@@ -63,9 +63,16 @@ GPUPERF_FIXED_RECORD_TYPES(GPUPERF_SHIFT_INSTANCE)
 
 Status ReadTraceAligned(const std::string& path, const ClockAlignment& alignment, RecordSink& sink,
                         ReadReport* report, std::span<const uint16_t> chunk_types) {
-  if (alignment.identity()) return ReadTraceChunks(path, chunk_types, sink, report);
+  ReadOptions options;
+  options.chunk_types = chunk_types;
+  return ReadTraceAligned(path, alignment, sink, report, options);
+}
+
+Status ReadTraceAligned(const std::string& path, const ClockAlignment& alignment, RecordSink& sink,
+                        ReadReport* report, const ReadOptions& options) {
+  if (alignment.identity()) return ReadTraceWith(path, options, sink, report);
   ClockShiftSink shifted(sink, alignment);
-  return ReadTraceChunks(path, chunk_types, shifted, report);
+  return ReadTraceWith(path, options, shifted, report);
 }
 
 }  // namespace gpuperf

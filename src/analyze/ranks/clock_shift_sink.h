@@ -52,5 +52,8 @@ void ShiftRecordTimes(R& record, int64_t offset_ns);
 // `chunk_types` when given (ReadTraceChunks).
 Status ReadTraceAligned(const std::string& path, const ClockAlignment& alignment, RecordSink& sink,
                         ReadReport* report, std::span<const uint16_t> chunk_types = {});
+// The same with every reading option (ReadTraceWith).
+Status ReadTraceAligned(const std::string& path, const ClockAlignment& alignment, RecordSink& sink,
+                        ReadReport* report, const ReadOptions& options);
 
 }  // namespace gpuperf

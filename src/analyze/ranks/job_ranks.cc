@@ -21,10 +21,13 @@ Result<JobRanks> AnalyzeJobRanks(const std::string& path, const RankScan& scan, 
   GP_ASSIGN_OR_RETURN(std::vector<std::string> files, TraceFilesOf(path, listing));
   std::vector<std::vector<RankPartial>> per_file(files.size());
   std::vector<Status> status(files.size());
+  ReadOptions read_options;
+  read_options.chunk_types = RankPartialChunkTypes(scan);
+  read_options.threads = ReadThreadsPerFile(files.size());
   ForEachIndex(files.size(), threads, [&](size_t i) {
     RanksSink sink(scan);
     ReadReport ignored;
-    status[i] = ReadTraceChunks(files[i], RankPartialChunkTypes(scan), sink, &ignored);
+    status[i] = ReadTraceWith(files[i], read_options, sink, &ignored);
     if (status[i].ok()) per_file[i] = sink.TakePartials();
   });
   std::vector<RankPartial> partials;

@@ -9,18 +9,43 @@
 #include "analyze/ranks/job_ranks.h"
 #include "analyze/report/report_prepass.h"
 #include "base/demangle.h"
+#include "format/file_format.h"
 
 namespace gpuperf {
 namespace report {
 namespace {
 
-// The sections, in the order their Finish runs. A new section is one more line here.
-constexpr SectionFactory kSections[] = {
-    MakeProcessesSection, MakeKernelsSection, MakeApiSection,         MakeCopiesSection,
-    MakeSyncSection,      MakeMemorySection,  MakeUtilizationSection, MakeNvtxSection,
-    MakeOverheadSection,  MakeCpuSection,     MakeLossSection,        MakeHardwareSection,
-    MakeRanksSection,     MakeEnergySection,
+// The sections, in the order their Finish runs, with the names ReportOptions::only_sections
+// gives them. A new section is one more line here.
+struct NamedSection {
+  std::string_view name;
+  SectionFactory make;
 };
+constexpr NamedSection kSections[] = {
+    {"processes", MakeProcessesSection},
+    {"kernels", MakeKernelsSection},
+    {"api", MakeApiSection},
+    {"copies", MakeCopiesSection},
+    {"sync", MakeSyncSection},
+    {"memory", MakeMemorySection},
+    {"utilization", MakeUtilizationSection},
+    {"nvtx", MakeNvtxSection},
+    {"overhead", MakeOverheadSection},
+    {"cpu", MakeCpuSection},
+    {"loss", MakeLossSection},
+    {"hardware", MakeHardwareSection},
+    {"ranks", MakeRanksSection},
+    {"energy", MakeEnergySection},
+};
+// The sections that read the API calls kept per thread (ProcessInfo::threads); sections
+// handed in later (the insight rules) read them too.
+constexpr std::string_view kSectionsReadingCalls[] = {"utilization", "nvtx"};
+
+bool SectionWanted(const ReportOptions& options, std::string_view name) {
+  return options.only_sections.empty() ||
+         std::find(options.only_sections.begin(), options.only_sections.end(), name) !=
+             options.only_sections.end();
+}
 
 // The records of `records` that `keep` accepts: the chunk itself when it accepts all
 // (no filter, the common case), else a copy in `scratch`.
@@ -132,8 +157,10 @@ class ReportBuilder final : public RecordSink {
  public:
   ReportBuilder(const ReportOptions& options, const Prepass& prepass,
                 std::shared_ptr<const RankScan> scan, std::shared_ptr<const ClockAlignment> clocks,
-                std::optional<RanksModel> job_ranks, std::span<const SectionFactory> later_sections)
+                std::optional<RanksModel> job_ranks, std::span<const SectionFactory> later_sections,
+                bool nvtx_in_trace)
       : context_(options), options_(options), prepass_(prepass) {
+    context_.nvtx_in_trace_ = nvtx_in_trace;
     context_.rank_scan_ = std::move(scan);
     context_.clock_alignment_ = std::move(clocks);
     context_.job_ranks_ = std::move(job_ranks);
@@ -142,9 +169,14 @@ class ReportBuilder final : public RecordSink {
       context_.time_begin_ = options.begin_ns ? origin + *options.begin_ns : 0;
       context_.time_end_ = options.end_ns ? origin + *options.end_ns : kNoTime;
     }
-    for (SectionFactory make : kSections) {
-      if (auto section = make(context_)) sections_.push_back(std::move(section));
+    for (const NamedSection& named : kSections) {
+      if (!SectionWanted(options, named.name)) continue;
+      if (auto section = named.make(context_)) sections_.push_back(std::move(section));
     }
+    keep_api_calls_ = !later_sections.empty() && SectionWanted(options, "insights");
+    for (std::string_view name : kSectionsReadingCalls)
+      keep_api_calls_ |= SectionWanted(options, name);
+    if (!SectionWanted(options, "insights")) later_sections = {};
     for (SectionFactory make : later_sections) {
       if (auto section = make(context_)) sections_.push_back(std::move(section));
     }
@@ -235,7 +267,11 @@ class ReportBuilder final : public RecordSink {
       auto kept = Kept(slice, api_calls_, [&](const ApiRecord& a) {
         return PidOk(a.pid) && TimeOk(a.start_ns) && NvtxOk(a.pid, a.correlation_id);
       });
-      KeepApiCalls(kept);
+      if (keep_api_calls_) {
+        KeepApiCalls(kept);
+      } else {
+        TouchGpu(kept);
+      }
       for (auto& s : sections_) s->OnApiCalls(kept);
     });
   }
@@ -349,7 +385,8 @@ class ReportBuilder final : public RecordSink {
   void Origin(uint64_t t) {
     if (t != 0 && t < context_.origin_) context_.origin_ = t;
   }
-  // GPU work starts the report's clock and widens its process's span.
+  // GPU work starts the report's clock and widens its process's span; so do API calls
+  // (KeepApiCalls, or this when no section reads the calls themselves).
   template <class GpuRecord>
   void TouchGpu(std::span<const GpuRecord> records) {
     ProcessInfo* process = nullptr;
@@ -397,6 +434,7 @@ class ReportBuilder final : public RecordSink {
   const Prepass& prepass_;
   std::vector<std::unique_ptr<ReportSection>> sections_;
   std::vector<CallKind> call_kind_;  // by StringId
+  bool keep_api_calls_ = true;       // some section reads ProcessInfo::threads
   uint32_t pid_ = 0;                 // of the process a loop last looked up
   // Records that passed the filters, when some did not.
   std::vector<KernelRecord> kernels_;
@@ -422,7 +460,8 @@ template <class Feed>
 Result<ReportModel> Build(const ReportOptions& options, std::shared_ptr<const RankScan> scan,
                           std::shared_ptr<const ClockAlignment> clocks,
                           std::optional<RanksModel> job_ranks,
-                          std::span<const SectionFactory> later_sections, Feed feed) {
+                          std::span<const SectionFactory> later_sections, bool nvtx_in_trace,
+                          Feed feed) {
   // The rules are a room above the report: a caller that wants them hands their section in.
   if (options.insights && later_sections.empty()) {
     return Error(StatusCode::kInvalidArgument,
@@ -438,7 +477,7 @@ Result<ReportModel> Build(const ReportOptions& options, std::shared_ptr<const Ra
       sink.Finish();
     }
     ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks),
-                          std::move(job_ranks), later_sections);
+                          std::move(job_ranks), later_sections, nvtx_in_trace);
     ReadReport read_report;
     GP_RETURN_IF_ERROR(feed(builder, read_report));
     return builder.Finish(read_report);
@@ -461,13 +500,16 @@ Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& op
   const bool unfiltered = !options.pid && !options.device && !options.stream && !options.begin_ns &&
                           !options.end_ns && options.nvtx_regex.empty();
   std::error_code ec;
-  const bool job = unfiltered && scan->any_rank() && std::filesystem::is_directory(path, ec);
+  const bool job = unfiltered && scan->any_rank() && std::filesystem::is_directory(path, ec) &&
+                   report::SectionWanted(options, "ranks");
   auto clocks = std::make_shared<ClockAlignment>();
   std::optional<RanksModel> job_ranks;
   if (job || ClockDomains(*scan) >= 2) {
     GP_ASSIGN_OR_RETURN(JobRanks analysed, AnalyzeJobRanks(path, *scan));
     *clocks = std::move(analysed.clocks);
-    if (unfiltered) job_ranks = std::move(analysed.model);
+    if (unfiltered && report::SectionWanted(options, "ranks")) {
+      job_ranks = std::move(analysed.model);
+    }
   }
   return BuildReport(path, options, std::move(scan), std::move(clocks), std::move(job_ranks),
                      later_sections);
@@ -478,10 +520,16 @@ Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& op
                                 std::shared_ptr<const ClockAlignment> clocks,
                                 std::optional<RanksModel> job_ranks,
                                 std::span<const report::SectionFactory> later_sections) {
+  GP_ASSIGN_OR_RETURN(const auto counts, CountChunkRecords(path));
+  const bool nvtx_in_trace = counts.count(format::kNvtxChunk) != 0;
   const ClockAlignment& aligned = *clocks;  // outlives the reads below
+  ReadOptions read_options;
+  read_options.threads = options.read_threads;
+  if (options.read_only_files_of_pid) read_options.only_process = options.pid;
   return report::Build(options, std::move(scan), std::move(clocks), std::move(job_ranks),
-                       later_sections, [&](RecordSink& sink, ReadReport& read_report) {
-                         return ReadTraceAligned(path, aligned, sink, &read_report);
+                       later_sections, nvtx_in_trace,
+                       [&](RecordSink& sink, ReadReport& read_report) {
+                         return ReadTraceAligned(path, aligned, sink, &read_report, read_options);
                        });
 }
 
@@ -491,7 +539,7 @@ Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options
   auto clocks = std::make_shared<const ClockAlignment>(AlignTraceClocks(trace, *scan));
   const ClockAlignment& aligned = *clocks;
   return report::Build(options, std::move(scan), std::move(clocks), std::nullopt, later_sections,
-                       [&](RecordSink& sink, ReadReport& read_report) {
+                       !trace.nvtxs.empty(), [&](RecordSink& sink, ReadReport& read_report) {
                          if (aligned.identity()) {
                            ReplayTrace(trace, sink);
                          } else {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -118,7 +119,9 @@ struct ApiCall {
 
 struct ThreadCalls {
   uint32_t tid = 0;
-  std::vector<ApiCall> calls;  // sorted by start once the trace is read
+  // Sorted by start once the trace is read. In blocks, not one array: a vector's doubling
+  // would hold one and a half times a long thread's calls, twice while it moves them.
+  std::deque<ApiCall> calls;
 };
 
 // What the report knows about a process beyond its records.
@@ -176,6 +179,9 @@ class ReportContext {
     return !api_matcher_.active() || api_matcher_.Matches(name, strings_);
   }
   bool InTimeRange(uint64_t t) const { return t >= time_begin_ && t < time_end_; }
+  // Whether the trace may hold NVTX records (its chunk headers say so): a section that
+  // keeps what NVTX ranges need keeps nothing when there are none.
+  bool nvtx_in_trace() const { return nvtx_in_trace_; }
 
   uint64_t origin() const { return origin_; }
   uint64_t SinceOrigin(uint64_t t) const { return t >= origin_ ? t - origin_ : 0; }
@@ -201,6 +207,7 @@ class ReportContext {
   uint64_t time_begin_ = 0;
   uint64_t time_end_ = kNoTime;
   uint64_t origin_ = kNoTime;
+  bool nvtx_in_trace_ = true;
   std::vector<std::string> strings_;
   std::vector<StackRecord> stacks_;
   SymbolTable symbols_;

@@ -53,6 +53,17 @@ struct ReportOptions {
   // The report is one part of a job whose ranks the caller puts together from every part's
   // ReportModel::rank_partials: the ranks section keeps only those.
   bool part_of_job = false;
+  // Only these sections are built (the builder's names: processes, kernels, api, copies,
+  // sync, memory, utilization, nvtx, overhead, cpu, loss, hardware, ranks, energy,
+  // insights); empty: all. A report of some parts costs only their time and memory: the
+  // ranks section alone keeps no API call.
+  std::vector<std::string> only_sections;
+  // With `pid`: of a directory, only the files of that process are read (ReadOptions::
+  // only_process): a run's rank reported without reading the other ranks' files.
+  bool read_only_files_of_pid = false;
+  // Threads of the reading (ReadOptions::threads; 0: every core). One when several reports
+  // are built at once, each on a core of its own.
+  unsigned read_threads = 0;
 };
 
 struct DurationStats {
@@ -319,8 +330,8 @@ struct ReportModel {
   std::vector<RankPartial> rank_partials;
   EnergyModel energy;  // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
-  // False for a report merged from summaries (report_merge.h): its kernels' median_ns are 0,
-  // not known.
+  // False for a report merged from summaries (analyze/job/report_merge.h): its kernels' median_ns
+  // are 0, not known.
   bool medians_known = true;
   bool insights_run = false;      // ReportOptions::insights was set
   std::vector<Insight> insights;  // most time at stake first

@@ -37,6 +37,7 @@ class NvtxSection final : public ReportSection {
     for (const NvtxRecord& n : records) nvtx_[n.pid].ranges.push_back(n);
   }
   void OnKernels(std::span<const KernelRecord> records) override {
+    if (!context_.nvtx_in_trace()) return;  // no range to put them in: 8 bytes a kernel saved
     for (const KernelRecord& k : records) {
       if (!context_.KernelSelected(k.name)) continue;
       ProcessNvtx& p = nvtx_[k.pid];

@@ -26,7 +26,11 @@ class RanksSection final : public ReportSection {
   }
   void Finish(ReportModel& model) override {
     if (context_.options().part_of_job) {
+      // The job's ranks are put together from every part's partials; this part's own model
+      // still names its GPUs and ranks (the energy table's labels, the insight rules' list).
       model.rank_partials = analysis_.TakePartials();
+      model.ranks = FinishRanks(context_.rank_scan(), context_.clock_alignment(),
+                                model.rank_partials, /*shift=*/false);
       return;
     }
     // The records arrived on the aligned clock already.

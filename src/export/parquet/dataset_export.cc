@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "export/json_output.h"
+#include "base/json_output.h"
 #include "export/parquet/parquet_file.h"
 
 namespace gpuperf::parquet {

@@ -103,8 +103,11 @@ TEST(StackMemo, OnlyCommittedEntriesOfTheCurrentEpochAreHits) {
 }
 
 // Thousands of stacks: the ring of recorded words comes round (each walk from here records
-// ~20 words) and entries are replaced. A recent entry is still a hit; an older one is a hit
-// with its own id or no hit, never another stack's id.
+// ~20 words) and entries are replaced. The newest two are still hits (a two-way set gives up
+// its older way, so an entry goes only after two newer ones landed in its set: for any
+// other recent entry that happens by chance, the sets being chosen by a hash of the stack
+// pointer; "the last 20 all hit" failed 1 run in 192); an older entry is a hit with its own
+// id or no hit, never another stack's id.
 TEST(StackMemo, OldEntriesGoWhenTheirWordsAreWrittenOver) {
   ASSERT_TRUE(InitTableUnwinder());
   InvalidateStackMemos();
@@ -126,8 +129,8 @@ TEST(StackMemo, OldEntriesGoWhenTheirWordsAreWrittenOver) {
     ++hits;
     EXPECT_EQ(looks[i].found, probes[i].committed) << i;
   }
-  for (int i = kStacks - 20; i < kStacks; ++i) EXPECT_NE(looks[i].found, 0u) << i;
-  EXPECT_LT(hits, kStacks / 2);  // most were written over
+  for (int i = kStacks - 2; i < kStacks; ++i) EXPECT_NE(looks[i].found, 0u) << i;
+  EXPECT_LT(hits, kStacks / 2);  // most were written over (the sets hold 1,024)
 }
 
 // A thread whose stacks never repeat: after a window of 4,096 lookups that filled more

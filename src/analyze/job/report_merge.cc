@@ -1,4 +1,4 @@
-#include "analyze/report/report_merge.h"
+#include "analyze/job/report_merge.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "export/json_output.h"
+#include "base/json_output.h"
 
 namespace gpuperf {
 namespace {
