@@ -21,7 +21,7 @@ int64_t DurationNs(uint64_t start, uint64_t end) {
   return end > start ? static_cast<int64_t>(end - start) : 0;
 }
 
-int64_t I(uint64_t v) {
+int64_t Signed(uint64_t v) {
   return static_cast<int64_t>(v);
 }
 
@@ -65,8 +65,8 @@ RowAppender& GpuColumns(RowAppender& row, const GpuRecord& r) {
       .Int(r.context_id)
       .Int(r.stream_id)
       .Int(r.correlation_id)
-      .Int(I(r.start_ns))
-      .Int(I(r.end_ns))
+      .Int(Signed(r.start_ns))
+      .Int(Signed(r.end_ns))
       .Int(DurationNs(r.start_ns, r.end_ns));
 }
 
@@ -181,7 +181,7 @@ void PartRowBuilder::LaunchColumns(RowAppender& row, const GpuActivity& a) {
                  a.join == LaunchJoin::kJoined ? StackIdOf(a.stack_id, a.launch_tid) : 0)
       .StrOrNull(linked, linked ? Text(a.launch_api) : 0)
       .IntOrNull(linked, a.launch_tid)
-      .IntOrNull(linked, I(a.launch_ns));
+      .IntOrNull(linked, Signed(a.launch_ns));
 }
 
 void PartRowBuilder::OnActivity(const GpuActivity& a) {
@@ -220,7 +220,7 @@ void PartRowBuilder::KernelRow(const GpuActivity& a, const KernelRecord& k) {
       .Int(k.static_shared_bytes)
       .Int(k.dynamic_shared_bytes)
       .Int(k.graph_id)
-      .Int(I(k.graph_node_id))
+      .Int(Signed(k.graph_node_id))
       .StrOrNull(names.communication != 0, names.communication);
   LaunchColumns(row, a);
 }
@@ -231,7 +231,7 @@ void PartRowBuilder::MemcpyRow(const GpuActivity& a, const MemcpyRecord& m) {
       .Str(Fixed(EnumName(m.kind)))
       .Str(Fixed(EnumName(m.src_kind)))
       .Str(Fixed(EnumName(m.dst_kind)))
-      .Int(I(m.bytes))
+      .Int(Signed(m.bytes))
       .Int(m.src_device_id)
       .Int(m.dst_device_id)
       .Int(m.graph_id);
@@ -242,7 +242,7 @@ void PartRowBuilder::MemsetRow(const GpuActivity& a, const MemsetRecord& m) {
   RowAppender row = Row(T::kMemsets, m.pid);
   GpuColumns(row, m)
       .Str(Fixed(EnumName(m.memory_kind)))
-      .Int(I(m.bytes))
+      .Int(Signed(m.bytes))
       .Int(m.value)
       .Int(m.graph_id);
   LaunchColumns(row, a);
@@ -297,8 +297,8 @@ void PartRowBuilder::OnApi(std::span<const ApiRecord> records) {
         .Str(Fixed(EnumName(r.domain)))
         .Int(r.callback_id)
         .Str(Text(r.name))
-        .Int(I(r.start_ns))
-        .Int(I(r.end_ns))
+        .Int(Signed(r.start_ns))
+        .Int(Signed(r.end_ns))
         .Int(DurationNs(r.start_ns, r.end_ns))
         .Int(r.correlation_id)
         .Int(r.return_code);
@@ -313,8 +313,8 @@ void PartRowBuilder::OnSync(std::span<const SyncRecord> records) {
         .Int(r.context_id)
         .IntOrNull(r.stream_id != UINT32_MAX, r.stream_id)
         .Int(r.event_id)
-        .Int(I(r.start_ns))
-        .Int(I(r.end_ns))
+        .Int(Signed(r.start_ns))
+        .Int(Signed(r.end_ns))
         .Int(DurationNs(r.start_ns, r.end_ns))
         .Int(r.correlation_id);
   }
@@ -325,12 +325,12 @@ void PartRowBuilder::OnMemory(std::span<const MemoryRecord> records) {
     Row(T::kAllocations, r.pid)
         .Str(Fixed(EnumName(r.op)))
         .Str(Fixed(EnumName(r.memory_kind)))
-        .Int(I(r.address))
-        .Int(I(r.bytes))
+        .Int(Signed(r.address))
+        .Int(Signed(r.bytes))
         .Int(r.device_id)
         .Int(r.context_id)
         .Int(r.stream_id)
-        .Int(I(r.timestamp_ns))
+        .Int(Signed(r.timestamp_ns))
         .Int(r.correlation_id)
         .Int(r.is_async);
   }
@@ -344,8 +344,8 @@ void PartRowBuilder::OnNvtx(std::span<const NvtxRecord> records) {
         .Str(Fixed(EnumName(r.kind)))
         .Str(Text(r.name))
         .Str(Text(r.domain))
-        .Int(I(r.start_ns))
-        .IntOrNull(ended, I(r.end_ns))
+        .Int(Signed(r.start_ns))
+        .IntOrNull(ended, Signed(r.end_ns))
         .IntOrNull(ended, DurationNs(r.start_ns, r.end_ns))
         .Int(r.color);
   }
@@ -355,9 +355,9 @@ void PartRowBuilder::OnCpuSample(std::span<const CpuSampleRecord> records) {
   for (const CpuSampleRecord& r : records) {
     Row(T::kCpuSamples, r.pid)
         .Int(r.tid)
-        .Int(I(r.timestamp_ns))
+        .Int(Signed(r.timestamp_ns))
         .Int(r.cpu)
-        .Int(I(r.weight_ns))
+        .Int(Signed(r.weight_ns))
         .IntOrNull(r.stack_id != 0, r.stack_id != 0 ? StackIdOf(r.stack_id, r.tid) : 0);
   }
 }
@@ -366,9 +366,9 @@ void PartRowBuilder::OnOffCpu(std::span<const OffCpuRecord> records) {
   for (const OffCpuRecord& r : records) {
     Row(T::kOffCpu, r.pid)
         .Int(r.tid)
-        .Int(I(r.start_ns))
-        .Int(I(r.end_ns))
-        .Int(I(r.blocked_ns))
+        .Int(Signed(r.start_ns))
+        .Int(Signed(r.end_ns))
+        .Int(Signed(r.blocked_ns))
         .Int(r.count)
         .Str(Fixed(EnumName(r.reason)))
         .IntOrNull(r.stack_id != 0, r.stack_id != 0 ? StackIdOf(r.stack_id, r.tid) : 0);
@@ -379,9 +379,9 @@ void PartRowBuilder::OnPowerSample(std::span<const PowerSampleRecord> records) {
   for (const PowerSampleRecord& r : records) {
     Row(T::kPower, r.pid)
         .Int(r.device_id)
-        .Int(I(r.timestamp_ns))
+        .Int(Signed(r.timestamp_ns))
         .Int(r.power_mw)
-        .IntOrNull(r.energy_mj != 0, I(r.energy_mj))
+        .IntOrNull(r.energy_mj != 0, Signed(r.energy_mj))
         .Str(Fixed(EnumName(r.source)));
   }
 }
@@ -465,14 +465,14 @@ void PartRowBuilder::WriteCollectives() {
           .Str(c.name)
           .Str(c.operation)
           .Int(nth)
-          .Int(I(c.start_ns))
-          .Int(I(c.end_ns))
+          .Int(Signed(c.start_ns))
+          .Int(Signed(c.end_ns))
           .Int(DurationNs(c.start_ns, c.end_ns))
           .Int(c.correlation_id)
           .StrOrNull(plugin, plugin ? Literal(CommunicatorHash(primary->comm_hash)) : 0)
           .StrOrNull(plugin, plugin ? Text(primary->func) : 0)
-          .IntOrNull(plugin, plugin ? I(primary->seq) : 0)
-          .IntOrNull(plugin, I(bytes))
+          .IntOrNull(plugin, plugin ? Signed(primary->seq) : 0)
+          .IntOrNull(plugin, Signed(bytes))
           .Int(static_cast<int64_t>(mine.size()))
           .IntOrNull(plugin && nranks > 0, nranks)
           .StrOrNull(plugin, plugin ? Literal(algorithm) : 0);
@@ -493,8 +493,8 @@ void PartRowBuilder::WriteProcesses() {
     Row(T::kProcesses, pid)
         .Int(p.parent_pid)
         .Str(Text(p.command))
-        .Int(I(p.start_ns))
-        .IntOrNull(p.end_ns != 0, I(p.end_ns))
+        .Int(Signed(p.start_ns))
+        .IntOrNull(p.end_ns != 0, Signed(p.end_ns))
         .Int(clocks_.OffsetOf(pid))
         .Str(file);
   }
@@ -521,7 +521,7 @@ void PartRowBuilder::WriteProcesses() {
         .Int(d.compute_major)
         .Int(d.compute_minor)
         .Int(d.sm_count)
-        .Int(I(d.global_memory_bytes))
+        .Int(Signed(d.global_memory_bytes))
         .Int(d.core_clock_khz);
   }
 }
