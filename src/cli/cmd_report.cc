@@ -78,6 +78,11 @@ int RunMerge(const ReportArgs& a, const std::string& format, const ReportRenderO
     }
     auto doc = ReadJsonFile(path, "a summary: `gpuperf report DIR --summary`");
     if (!doc.ok()) return ReportError(doc.status());
+    // One report alone, not a host's summary: what to do with it instead, as for any command
+    // given a report where it reads a trace.
+    if (a.paths.size() == 1 && !doc->contains("job_part")) {
+      return ReportError(ExplainNotATrace(Error(StatusCode::kNotATrace, path), path));
+    }
     auto part = JobPartFromJson(*doc, path);
     if (!part.ok()) return ReportError(part.status());
     parts.push_back(std::move(part).value());
