@@ -253,13 +253,15 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("-f,--format", a->format, "Output format: text (default), json or csv");
   cmd->add_flag("--json", a->json, "Same as --format json (the input of `gpuperf diff`)");
-  cmd->add_option("-o,--output", a->outputs,
-                  "Write to this file instead of stdout. Given again, the other files are "
-                  "written from the same read of the trace, as their commands write them: "
-                  ".svg, .folded, .collapsed (flamegraph), .perfetto-trace, .pftrace, .pb, "
-                  ".json.gz (export: timeline), .pb.gz, .pprof (export: pprof); any other "
-                  "name is the report's (e.g. -o report.txt -o flame.svg -o "
-                  "timeline.perfetto-trace)");
+  cmd->add_option(
+      "-o,--output", a->outputs,
+      "Write to this file instead of stdout. Given again, the other files are "
+      "written from the same read of the trace, as their commands write them: "
+      ".svg, .folded, .collapsed (flamegraph), .perfetto-trace, .pftrace, .pb, "
+      ".json.gz (export: timeline), .pb.gz, .pprof (export: pprof), .parquet (export: a "
+      "Parquet dataset, a directory); any other "
+      "name is the report's (e.g. -o report.txt -o flame.svg -o "
+      "timeline.perfetto-trace)");
   std::string section_help = "Comma-separated sections to show (default: all): ";
   for (std::string_view s : kReportSections) section_help += std::string(s) + " ";
   cmd->add_option("-s,--sections", a->sections, section_help);
