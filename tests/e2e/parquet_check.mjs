@@ -4,7 +4,9 @@
 //   node parquet_check.mjs DATASET DOCS.md > answers.json
 // DuckDB makes one view per table and runs every "-- query: NAME" block of the doc as
 // written; hyparquet opens every file of every table and reads every row. Both readers' row
-// counts must equal the dataset's _gpuperf.json, else it exits 1 saying which differ.
+// counts must equal the dataset's _gpuperf.json, and both readers must see the same values
+// (per column: the sum of an integer column, the count and total length of a string column,
+// the nulls), else it exits 1 saying which differ.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
@@ -22,7 +24,19 @@ for (const table of Object.keys(manifest.tables)) {
   const files = path.join(dataset, table, '*', '*.parquet').replaceAll("'", "''");
   await sql.run(`CREATE VIEW ${table} AS SELECT * FROM read_parquet('${files}', hive_partitioning = true)`);
   const duck = Number((await sql.runAndReadAll(`SELECT count(*) AS n FROM ${table}`)).getRowObjects()[0].n);
-  const columns = (await sql.runAndReadAll(`DESCRIBE ${table}`)).getRowObjects().map((r) => r.column_name);
+  const described = (await sql.runAndReadAll(`DESCRIBE ${table}`)).getRowObjects();
+  const columns = described.map((r) => r.column_name);
+  // What DuckDB reads in each column, to compare with hyparquet's values below.
+  const duckValues = {};
+  for (const { column_name: c, column_type: type } of described) {
+    const text = type === 'VARCHAR';
+    const summary = text ? `count("${c}")::VARCHAR || ' ' || coalesce(sum(length("${c}")), 0)::VARCHAR`
+                         : `coalesce(sum("${c}")::HUGEINT, 0)::VARCHAR`;
+    const row = (await sql.runAndReadAll(
+      `SELECT ${summary} AS v, (count(*) - count("${c}"))::VARCHAR AS nulls FROM ${table}`)).getRowObjects()[0];
+    duckValues[c] = `${row.v} nulls ${row.nulls}`;
+  }
+  const sums = Object.fromEntries(columns.map((c) => [c, { sum: 0n, count: 0n, length: 0n, nulls: 0n }]));
 
   let rows = 0;
   for (const part of fs.readdirSync(path.join(dataset, table))) {
@@ -38,7 +52,20 @@ for (const table of Object.keys(manifest.tables)) {
         problems.push(`${table}/${part}/${name}: columns ${names} differ from DuckDB's ${columns}`);
       }
       rows += read.length;
+      for (const row of read) {
+        for (const c of columns) {
+          const v = row[c], s = sums[c];
+          if (v === null || v === undefined) ++s.nulls;
+          else if (typeof v === 'string') { ++s.count; s.length += BigInt([...v].length); }
+          else s.sum += BigInt(v);
+        }
+      }
     }
+  }
+  for (const { column_name: c, column_type: type } of described) {
+    const s = sums[c];
+    const hyp = `${type === 'VARCHAR' ? `${s.count} ${s.length}` : s.sum} nulls ${s.nulls}`;
+    if (hyp !== duckValues[c]) problems.push(`${table}.${c}: DuckDB reads ${duckValues[c]}, hyparquet ${hyp}`);
   }
   counts[table] = { manifest: manifest.tables[table].rows, duckdb: duck, hyparquet: rows };
   if (duck !== manifest.tables[table].rows || rows !== manifest.tables[table].rows) {

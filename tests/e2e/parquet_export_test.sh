@@ -4,7 +4,8 @@
 # jobs (one host; four hosts whose clocks are seconds apart), DuckDB runs docs/parquet.md's
 # queries as written and their answers must equal gpuperf's own to the nanosecond (report's
 # kernel table, the folded flame graph per process, report --split-by rank's ranks), and
-# hyparquet opens every file of every table with the row counts DuckDB and _gpuperf.json give.
+# hyparquet opens every file of every table with the row counts DuckDB and _gpuperf.json give
+# and reads the values DuckDB reads; a job large enough for several pages and row groups too.
 source "$(dirname "$0")/lib.sh"
 # Its first line says whether it ran or why not (scripts/test.sh shows it in the CI log).
 command -v node >/dev/null && command -v npm >/dev/null || { echo "parquet check: skipped: no node/npm"; exit 77; }
@@ -93,6 +94,11 @@ if [[ -x $RANK_SYNTH ]]; then
   check four-hosts "$dir/hosts"
   grep -q '"method": "collectives"' "$dir/four-hosts/ds/_gpuperf.json" || fail "no clock alignment in _gpuperf.json"
 fi
+# Two ranks of 130,000 kernels each: a file's kernels fill a row group (fifteen data pages of
+# 8,192 rows per column chunk) and begin a second one, whose last page is shorter.
+"$SYNTH" --job "$dir/pages" --ranks 2 --hosts 2 --kernels-per-rank 130000 \
+  --collectives-per-rank 300 >/dev/null || fail "synth (pages) failed"
+check pages "$dir/pages"
 
 versions=$(cd "$engines" && node -e 'for (const p of ["@duckdb/node-api", "hyparquet"])
   process.stdout.write(p + " " + JSON.parse(require("fs").readFileSync(`node_modules/${p}/package.json`)).version + " ")')

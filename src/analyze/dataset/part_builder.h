@@ -28,9 +28,10 @@
 
 namespace gpuperf {
 
-// Rows per batch, and so per row group of the files written: DuckDB's own row group size,
-// large enough for engines to skip by statistics, small enough to keep in memory per table.
-inline constexpr size_t kDatasetBatchRows = 122'880;
+// Rows per batch, and so per data page of the files written: a writer encodes each batch
+// as it fills, while its columns (a quarter of a megabyte each) are still in the cache, and
+// puts fifteen of them in a row group (export/parquet/parquet_file.h).
+inline constexpr size_t kDatasetBatchRows = 8'192;
 
 // The record types of the first pass: processes, launch links, ranks, stacks.
 std::span<const uint16_t> PartFirstPassChunks();

@@ -19,7 +19,7 @@ class PartWriter final : public DatasetPartSink {
 
   Status Write(DatasetTable table, const TableBatch& batch) override {
     GP_ASSIGN_OR_RETURN(ParquetFileWriter * file, File(table));
-    return file->WriteRowGroup(batch);
+    return file->AddPage(batch);
   }
 
   Status Close() override {

@@ -148,7 +148,7 @@ TEST(ParquetFileWriter, FileIsFramedByMagicAndFooterLength) {
   RowAppender(batch).Int(-4).Null();
   auto writer = ParquetFileWriter::Create(path, spec, {{"k", "v"}});
   ASSERT_TRUE(writer.ok()) << writer.status().message();
-  ASSERT_TRUE((*writer)->WriteRowGroup(batch).ok());
+  ASSERT_TRUE((*writer)->AddPage(batch).ok());
   ASSERT_TRUE((*writer)->Close().ok());
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -97,8 +97,8 @@ Status ParquetFileWriter::Write(const std::string& bytes) {
   return Status::Ok();
 }
 
-Status ParquetFileWriter::WritePage(const std::string& body, bool dictionary, int32_t values,
-                                    ChunkMeta& chunk) {
+Status ParquetFileWriter::AppendPage(const std::string& body, bool dictionary, int32_t encoding,
+                                     int32_t values, ChunkMeta& chunk, std::string& out) {
   scratch_.resize(ZSTD_compressBound(body.size()));
   const size_t compressed =
       ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), scratch_.data(), scratch_.size(),
@@ -106,7 +106,6 @@ Status ParquetFileWriter::WritePage(const std::string& body, bool dictionary, in
   if (ZSTD_isError(compressed)) {
     return Error(StatusCode::kInternal, std::string("zstd: ") + ZSTD_getErrorName(compressed));
   }
-  scratch_.resize(compressed);
   ThriftWriter header;
   header.I32(1, dictionary ? kDictionaryPage : kDataPage);
   header.I32(2, static_cast<int32_t>(body.size()));
@@ -118,120 +117,212 @@ Status ParquetFileWriter::WritePage(const std::string& body, bool dictionary, in
   } else {
     header.BeginStruct(5);  // DataPageHeader
     header.I32(1, values);
-    header.I32(2, chunk.dictionary ? kRleDictionary : chunk.encoding);
+    header.I32(2, encoding);
     header.I32(3, kRle);  // definition levels
     header.I32(4, kRle);  // repetition levels (none: the schema is flat)
   }
   header.End();
   header.End();
-  if (!dictionary) chunk.data_offset = static_cast<int64_t>(offset_);
   chunk.uncompressed += static_cast<int64_t>(header.bytes().size() + body.size());
   chunk.compressed += static_cast<int64_t>(header.bytes().size() + compressed);
-  GP_RETURN_IF_ERROR(Write(header.bytes()));
-  return Write(scratch_);
+  out += header.bytes();
+  out.append(scratch_.data(), compressed);
+  return Status::Ok();
 }
 
-Status ParquetFileWriter::WriteRowGroup(const TableBatch& batch) {
+// A column chunk of the row group being filled: its data pages, encoded as their batches
+// came, and what its dictionary page and statistics need once the group is complete.
+struct ParquetFileWriter::PendingChunk {
+  ChunkMeta meta;
+  struct Page {
+    std::string bytes;  // header and compressed body, when encoded already
+    // An integer page holding one value, encoded at the end: as an index into a one-entry
+    // dictionary when the whole chunk holds that value, else delta-encoded.
+    bool single = false;
+    int64_t value = 0;
+    int32_t values = 0;  // not null
+    int32_t rows = 0;
+    std::string levels;  // nullable: its definition levels
+  };
+  std::vector<Page> pages;
+  int64_t low = 0, high = 0;             // integers: of the values so far
+  std::vector<int32_t> dictionary_slot;  // strings: pool id -> dictionary index (-1: none)
+  std::vector<uint32_t> dictionary;      // strings: pool ids, in order of first use
+};
+
+Status ParquetFileWriter::AddIntPage(const ColumnData& data, size_t rows, PendingChunk& pending) {
+  PendingChunk::Page page;
+  page.rows = static_cast<int32_t>(rows);
+  std::span<const int64_t> values = std::span(data.ints).first(rows);
+  if (data.nullable) {
+    present_values_.clear();
+    for (size_t row = 0; row < rows; ++row) {
+      if (data.present[row] != 0) present_values_.push_back(data.ints[row]);
+    }
+    values = present_values_;
+    pending.meta.nulls += static_cast<int64_t>(rows - values.size());
+    AppendLevels(std::span(data.present).first(rows), page.levels);
+  }
+  page.values = static_cast<int32_t>(values.size());
+  if (values.empty()) {  // nothing but nulls: levels alone
+    GP_RETURN_IF_ERROR(AppendPage(page.levels, false, kPlain, page.rows, pending.meta, page.bytes));
+    page.levels.clear();
+  } else {
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    if (!pending.meta.has_stats) {
+      pending.low = *low;
+      pending.high = *high;
+      pending.meta.has_stats = true;
+    }
+    pending.low = std::min(pending.low, *low);
+    pending.high = std::max(pending.high, *high);
+    if (*low == *high) {
+      page.single = true;
+      page.value = *low;
+    } else {
+      // Timestamps, ids and sizes shrink best under delta encoding.
+      body_ = page.levels;
+      AppendDeltaBinaryPacked(values, body_);
+      pending.meta.encoding = kDeltaBinaryPacked;
+      GP_RETURN_IF_ERROR(
+          AppendPage(body_, false, kDeltaBinaryPacked, page.rows, pending.meta, page.bytes));
+      page.levels.clear();
+    }
+  }
+  pending.pages.push_back(std::move(page));
+  return Status::Ok();
+}
+
+Status ParquetFileWriter::AddStringPage(const ColumnData& data, size_t rows, const StringPool& pool,
+                                        PendingChunk& pending) {
+  PendingChunk::Page page;
+  page.rows = static_cast<int32_t>(rows);
+  body_.clear();
+  size_t present = rows;
+  if (data.nullable) {
+    present = 0;
+    for (size_t row = 0; row < rows; ++row) present += data.present[row];
+    pending.meta.nulls += static_cast<int64_t>(rows - present);
+    AppendLevels(std::span(data.present).first(rows), body_);
+  }
+  if (present == 0) {  // nothing but nulls: levels alone
+    GP_RETURN_IF_ERROR(AppendPage(body_, false, kPlain, page.rows, pending.meta, page.bytes));
+    pending.pages.push_back(std::move(page));
+    return Status::Ok();
+  }
+  pending.meta.dictionary = true;
+  if (pending.dictionary_slot.size() < pool.size()) {
+    pending.dictionary_slot.resize(pool.size(), -1);
+  }
+  indexes_.clear();
+  for (size_t row = 0; row < rows; ++row) {
+    if (data.nullable && data.present[row] == 0) continue;
+    int32_t& slot = pending.dictionary_slot[data.strings[row]];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(pending.dictionary.size());
+      pending.dictionary.push_back(data.strings[row]);
+    }
+    indexes_.push_back(static_cast<uint32_t>(slot));
+  }
+  const uint32_t width = BitWidth(pending.dictionary.size() - 1);
+  body_.push_back(static_cast<char>(width));
+  AppendRleHybrid(indexes_, width, body_);
+  GP_RETURN_IF_ERROR(AppendPage(body_, false, kRleDictionary, page.rows, pending.meta, page.bytes));
+  pending.pages.push_back(std::move(page));
+  return Status::Ok();
+}
+
+Status ParquetFileWriter::AddPage(const TableBatch& batch) {
   if (batch.rows == 0) return Status::Ok();
-  RowGroupMeta group;
-  group.rows = static_cast<int64_t>(batch.rows);
-  group.offset = static_cast<int64_t>(offset_);
-  std::string body;
-  std::vector<int32_t> dictionary_slot;  // pool id -> dictionary index (-1: not yet)
-  std::vector<int64_t> present_values;   // a nullable integer column's values that are not null
+  pool_ = batch.pool;
+  pending_.resize(spec_.columns.size());
   for (size_t c = 0; c < spec_.columns.size(); ++c) {
-    const ColumnSpec& column = spec_.columns[c];
-    const ColumnData& data = batch.columns[c];
-    ChunkMeta chunk;
+    if (spec_.columns[c].type == ColumnType::kInt64) {
+      GP_RETURN_IF_ERROR(AddIntPage(batch.columns[c], batch.rows, pending_[c]));
+    } else {
+      GP_RETURN_IF_ERROR(AddStringPage(batch.columns[c], batch.rows, *batch.pool, pending_[c]));
+    }
+  }
+  pending_rows_ += batch.rows;
+  if (pending_rows_ >= kRowGroupRows) return WriteRowGroup();
+  return Status::Ok();
+}
+
+Status ParquetFileWriter::WriteRowGroup() {
+  if (pending_rows_ == 0) return Status::Ok();
+  RowGroupMeta group;
+  group.rows = static_cast<int64_t>(pending_rows_);
+  group.offset = static_cast<int64_t>(offset_);
+  std::string pages;
+  for (size_t c = 0; c < spec_.columns.size(); ++c) {
+    PendingChunk& pending = pending_[c];
+    ChunkMeta& chunk = pending.meta;
     chunk.start = static_cast<int64_t>(offset_);
     chunk.values = group.rows;
-    auto present = [&](size_t row) { return !column.nullable || data.present[row] != 0; };
-    if (column.nullable) {
-      for (size_t row = 0; row < batch.rows; ++row) chunk.nulls += present(row) ? 0 : 1;
-    }
-    body.clear();
-    if (column.type == ColumnType::kInt64) {
+    pages.clear();
+    if (spec_.columns[c].type == ColumnType::kInt64) {
+      if (chunk.has_stats) {
+        AppendLe64(pending.low, chunk.min);
+        AppendLe64(pending.high, chunk.max);
+      }
       // A chunk of one value (the host, pid and rank of a file, a kernel's launch
-      // configuration) is a dictionary of one entry and a single run; any other is
-      // delta-encoded, which timestamps, ids and sizes shrink best under.
-      std::span<const int64_t> values = std::span(data.ints).first(batch.rows);
-      if (column.nullable) {
-        present_values.clear();
-        for (size_t row = 0; row < batch.rows; ++row) {
-          if (present(row)) present_values.push_back(data.ints[row]);
-        }
-        values = present_values;
+      // configuration) is a dictionary of one entry and a single run per page.
+      chunk.dictionary = chunk.has_stats && pending.low == pending.high;
+      if (chunk.dictionary) {
+        body_.clear();
+        AppendLe64(pending.low, body_);
+        GP_RETURN_IF_ERROR(AppendPage(body_, true, kPlain, 1, chunk, pages));
       }
-      if (!values.empty()) {
-        const auto [low, high] = std::minmax_element(values.begin(), values.end());
-        chunk.has_stats = true;
-        AppendLe64(*low, chunk.min);
-        AppendLe64(*high, chunk.max);
-      }
-      if (!values.empty() && chunk.min == chunk.max) {
-        chunk.dictionary = true;
-        AppendLe64(values[0], body);
-        GP_RETURN_IF_ERROR(WritePage(body, true, 1, chunk));
-        body.clear();
-        if (column.nullable) AppendLevels(std::span(data.present).first(batch.rows), body);
-        body.push_back(1);  // the indices' bit width
-        const uint32_t zero = 0;
-        AppendRleRun(zero, values.size(), 1, body);
-      } else {
-        if (column.nullable) AppendLevels(std::span(data.present).first(batch.rows), body);
-        if (!values.empty()) {  // nothing but nulls: levels alone
+      for (PendingChunk::Page& page : pending.pages) {
+        if (!page.single) continue;
+        body_ = page.levels;
+        if (chunk.dictionary) {
+          body_.push_back(1);  // the indices' bit width
+          AppendRleRun(0, static_cast<size_t>(page.values), 1, body_);
+        } else {
+          const std::vector<int64_t> same(static_cast<size_t>(page.values), page.value);
+          AppendDeltaBinaryPacked(same, body_);
           chunk.encoding = kDeltaBinaryPacked;
-          AppendDeltaBinaryPacked(values, body);
         }
+        GP_RETURN_IF_ERROR(AppendPage(body_, false,
+                                      chunk.dictionary ? kRleDictionary : kDeltaBinaryPacked,
+                                      page.rows, chunk, page.bytes));
       }
-      GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
-    } else if (chunk.nulls == chunk.values) {
-      AppendLevels(std::span(data.present).first(batch.rows),
-                   body);  // nothing but nulls: no dictionary to speak of
-      GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
-    } else {
-      chunk.dictionary = true;
-      dictionary_slot.assign(batch.pool->size(), -1);
-      std::vector<uint32_t> dictionary, indexes;
-      indexes.reserve(batch.rows);
-      for (size_t row = 0; row < batch.rows; ++row) {
-        if (!present(row)) continue;
-        int32_t& slot = dictionary_slot[data.strings[row]];
-        if (slot < 0) {
-          slot = static_cast<int32_t>(dictionary.size());
-          dictionary.push_back(data.strings[row]);
-        }
-        indexes.push_back(static_cast<uint32_t>(slot));
-      }
-      std::string_view low = (*batch.pool)[dictionary[0]], high = low;
-      for (uint32_t id : dictionary) {
-        const std::string_view text = (*batch.pool)[id];
-        AppendLe32(static_cast<uint32_t>(text.size()), body);
-        body.append(text);
+    } else if (!pending.dictionary.empty()) {
+      body_.clear();
+      std::string_view low = (*pool_)[pending.dictionary[0]], high = low;
+      for (uint32_t id : pending.dictionary) {
+        const std::string_view text = (*pool_)[id];
+        AppendLe32(static_cast<uint32_t>(text.size()), body_);
+        body_.append(text);
         low = std::min(low, text);  // byte-wise: the order Parquet defines for UTF-8
         high = std::max(high, text);
+        pending.dictionary_slot[id] = -1;
       }
       chunk.has_stats = true;
       chunk.min = low;
       chunk.max = high;
-      GP_RETURN_IF_ERROR(WritePage(body, true, static_cast<int32_t>(dictionary.size()), chunk));
-      body.clear();
-      if (column.nullable) AppendLevels(std::span(data.present).first(batch.rows), body);
-      const uint32_t width = BitWidth(dictionary.size() - 1);
-      body.push_back(static_cast<char>(width));
-      AppendRleHybrid(indexes, width, body);
-      GP_RETURN_IF_ERROR(WritePage(body, false, static_cast<int32_t>(batch.rows), chunk));
+      GP_RETURN_IF_ERROR(AppendPage(body_, true, kPlain,
+                                    static_cast<int32_t>(pending.dictionary.size()), chunk, pages));
     }
+    chunk.data_offset = chunk.start + static_cast<int64_t>(pages.size());
+    for (const PendingChunk::Page& page : pending.pages) pages += page.bytes;
+    GP_RETURN_IF_ERROR(Write(pages));
     group.uncompressed += chunk.uncompressed;
     group.compressed += chunk.compressed;
     group.chunks.push_back(std::move(chunk));
+    pending.meta = ChunkMeta();
+    pending.pages.clear();
+    pending.dictionary.clear();
   }
-  rows_ += batch.rows;
+  rows_ += pending_rows_;
+  pending_rows_ = 0;
   row_groups_.push_back(std::move(group));
   return Status::Ok();
 }
 
 Status ParquetFileWriter::Close() {
+  GP_RETURN_IF_ERROR(WriteRowGroup());
   ThriftWriter meta;  // FileMetaData
   meta.I32(1, 1);     // version
   meta.BeginList(2, ThriftType::kStruct, spec_.columns.size() + 1);
