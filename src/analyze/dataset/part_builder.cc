@@ -122,23 +122,32 @@ uint32_t PartRowBuilder::Fixed(std::string_view name) {
 }
 
 const PartRowBuilder::KernelNames& PartRowBuilder::NamesOf(StringId kernel) {
-  auto [it, inserted] = kernel_names_.try_emplace(kernel);
-  if (inserted) {
+  if (kernel >= kernel_names_.size()) kernel_names_.resize(kernel + 1);
+  KernelNames& names = kernel_names_[kernel];
+  if (!names.known) {
     const std::string_view recorded =
         kernel < strings.size() ? std::string_view(strings[kernel]) : std::string_view();
     const std::string& demangled = demangle_.Get(recorded);
-    it->second.name = Text(kernel);
-    it->second.demangled = Literal(demangled);
-    it->second.short_name = Literal(recorded.empty() ? "[unnamed kernel]" : ShortName(demangled));
-    it->second.communication = Literal(CommKernelName(recorded));
+    names.known = true;
+    names.name = Text(kernel);
+    names.demangled = Literal(demangled);
+    names.short_name = Literal(recorded.empty() ? "[unnamed kernel]" : ShortName(demangled));
+    names.communication = Literal(CommKernelName(recorded));
   }
-  return it->second;
+  return names;
 }
 
 int64_t PartRowBuilder::StackIdOf(StackId stack, uint32_t tid) {
-  auto [it, inserted] =
-      stack_ids_.try_emplace({stack, tid}, static_cast<int64_t>(stack_ids_.size() + 1));
-  return id_base_ + it->second;
+  // Most launches repeat a few stacks: a small cache in front of the ordered map (whose
+  // order numbers the stacks table) saves a tree walk per row.
+  const uint64_t key = (uint64_t{stack} << 32) | tid;
+  RecentStack& recent = recent_stacks_[(key * 0x9E3779B97F4A7C15ull) >> 56];
+  if (recent.local_id == 0 || recent.key != key) {
+    auto [it, inserted] =
+        stack_ids_.try_emplace({stack, tid}, static_cast<int64_t>(stack_ids_.size() + 1));
+    recent = {key, it->second};
+  }
+  return id_base_ + recent.local_id;
 }
 
 // ---- rows ----
@@ -176,7 +185,9 @@ Status PartRowBuilder::Flush(DatasetTable table) {
 
 void PartRowBuilder::LaunchColumns(RowAppender& row, const GpuActivity& a) {
   const bool linked = a.join != LaunchJoin::kNoLink;
-  row.Str(Fixed(JoinName(a.join)))
+  uint32_t& join_name = join_names_[static_cast<size_t>(a.join)];
+  if (join_name == 0) join_name = Literal(JoinName(a.join));
+  row.Str(join_name)
       .IntOrNull(a.join == LaunchJoin::kJoined,
                  a.join == LaunchJoin::kJoined ? StackIdOf(a.stack_id, a.launch_tid) : 0)
       .StrOrNull(linked, linked ? Text(a.launch_api) : 0)

@@ -77,6 +77,7 @@ class PartRowBuilder final : public LaunchSink {
     int64_t rank = -1;
   };
   struct KernelNames {
+    bool known = false;
     uint32_t name = 0, demangled = 0, short_name = 0, communication = 0;  // pool ids
   };
   struct CommKernel {
@@ -113,7 +114,8 @@ class PartRowBuilder final : public LaunchSink {
   StringPool pool_;
   std::vector<uint32_t> pool_of_string_;  // by StringId; 0: not pooled yet
   std::unordered_map<uint32_t, Who> who_;
-  std::unordered_map<StringId, KernelNames> kernel_names_;
+  std::vector<KernelNames> kernel_names_;            // by StringId
+  std::array<uint32_t, 4> join_names_{};             // by LaunchJoin: pool ids, 0 until first used
   std::unordered_map<const char*, uint32_t> fixed_;  // by the name's address
   DemangleCache demangle_;
   std::array<TableBatch, kDatasetTableCount> batches_;
@@ -126,6 +128,11 @@ class PartRowBuilder final : public LaunchSink {
   uint64_t kernels_before_ = 0, memcpys_before_ = 0, memsets_before_ = 0;
 
   std::map<std::pair<StackId, uint32_t>, int64_t> stack_ids_;  // (stack, tid) -> local id
+  struct RecentStack {
+    uint64_t key = 0;      // stack << 32 | tid
+    int64_t local_id = 0;  // 0: empty
+  };
+  std::array<RecentStack, 256> recent_stacks_{};
   std::vector<RankRecord> ranks_;
   std::vector<DeviceRecord> devices_;
   std::vector<CommKernel> comm_kernels_;

@@ -71,21 +71,23 @@ struct TableBatch {
 class RowAppender {
  public:
   // Counts the row at once: the caller fills every column before the next row begins.
-  explicit RowAppender(TableBatch& batch) : batch_(batch), row_(batch.rows++) {
-    batch_.Reserve(row_);
+  explicit RowAppender(TableBatch& batch) : row_(batch.rows++) {
+    batch.Reserve(row_);
+    next_ = batch.columns.data();
   }
   RowAppender& operator=(const RowAppender&) = delete;
-  // Inline: a row of a kernel is thirty of these, and a job has hundreds of millions.
-  RowAppender& Int(int64_t value) {
+  // Always inline: a row of a kernel is thirty of these, and a job has hundreds of millions
+  // (the compiler left the chain of calls out of line, at a tenth of the export's time).
+  [[gnu::always_inline]] RowAppender& Int(int64_t value) {
     Next().ints[row_] = value;
     return *this;
   }
-  RowAppender& Str(uint32_t pool_id) {
+  [[gnu::always_inline]] RowAppender& Str(uint32_t pool_id) {
     Next().strings[row_] = pool_id;
     return *this;
   }
   RowAppender& Null() {
-    ColumnData& column = batch_.columns[column_++];
+    ColumnData& column = *next_++;
     column.present[row_] = 0;
     if (!column.ints.empty()) column.ints[row_] = 0;
     if (!column.strings.empty()) column.strings[row_] = 0;
@@ -96,14 +98,13 @@ class RowAppender {
   RowAppender& StrOrNull(bool has, uint32_t pool_id) { return has ? Str(pool_id) : Null(); }
 
  private:
-  ColumnData& Next() {
-    ColumnData& column = batch_.columns[column_++];
+  [[gnu::always_inline]] ColumnData& Next() {
+    ColumnData& column = *next_++;
     if (column.nullable) column.present[row_] = 1;
     return column;
   }
-  TableBatch& batch_;
   const size_t row_;
-  size_t column_ = 0;
+  ColumnData* next_;  // the column the next value goes to
 };
 
 }  // namespace gpuperf
