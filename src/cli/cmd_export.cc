@@ -102,15 +102,15 @@ Result<ExportFormat> ChooseFormat(const std::string& format_name, const std::str
 }
 
 // Writes the profile, always gzipped (how pprof files are stored); returns its summary.
-Result<std::string> WritePprof(const std::string& trace, bool python_internals, std::ostream& out) {
+Result<std::string> WritePprof(const std::string& trace, const StackDisplayOptions& display,
+                               std::ostream& out) {
   GP_ASSIGN_OR_RETURN(std::unique_ptr<GzipStream> gzip,
                       GzipStream::Create(out, /*level=*/6));  // profiles are small
   PprofStats stats;
   ReadReport report;
   Result<LaunchProfile> profile = BuildLaunchProfile(trace, &report);
-  Status status = profile.ok()
-                      ? WritePprof(*profile, {.python_internals = python_internals}, *gzip, &stats)
-                      : profile.status();
+  Status status =
+      profile.ok() ? WritePprof(*profile, {.display = display}, *gzip, &stats) : profile.status();
   PrintReadWarnings(report);
   Status closed = gzip->Close();
   GP_RETURN_IF_ERROR(status);
@@ -167,8 +167,8 @@ Result<TimelineWindowRequest> ParseWindow(const WindowArgs& args) {
 
 // Writes the timeline; returns its summary.
 Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat format, bool gzipped,
-                                  bool python_internals, const TimelineWindowRequest& window,
-                                  std::ostream& sink) {
+                                  const StackDisplayOptions& display,
+                                  const TimelineWindowRequest& window, std::ostream& sink) {
   GP_ASSIGN_OR_RETURN(const uint64_t large_bytes, LargeTimelineBytes());
   std::unique_ptr<GzipStream> gzip;
   if (gzipped) {
@@ -178,7 +178,7 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
   TimelineStats stats;
   ReadReport report;
   TimelineOptions options;
-  options.display.python_internals = python_internals;
+  options.display = display;
   options.window = window;
   // Before anything is written: a timeline too large to open says so, and how to draw
   // part of it.
@@ -230,7 +230,8 @@ Status WriteParquet(const std::string& trace, const std::string& output, FILE* s
 
 // `summary_to`: where the line saying what was written goes (stdout, unless the output is).
 Status Run(const std::string& trace, const std::string& format_name, std::string output,
-           bool python_internals, const WindowArgs& window_args, FILE* summary_to = stdout) {
+           const StackDisplayOptions& display, const WindowArgs& window_args,
+           FILE* summary_to = stdout) {
   GP_ASSIGN_OR_RETURN(const ExportFormat format, ChooseFormat(format_name, output));
   if (format == ExportFormat::kParquet) {
     if (window_args.any()) {
@@ -263,11 +264,11 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
   GP_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Open(output, trace));
   Result<std::string> summary =
       format == ExportFormat::kPprof
-          ? WritePprof(trace, python_internals, file->stream())
+          ? WritePprof(trace, display, file->stream())
           : WriteTimeline(trace,
                           format == ExportFormat::kPerfetto ? TimelineFormat::kPerfetto
                                                             : TimelineFormat::kChromeJson,
-                          EndsWith(output, ".gz"), python_internals, window, file->stream());
+                          EndsWith(output, ".gz"), display, window, file->stream());
   GP_RETURN_IF_ERROR(file->Finish(summary.status()));
   // A name that does not show the format gets it spelled out.
   const std::string what =
@@ -289,8 +290,9 @@ OutputKind KindOfOutput(const std::string& path) {
   return OutputKind::kReport;
 }
 
-int WriteExportOutput(const std::string& trace, const std::string& output) {
-  const Status status = Run(trace, "", output, false, WindowArgs{}, stderr);
+int WriteExportOutput(const std::string& trace, const std::string& output,
+                      const StackDisplayOptions& display) {
+  const Status status = Run(trace, "", output, display, WindowArgs{}, stderr);
   return status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, trace));
 }
 
@@ -306,7 +308,7 @@ void RegisterExport(CLI::App& app, int* exit_code) {
   auto trace = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  auto python_internals = std::make_shared<bool>(false);
+  auto display = std::make_shared<StackDisplayOptions>();
   auto window = std::make_shared<WindowArgs>();
   cmd->add_option("trace", *trace, "Trace file (.gpt) or directory of trace files")->required();
   cmd->add_option(
@@ -316,8 +318,9 @@ void RegisterExport(CLI::App& app, int* exit_code) {
                   "Output file: .perfetto-trace, .pftrace, .pb, .json, .json.gz, .pb.gz or "
                   ".pprof, or a directory for parquet; - for stdout (default: next to the trace, "
                   ".perfetto-trace, .json.gz, .pb.gz or .parquet)");
-  cmd->add_flag("--python-internals", *python_internals,
+  cmd->add_flag("--python-internals", display->python_internals,
                 "Keep the Python interpreter's own frames in launch stacks with Python frames");
+  cmd->add_flag("--native-detail", display->native_detail, kNativeDetailHelp);
   // Times need a unit: "5" could be seconds or nanoseconds.
   const DurationSpec time_since_start;
   CLI::Option* from = TakesDuration(
@@ -341,7 +344,7 @@ void RegisterExport(CLI::App& app, int* exit_code) {
   cmd->callback([=] {
     window->has_from = from->count() > 0;
     window->has_to = to->count() > 0;
-    Status status = Run(*trace, *format, *output, *python_internals, *window);
+    Status status = Run(*trace, *format, *output, *display, *window);
     *exit_code = status.ok() ? kExitOk : ReportError(ExplainNotATrace(status, *trace));
   });
 }

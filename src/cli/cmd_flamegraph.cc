@@ -36,6 +36,7 @@ struct FlamegraphArgs {
   std::string kernel;
   bool inverted = false;
   bool python_internals = false;
+  bool native_detail = false;
   bool pc_frames = false;
   std::string title;
   double min_width_percent = 0.05;
@@ -104,6 +105,7 @@ int RunFlamegraph(const FlamegraphArgs& args) {
   options.kernel_regex = args.kernel;
   options.inverted = args.inverted;
   options.python_internals = args.python_internals;
+  options.native_detail = args.native_detail;
   FlameGraphSvgOptions svg;
   svg.title = args.title;
   svg.min_width_fraction = args.min_width_percent / 100.0;
@@ -187,10 +189,13 @@ int RunFlamegraph(const FlamegraphArgs& args) {
 
 }  // namespace
 
-int WriteFlamegraphOutput(const std::string& trace, const std::string& output) {
+int WriteFlamegraphOutput(const std::string& trace, const std::string& output,
+                          const StackDisplayOptions& display) {
   FlamegraphArgs args;
   args.trace = trace;
   args.output = output;
+  args.python_internals = display.python_internals;
+  args.native_detail = display.native_detail;
   return RunFlamegraph(args);
 }
 
@@ -237,6 +242,7 @@ void RegisterFlamegraph(CLI::App& app, int* exit_code) {
   cmd->add_flag("--python-internals", args->python_internals,
                 "Keep the Python interpreter's own frames (_PyEval_EvalFrameDefault, ...)\n"
                 "in stacks with Python frames");
+  cmd->add_flag("--native-detail", args->native_detail, kNativeDetailHelp);
   cmd->add_flag("--pc-frames", args->pc_frames,
                 "Above each kernel, its source lines and stall reasons, as wide as their share "
                 "of its PC samples (traces of `record --pc-sampling`)");

@@ -40,6 +40,7 @@ struct ReportArgs {
   uint64_t gap_threshold_ns = 1'000'000;
   bool full_names = false;
   bool python_internals = false;
+  bool native_detail = false;
   std::string split = "none";
   bool insights = false;
   std::string output;                // the report's file; empty: stdout
@@ -126,6 +127,7 @@ int RunReport(const ReportArgs& a) {
   options.api_regex = a.api_regex;
   options.nvtx_regex = a.nvtx_regex;
   options.python_internals = a.python_internals;
+  options.native_detail = a.native_detail;
   // Asking for the section is asking for the analysis.
   options.insights = a.insights || std::find(render.sections.begin(), render.sections.end(),
                                              "insights") != render.sections.end();
@@ -228,9 +230,11 @@ int RunReportAndOtherOutputs(ReportArgs a) {
     tasks.push_back([&, i] {
       QuietReadWarnings quiet;  // the report's read says them
       const std::string& output = others[i];
+      const StackDisplayOptions display{.python_internals = a.python_internals,
+                                        .native_detail = a.native_detail};
       exit_codes[i + 1] = KindOfOutput(output) == OutputKind::kFlamegraph
-                              ? WriteFlamegraphOutput(a.path, output)
-                              : WriteExportOutput(a.path, output);
+                              ? WriteFlamegraphOutput(a.path, output, display)
+                              : WriteExportOutput(a.path, output, display);
       return Status::Ok();
     });
   }
@@ -303,6 +307,7 @@ void RegisterReport(CLI::App& app, int* exit_code) {
                 "Show full demangled kernel names (default: shortened)");
   cmd->add_flag("--python-internals", a->python_internals,
                 "Keep the Python interpreter's own frames in stacks with Python frames");
+  cmd->add_flag("--native-detail", a->native_detail, kNativeDetailHelp);
   cmd->add_option("--split-by", a->split,
                   "rank: one report per rank of a distributed run (torchrun, MPI, Slurm), in "
                   "rank order, then the ranks section of the whole run")

@@ -65,4 +65,9 @@ class QuietReadWarnings {
   bool was_quiet_;
 };
 
+// --native-detail (report, flamegraph, export): the same words everywhere.
+inline constexpr char kNativeDetailHelp[] =
+    "Show every native frame of PyTorch stacks: by default an nn.Module call is its forward\n"
+    "frame, an ATen op one frame (aten::linear), a library call one frame (cublasLtMatmul)";
+
 }  // namespace gpuperf::cli

@@ -19,7 +19,7 @@ using Label = PprofProfileBuilder::Label;
 class ProfileWriter {
  public:
   ProfileWriter(const StackNames& names, const PprofOptions& options)
-      : names_(names), symbols_(names.strings, {.python_internals = options.python_internals}) {
+      : names_(names), symbols_(names.strings, options.display) {
     symbols_.AddAll(names.modules, names.symbols, names.python_codes, names.threads);
     profile_.AddSampleType("gpu_time", "nanoseconds");
     profile_.AddSampleType("launches", "count");

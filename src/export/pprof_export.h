@@ -21,13 +21,14 @@
 #include <string>
 
 #include "analyze/flame/launch_profile.h"
+#include "analyze/symbols/symbol_table.h"
 #include "gpuperf/status.h"
 
 namespace gpuperf {
 
 struct PprofOptions {
-  // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
-  bool python_internals = false;
+  // How stacks read: the interpreter's own frames, the PyTorch view (symbol_table.h).
+  StackDisplayOptions display;
 };
 
 struct PprofStats {

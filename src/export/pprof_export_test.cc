@@ -245,7 +245,7 @@ TEST(PprofExport, PythonFramesAreFunctionsWithFileAndLine) {
   EXPECT_EQ(python.address, 0u);
 
   PprofOptions internals;
-  internals.python_internals = true;
+  internals.display.python_internals = true;
   const Profile all = Read(Export(t.trace(), internals));
   ASSERT_EQ(all.samples.size(), 1u);
   const std::vector<std::string> all_frames = {"[gpu] gemm",

@@ -388,7 +388,8 @@ Result<FlameGraph> BuildFlameGraph(const Trace& trace, const FlameGraphOptions& 
   cpu.AddSamples(trace.cpu_samples);
   cpu.AddOffCpu(trace.off_cpus);
 
-  SymbolTable symbols(trace.strings, {.python_internals = options.python_internals});
+  SymbolTable symbols(trace.strings, {.python_internals = options.python_internals,
+                                      .native_detail = options.native_detail});
   symbols.AddAll(trace.modules, trace.symbols, trace.python_codes, trace.threads);
   NameSources names{trace.strings,   trace.stacks,  symbols,
                     trace.processes, trace.threads, trace.ranks};
@@ -418,7 +419,8 @@ Result<FlameGraph> BuildFlameGraphFromFile(const std::string& path,
   }
 
   // Built after reading: the string table no longer moves.
-  SymbolTable symbols(sink.strings, {.python_internals = options.python_internals});
+  SymbolTable symbols(sink.strings, {.python_internals = options.python_internals,
+                                     .native_detail = options.native_detail});
   symbols.AddAll(sink.modules, sink.symbols, sink.python_codes, sink.threads);
   NameSources names{sink.strings, sink.stacks, symbols, sink.processes, sink.threads, sink.ranks};
   FlameGraph graph =

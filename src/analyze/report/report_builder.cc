@@ -109,7 +109,8 @@ ReportContext::ReportContext(const ReportOptions& options)
     : options_(options),
       kernel_matcher_(options.kernel_regex),
       api_matcher_(options.api_regex),
-      symbols_(strings_, {.python_internals = options.python_internals}),
+      symbols_(strings_, {.python_internals = options.python_internals,
+                          .native_detail = options.native_detail}),
       correlator_([](const GpuActivity&) {}) {
   strings_.assign(1, std::string());
   stacks_.assign(1, StackRecord());

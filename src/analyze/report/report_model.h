@@ -50,6 +50,8 @@ struct ReportOptions {
   bool insights = false;
   // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
+  // Every frame as recorded, without the PyTorch view (analyze/symbols/pytorch_view.h).
+  bool native_detail = false;
   // The report is one part of a job whose ranks the caller puts together from every part's
   // ReportModel::rank_partials: the ranks section keeps only those.
   bool part_of_job = false;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "analyze/symbols/python_stacks.h"
+#include "analyze/symbols/pytorch_view.h"
 #include "cpython/python_lines.h"
 #include "gpuperf/kernel_frame_word.h"
 #include "gpuperf/python_frame_word.h"
@@ -215,7 +216,24 @@ void SymbolTable::ResolveOwnFrames(uint32_t pid, std::span<const uint64_t> pcs,
   }
 }
 
+std::string_view SymbolTable::ViewName(std::string text) {
+  auto it = view_names_.find(text);
+  if (it != view_names_.end()) return it->second;
+  const std::string_view kept = Intern(text);
+  view_names_.emplace(std::move(text), kept);
+  return kept;
+}
+
 void SymbolTable::ResolveStack(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid) {
+  const size_t start = out.size();
+  ResolveStackFrames(stack, out, tid);
+  if (!options_.native_detail) {
+    FoldPyTorchFrames(out, start, [this](std::string text) { return ViewName(std::move(text)); });
+  }
+}
+
+void SymbolTable::ResolveStackFrames(const StackRecord& stack, std::vector<Frame>& out,
+                                     uint32_t tid) {
   if (stack.pcs.size() == 1 && stack.pcs[0] == kLaunchNotSampledWord) {
     out.push_back(LabelFrame(kLaunchNotSampledLabel));
     return;

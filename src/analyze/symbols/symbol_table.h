@@ -36,6 +36,8 @@ struct StackDisplayOptions {
   // Keep the interpreter's own native frames (the eval loop, call machinery) in stacks
   // that have Python frames (analyze/symbols/python_stacks.h).
   bool python_internals = false;
+  // Every frame as recorded: no PyTorch view (analyze/symbols/pytorch_view.h).
+  bool native_detail = false;
 };
 
 // "function (file.py:87)": the function with the base name of its file and its line, or
@@ -122,6 +124,10 @@ class SymbolTable {
   std::unordered_map<uint32_t, std::vector<ModuleRange>> modules_;  // sorted by start
   std::unordered_map<PcKey, std::string_view, PcKeyHash> fallback_labels_;
   std::vector<std::unique_ptr<std::string>> owned_;  // labels we made up
+  // The PyTorch view's frame names (aten::linear, [libcublasLt]), each kept once.
+  std::unordered_map<std::string, std::string_view> view_names_;
+  std::string_view ViewName(std::string text);
+  void ResolveStackFrames(const StackRecord& stack, std::vector<Frame>& out, uint32_t tid);
 };
 
 }  // namespace gpuperf
