@@ -18,7 +18,7 @@ expect_first_stderr() {
   local got; got=$(first_stderr "$@")
   [[ $got == "$want" ]] || fail "'$*' said '$got', want '$want'"
 }
-commands="record, metrics, dump-now, report, flamegraph, source, export, diff, top, serve, symbolize, dump"
+commands="record, attach, metrics, dump-now, report, flamegraph, source, export, diff, top, serve, symbolize, dump"
 
 # Unknown commands are named, with the list and the near misses.
 expect_first_stderr "gpuperf: error: unknown command 'frobnicate' (commands: $commands)" \
