@@ -1,6 +1,7 @@
 #include "export/parquet/delta_binary.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace gpuperf::parquet {
@@ -21,9 +22,7 @@ uint64_t ZigZag(int64_t v) {
 }
 
 uint32_t WidthOf(uint64_t max_value) {
-  uint32_t width = 0;
-  while (width < 64 && (max_value >> width) != 0) ++width;
-  return width;
+  return static_cast<uint32_t>(std::bit_width(max_value));
 }
 
 // 32 values of `width` bits, least significant bit first, into width * 4 bytes.
@@ -56,6 +55,8 @@ void PackMiniblock(const uint64_t* values, uint32_t width, std::string& out) {
 }  // namespace
 
 void AppendDeltaBinaryPacked(std::span<const int64_t> values, std::string& out) {
+  // At most: the header, then per block a min delta, the widths and 64 bits a value.
+  out.reserve(out.size() + 40 + values.size() * 8 + (values.size() / kDeltaBlockValues + 1) * 14);
   AppendUleb(kDeltaBlockValues, out);
   AppendUleb(kDeltaMiniblocks, out);
   AppendUleb(values.size(), out);

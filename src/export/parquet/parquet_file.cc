@@ -168,17 +168,22 @@ Status ParquetFileWriter::AddIntPage(const ColumnData& data, size_t rows, Pendin
     GP_RETURN_IF_ERROR(AppendPage(page.levels, false, kPlain, page.rows, pending.meta, page.bytes));
     page.levels.clear();
   } else {
-    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    // Values, not iterators (std::minmax_element): the compiler vectorizes this loop.
+    int64_t low = values[0], high = values[0];
+    for (const int64_t v : values) {
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
     if (!pending.meta.has_stats) {
-      pending.low = *low;
-      pending.high = *high;
+      pending.low = low;
+      pending.high = high;
       pending.meta.has_stats = true;
     }
-    pending.low = std::min(pending.low, *low);
-    pending.high = std::max(pending.high, *high);
-    if (*low == *high) {
+    pending.low = std::min(pending.low, low);
+    pending.high = std::max(pending.high, high);
+    if (low == high) {
       page.single = true;
-      page.value = *low;
+      page.value = low;
     } else {
       // Timestamps, ids and sizes shrink best under delta encoding.
       body_ = page.levels;
