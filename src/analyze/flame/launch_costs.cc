@@ -18,10 +18,14 @@ void LaunchCostAggregator::Add(const GpuActivity& a) {
   site.join = a.join;
   // Consecutive activities mostly share a site (loops launch the same kernels).
   if (last_index_ == 0 || !(site == last_site_)) {
-    auto [it, inserted] = index_.emplace(site, static_cast<uint32_t>(costs_.size() + 1));
-    if (inserted) costs_.push_back(LaunchCost{site, 0, 0, 0});
+    bool inserted = false;
+    uint32_t& index = *index_.Insert(site, &inserted);
+    if (inserted) {
+      costs_.push_back(LaunchCost{site, 0, 0, 0});
+      index = static_cast<uint32_t>(costs_.size());
+    }
     last_site_ = site;
-    last_index_ = it->second;
+    last_index_ = index;
   }
   LaunchCost& cost = costs_[last_index_ - 1];
   cost.gpu_ns += a.duration_ns();
@@ -35,7 +39,16 @@ void LaunchCostAggregator::Add(const GpuActivity& a) {
     Charge(call.site, call.api_ns);
   } else if (a.join != LaunchJoin::kNoLink) {
     pending_.push_back({last_index_, a.pid, a.launch_tid, a.correlation_id, a.launch_ns});
+    if (pending_.size() >= next_prune_) PrunePending();
   }
+}
+
+void LaunchCostAggregator::PrunePending() {
+  std::erase_if(pending_, [this](const Pending& p) {
+    const Call* call = calls_.Find(p.pid, p.correlation_id);
+    return call != nullptr && call->api_seen;  // charged when the record came
+  });
+  next_prune_ = std::max(kMinPrune, 2 * pending_.size());
 }
 
 void LaunchCostAggregator::AddApiCalls(std::span<const ApiRecord> calls) {
@@ -52,20 +65,40 @@ void LaunchCostAggregator::AddApiCalls(std::span<const ApiRecord> calls) {
 
 std::vector<LaunchCost> LaunchCostAggregator::Finish() {
   // Calls whose GPU work carries an id without an API record: the outermost call's
-  // record, found by thread and enter time.
-  std::sort(api_calls_.begin(), api_calls_.end());
-  for (const Pending& p : pending_) {
-    const Call* call = calls_.Find(p.pid, p.correlation_id);
-    if (call != nullptr && call->api_seen) continue;  // charged when the record came
-    auto it = std::lower_bound(api_calls_.begin(), api_calls_.end(),
-                               ApiCall{p.pid, p.tid, p.launch_ns, 0});
-    if (it != api_calls_.end() && it->pid == p.pid && it->tid == p.tid &&
-        it->start_ns == p.launch_ns) {
-      Charge(p.site, it->duration_ns);
+  // record, found by thread and enter time (of several records with that key, the
+  // shortest). Only the calls still unresolved at the end are looked up, in one pass over
+  // the API calls instead of sorting them all: mostly there is none.
+  struct Key {
+    uint32_t pid, tid;
+    uint64_t start_ns;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return MixHash(MixHash(0, uint64_t{k.pid} << 32 | k.tid), k.start_ns);
+    }
+  };
+  PrunePending();
+  const std::vector<Pending>& unresolved = pending_;
+  if (!unresolved.empty()) {
+    struct Shortest {
+      bool found = false;
+      uint64_t ns = 0;
+    };
+    FlatMap<Key, Shortest, KeyHash> shortest(2 * unresolved.size());
+    for (const Pending& p : unresolved) shortest[{p.pid, p.tid, p.launch_ns}];
+    for (const ApiCall& api : api_calls_) {
+      Shortest* s = shortest.Find({api.pid, api.tid, api.start_ns});
+      if (s != nullptr && (!s->found || api.duration_ns < s->ns)) *s = {true, api.duration_ns};
+    }
+    for (const Pending& p : unresolved) {
+      const Shortest& s = *shortest.Find({p.pid, p.tid, p.launch_ns});
+      if (s.found) Charge(p.site, s.ns);
     }
   }
   pending_.clear();
   api_calls_.clear();
+  api_calls_.shrink_to_fit();
   std::vector<LaunchCost> sorted = costs_;
   std::sort(sorted.begin(), sorted.end(),
             [](const LaunchCost& a, const LaunchCost& b) { return a.site < b.site; });

@@ -11,12 +11,13 @@
 
 #include <compare>
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <span>
 #include <vector>
 
 #include "analyze/join/correlation.h"
 #include "analyze/join/correlation_table.h"
+#include "base/flat_map.h"
 #include "gpuperf/records.h"
 
 namespace gpuperf {
@@ -34,6 +35,16 @@ struct LaunchSite {
   LaunchJoin join = LaunchJoin::kNoLink;
 
   auto operator<=>(const LaunchSite&) const = default;
+};
+
+struct LaunchSiteHash {
+  size_t operator()(const LaunchSite& s) const {
+    uint64_t h = MixHash(0, uint64_t{s.pid} << 32 | s.tid);
+    h = MixHash(h, uint64_t{s.stack} << 32 | s.api);
+    h = MixHash(h, uint64_t{s.graph_id} << 32 | s.name);
+    h = MixHash(h, uint64_t{s.device} << 32 | s.stream);
+    return MixHash(h, static_cast<uint64_t>(s.kind) << 8 | static_cast<uint64_t>(s.join));
+  }
 };
 
 struct LaunchCost {
@@ -70,16 +81,22 @@ class LaunchCostAggregator {
   struct ApiCall {
     uint32_t pid, tid;
     uint64_t start_ns, duration_ns;
-    auto operator<=>(const ApiCall&) const = default;
   };
 
   void Charge(uint32_t site, uint64_t ns) { costs_[site - 1].cpu_launch_ns += ns; }
 
-  std::map<LaunchSite, uint32_t> index_;  // site -> index + 1 into costs_
+  FlatMap<LaunchSite, uint32_t, LaunchSiteHash> index_;  // site -> index + 1 into costs_
   std::vector<LaunchCost> costs_;
   CorrelationTable<Call> calls_;
+  // Claims waiting for their API record; those the record has reached since are dropped
+  // whenever the list has doubled (memory bounded by twice the ones really waiting).
   std::vector<Pending> pending_;
-  std::vector<ApiCall> api_calls_;
+  size_t next_prune_ = kMinPrune;
+  static constexpr size_t kMinPrune = 1 << 16;
+  void PrunePending();
+  // Every API call, for the claims whose record never comes. A deque: no copy of a
+  // vector twice its size while growing (one entry per API call of the run).
+  std::deque<ApiCall> api_calls_;
   LaunchSite last_site_;
   uint32_t last_index_ = 0;
 };

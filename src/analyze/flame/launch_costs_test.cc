@@ -70,5 +70,52 @@ TEST(LaunchCosts, NestedIdFindsTheOutermostCallThroughItsLink) {
   }
 }
 
+TEST(LaunchCosts, NestedIdTakesTheShortestOfRecordsWithTheSameEnter) {
+  LaunchCostAggregator costs;
+  costs.AddApiCalls(std::vector<ApiRecord>{Call(21, 50, 95)});
+  GpuActivity a = Kernel(22, 100, 200);  // no API record of its own id
+  a.launch_ns = 50;
+  costs.Add(a);
+  costs.AddApiCalls(std::vector<ApiRecord>{Call(23, 50, 70), Call(24, 50, 90), Call(25, 60, 61)});
+  const std::vector<LaunchCost> result = costs.Finish();
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].cpu_launch_ns, 20u);
+}
+
+// Many claims made before their API records: most records come later (and are charged
+// then), some never come and are found through their enter time at the end, some have
+// nothing to be found by. Each call is charged once, whatever happens to the list of
+// waiting claims while it grows.
+TEST(LaunchCosts, ManyClaimsBeforeTheirRecords) {
+  constexpr uint32_t kCalls = 200'000;
+  LaunchCostAggregator costs;
+  uint64_t expected = 0;
+  std::vector<ApiRecord> later;
+  for (uint32_t i = 1; i <= kCalls; ++i) {
+    GpuActivity a = Kernel(i, 10 * i, 10 * i + 5, 1 + i % 3);
+    a.launch_ns = 10 * i;
+    costs.Add(a);
+    if (i % 4 != 0) {
+      later.push_back(Call(i, 10 * i, 10 * i + 2));  // its own record, later
+      expected += 2;
+    } else if (i % 8 == 0) {
+      later.push_back(Call(kCalls + i, 10 * i, 10 * i + 3));  // the outer call's record
+      expected += 3;
+    }  // else: no record at all
+    if (later.size() == 1000) {
+      costs.AddApiCalls(later);
+      later.clear();
+    }
+  }
+  costs.AddApiCalls(later);
+  uint64_t cpu = 0, activities = 0;
+  for (const LaunchCost& c : costs.Finish()) {
+    cpu += c.cpu_launch_ns;
+    activities += c.activities;
+  }
+  EXPECT_EQ(activities, kCalls);
+  EXPECT_EQ(cpu, expected);
+}
+
 }  // namespace
 }  // namespace gpuperf
