@@ -1,8 +1,13 @@
 #include "cli/report_split.h"
 
+#include <algorithm>
+#include <optional>
+#include <vector>
+
 #include "analyze/insights/insights_section.h"
 #include "analyze/ranks/rank_scan.h"
 #include "base/json_output.h"
+#include "base/ordered_work.h"
 #include "base/text_escape.h"
 #include "cli/command.h"
 #include "export/report_json.h"
@@ -36,19 +41,41 @@ Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
   ReadReport warnings;
   warnings.warnings = whole.read_warnings;
   PrintReadWarnings(warnings);
+  // The ranks' reports are independent: two are built at once (each one's read decodes on
+  // every core already; what a second build adds is its sections' work, on a core the
+  // first one's sections leave idle), and taken in rank order, so that the output and the
+  // first error are those of building them one after the other. Not more than two: each
+  // holds a rank's API calls while it is built (100 M kernels in 8 ranks: 2.0 GB at
+  // most, against 1.7 GB one at a time).
+  const std::vector<const ProcessIdentity*> ranks = scan.InRankOrder();
+  const unsigned helpers = std::min(ProcessorCount() - 1, 1u);
+  std::vector<std::optional<Result<ReportModel>>> built(helpers + 1);
   std::vector<RankReport> reports;
-  for (const ProcessIdentity* p : scan.InRankOrder()) {
-    // Each rank from its own files: the other ranks' are not read again for it.
-    ReportOptions options = request.options;
-    options.pid = p->pid;
-    options.read_only_files_of_pid = true;
-    GP_ASSIGN_OR_RETURN(ReportModel model,
-                        BuildReport(request.path, options, report::kInsightsSection));
-    // A launcher's own process (torchrun's agent) is no rank: left out unless it ran work.
-    if (!p->is_rank() && model.summary.kernels == 0) continue;
-    SortAndTrim(model, request.sort, request.top);
-    reports.push_back({p, std::move(model)});
-  }
+  Status first_error;
+  RunInOrder(
+      ranks.size(), helpers, built.size(),
+      [&](size_t i, size_t slot) {
+        // Each rank from its own files: the other ranks' are not read again for it.
+        ReportOptions options = request.options;
+        options.pid = ranks[i]->pid;
+        options.read_only_files_of_pid = true;
+        built[slot] = BuildReport(request.path, options, report::kInsightsSection);
+      },
+      [&](size_t i, size_t slot) {
+        Result<ReportModel> model = std::move(*built[slot]);
+        built[slot].reset();
+        if (!first_error.ok()) return;
+        if (!model.ok()) {
+          first_error = model.status();
+          return;
+        }
+        // A launcher's own process (torchrun's agent) is no rank: left out unless it ran
+        // work.
+        if (!ranks[i]->is_rank() && model->summary.kernels == 0) return;
+        SortAndTrim(*model, request.sort, request.top);
+        reports.push_back({ranks[i], std::move(*model)});
+      });
+  GP_RETURN_IF_ERROR(first_error);
   ReportRenderOptions per_rank = request.render;
   per_rank.sections.clear();
   for (std::string_view section : kReportSections) {
