@@ -59,46 +59,40 @@ void LaunchCostAggregator::AddApiCalls(std::span<const ApiRecord> calls) {
     call.api_seen = true;
     call.api_ns = api.end_ns > api.start_ns ? api.end_ns - api.start_ns : 0;
     if (call.site != 0) Charge(call.site, call.api_ns);
-    api_calls_.push_back({api.pid, api.tid, api.start_ns, call.api_ns});
+  }
+}
+
+bool LaunchCostAggregator::NeedsApiCallsAgain() {
+  PrunePending();
+  if (pending_.empty()) return false;
+  shortest_ = FlatMap<Enter, Shortest, EnterHash>(2 * pending_.size());
+  for (const Pending& p : pending_) shortest_[{p.pid, p.tid, p.launch_ns}];
+  return true;
+}
+
+void LaunchCostAggregator::RecallApiCalls(std::span<const ApiRecord> calls) {
+  if (shortest_.empty()) return;
+  for (const ApiRecord& api : calls) {
+    if (api.correlation_id == 0) continue;
+    Call* call = calls_.Find(api.pid, api.correlation_id);
+    // Of repeated records the first one counts, with the duration AddApiCalls kept.
+    if (call == nullptr || !call->api_seen || call->recalled) continue;
+    call->recalled = true;
+    Shortest* s = shortest_.Find({api.pid, api.tid, api.start_ns});
+    if (s != nullptr && (!s->found || call->api_ns < s->ns)) *s = {true, call->api_ns};
   }
 }
 
 std::vector<LaunchCost> LaunchCostAggregator::Finish() {
-  // Calls whose GPU work carries an id without an API record: the outermost call's
-  // record, found by thread and enter time (of several records with that key, the
-  // shortest). Only the calls still unresolved at the end are looked up, in one pass over
-  // the API calls instead of sorting them all: mostly there is none.
-  struct Key {
-    uint32_t pid, tid;
-    uint64_t start_ns;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return MixHash(MixHash(0, uint64_t{k.pid} << 32 | k.tid), k.start_ns);
-    }
-  };
+  // The claims still unresolved at the end: charged the shortest of the calls entered on
+  // their thread at their link's enter time (NeedsApiCallsAgain, RecallApiCalls).
   PrunePending();
-  const std::vector<Pending>& unresolved = pending_;
-  if (!unresolved.empty()) {
-    struct Shortest {
-      bool found = false;
-      uint64_t ns = 0;
-    };
-    FlatMap<Key, Shortest, KeyHash> shortest(2 * unresolved.size());
-    for (const Pending& p : unresolved) shortest[{p.pid, p.tid, p.launch_ns}];
-    for (const ApiCall& api : api_calls_) {
-      Shortest* s = shortest.Find({api.pid, api.tid, api.start_ns});
-      if (s != nullptr && (!s->found || api.duration_ns < s->ns)) *s = {true, api.duration_ns};
-    }
-    for (const Pending& p : unresolved) {
-      const Shortest& s = *shortest.Find({p.pid, p.tid, p.launch_ns});
-      if (s.found) Charge(p.site, s.ns);
-    }
+  for (const Pending& p : pending_) {
+    const Shortest* s = shortest_.Find({p.pid, p.tid, p.launch_ns});
+    if (s != nullptr && s->found) Charge(p.site, s->ns);
   }
   pending_.clear();
-  api_calls_.clear();
-  api_calls_.shrink_to_fit();
+  shortest_ = FlatMap<Enter, Shortest, EnterHash>(2);
   std::vector<LaunchCost> sorted = costs_;
   std::sort(sorted.begin(), sorted.end(),
             [](const LaunchCost& a, const LaunchCost& b) { return a.site < b.site; });

@@ -28,8 +28,29 @@ ApiRecord Call(uint32_t correlation_id, uint64_t start, uint64_t end) {
   return api;
 }
 
+// The aggregator with the API records it was given, to give them again when it asks.
+struct Costs {
+  LaunchCostAggregator aggregator;
+  std::vector<ApiRecord> api;
+
+  void Add(const GpuActivity& a) { aggregator.Add(a); }
+  void AddApiCalls(const std::vector<ApiRecord>& calls) {
+    aggregator.AddApiCalls(calls);
+    api.insert(api.end(), calls.begin(), calls.end());
+  }
+  std::vector<LaunchCost> Finish() {
+    if (aggregator.NeedsApiCallsAgain()) {
+      // In two pieces, as a reader hands them over chunk by chunk.
+      const size_t half = api.size() / 2;
+      aggregator.RecallApiCalls(std::span(api).first(half));
+      aggregator.RecallApiCalls(std::span(api).subspan(half));
+    }
+    return aggregator.Finish();
+  }
+};
+
 TEST(LaunchCosts, ApiTimeJoinsWhicheverArrivesFirst) {
-  LaunchCostAggregator costs;
+  Costs costs;
   costs.AddApiCalls(std::vector<ApiRecord>{Call(1, 0, 300)});
   costs.Add(Kernel(1, 1000, 1100));  // after its API record
   costs.Add(Kernel(2, 2000, 2050));  // before it
@@ -42,7 +63,7 @@ TEST(LaunchCosts, ApiTimeJoinsWhicheverArrivesFirst) {
 }
 
 TEST(LaunchCosts, OneCallOfManyActivitiesCountsOnce) {
-  LaunchCostAggregator costs;
+  Costs costs;
   GpuActivity a = Kernel(9, 0, 10);
   a.graph_id = 4;
   costs.Add(a);
@@ -55,7 +76,7 @@ TEST(LaunchCosts, OneCallOfManyActivitiesCountsOnce) {
 }
 
 TEST(LaunchCosts, NestedIdFindsTheOutermostCallThroughItsLink) {
-  LaunchCostAggregator costs;
+  Costs costs;
   GpuActivity a = Kernel(12, 100, 200);  // the driver call's id; the record is the runtime's
   a.launch_ns = 50;
   costs.Add(a);
@@ -71,7 +92,7 @@ TEST(LaunchCosts, NestedIdFindsTheOutermostCallThroughItsLink) {
 }
 
 TEST(LaunchCosts, NestedIdTakesTheShortestOfRecordsWithTheSameEnter) {
-  LaunchCostAggregator costs;
+  Costs costs;
   costs.AddApiCalls(std::vector<ApiRecord>{Call(21, 50, 95)});
   GpuActivity a = Kernel(22, 100, 200);  // no API record of its own id
   a.launch_ns = 50;
@@ -88,7 +109,7 @@ TEST(LaunchCosts, NestedIdTakesTheShortestOfRecordsWithTheSameEnter) {
 // waiting claims while it grows.
 TEST(LaunchCosts, ManyClaimsBeforeTheirRecords) {
   constexpr uint32_t kCalls = 200'000;
-  LaunchCostAggregator costs;
+  Costs costs;
   uint64_t expected = 0;
   std::vector<ApiRecord> later;
   for (uint32_t i = 1; i <= kCalls; ++i) {
