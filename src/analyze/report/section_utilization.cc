@@ -1,9 +1,10 @@
 // GPU utilization: per (process, device), how much of the process's active span the GPU
 // was busy, and the longest idle gaps with what the CPU threads were doing meanwhile.
 #include <algorithm>
-#include <deque>
+#include <optional>
 #include <tuple>
 
+#include "analyze/report/call_reach.h"
 #include "analyze/report/report_builder.h"
 #include "base/interval_union.h"
 
@@ -16,46 +17,10 @@ struct DeviceBusy {
   uint64_t kernel_ns = 0;
 };
 
-// The latest end among a thread's calls [0..i] (sorted by start), for any i: kept per
-// block of calls instead of per call, so that it costs an eighth of a byte a call, not
-// eight (the calls of a long run are tens of millions).
-class EndReach {
- public:
-  static constexpr size_t kBlock = 64;
-  std::vector<uint64_t> block_max;  // [b]: max end of the calls of blocks 0..b
-
-  void Build(const std::deque<ApiCall>& calls) {
-    block_max.assign((calls.size() + kBlock - 1) / kBlock, 0);
-    uint64_t m = 0;
-    for (size_t i = 0; i < calls.size(); ++i) {
-      m = std::max(m, calls[i].end);
-      block_max[i / kBlock] = m;
-    }
-  }
-  // Walks go back call by call: the block's own prefix maxima are made once a block.
-  uint64_t MaxEndUpTo(const std::deque<ApiCall>& calls, size_t i) {
-    const size_t block = i / kBlock;
-    if (block != cached_block) {
-      cached_block = block;
-      uint64_t m = block > 0 ? block_max[block - 1] : 0;
-      const size_t last = std::min(calls.size(), (block + 1) * kBlock);
-      for (size_t j = block * kBlock; j < last; ++j) {
-        m = std::max(m, calls[j].end);
-        in_block[j - block * kBlock] = m;
-      }
-    }
-    return in_block[i - block * kBlock];
-  }
-
- private:
-  size_t cached_block = SIZE_MAX;
-  uint64_t in_block[kBlock] = {};
-};
-
 struct ProcessUse {
   std::vector<DeviceBusy> devices;
-  // Per thread of the process (ProcessInfo::threads), built when a gap first needs it.
-  std::vector<EndReach> end_reach;
+  // Per thread of the process (ProcessInfo::threads), made when a gap first needs it.
+  std::vector<std::optional<CallReach>> reach;
 
   DeviceBusy& Device(uint32_t device) {
     for (DeviceBusy& d : devices) {
@@ -142,23 +107,15 @@ class UtilizationSection final : public ReportSection {
   std::vector<CpuActivity> CpuDuring(const ProcessInfo& p, ProcessUse& use, uint64_t begin,
                                      uint64_t end) {
     std::vector<CpuActivity> out;
-    use.end_reach.resize(p.threads.size());
+    use.reach.resize(p.threads.size());
     for (size_t t = 0; t < p.threads.size(); ++t) {
       const ThreadCalls* thread = p.threads[t].get();
       const auto& calls = thread->calls;
       if (calls.empty()) continue;
-      EndReach& reach = use.end_reach[t];
-      if (reach.block_max.empty()) reach.Build(calls);
-      // Calls are sorted by start; walk back from the first one starting at or after
-      // `end` while some earlier call may still reach into the gap.
-      size_t i = std::lower_bound(calls.begin(), calls.end(), end,
-                                  [](const ApiCall& c, uint64_t v) { return c.start < v; }) -
-                 calls.begin();
+      if (!use.reach[t]) use.reach[t].emplace(calls);
       std::vector<std::pair<StringId, uint64_t>> by_name;
-      while (i > 0 && reach.MaxEndUpTo(calls, i - 1) > begin) {
-        --i;
+      use.reach[t]->ForEachOverlapping(begin, end, [&](size_t i) {
         const ApiCall& c = calls[i];
-        if (c.end <= begin) continue;
         // A call nested in an enclosing call of the same thread (a driver call inside a
         // runtime call) is part of the enclosing one: count only the outer call.
         bool nested = false;
@@ -168,7 +125,7 @@ class UtilizationSection final : public ReportSection {
             break;
           }
         }
-        if (nested) continue;
+        if (nested) return;
         const uint64_t overlap = std::min(c.end, end) - std::max(c.start, begin);
         auto it = std::find_if(by_name.begin(), by_name.end(),
                                [&](const auto& e) { return e.first == c.name; });
@@ -177,7 +134,7 @@ class UtilizationSection final : public ReportSection {
         } else {
           it->second += overlap;
         }
-      }
+      });
       for (auto [name, ns] : by_name) out.push_back({thread->tid, context_.Str(name), ns});
     }
     std::sort(out.begin(), out.end(), [](const CpuActivity& a, const CpuActivity& b) {
