@@ -224,7 +224,9 @@ enum class StatSeverity : uint8_t {
     "record --hw-trace refused by CUPTI (needs Blackwell or newer): kernels timed the usual way")  \
   X(off_cpu_switches_repaired, 125, kInfo,                                                         \
     "switches in that the scheduler's tracepoint did not bring, timed by the scheduler's record "  \
-    "of when the thread's turn on a CPU began")
+    "of when the thread's turn on a CPU began")                                                    \
+  X(calls_before_window, 126, kInfo,                                                               \
+    "GPU work of calls made before an attach window opened (left out: no launch stack)")
 
 enum class StatId : uint32_t {
 #define GPUPERF_STAT_ENUM(name, id, severity, description) name = id,

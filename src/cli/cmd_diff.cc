@@ -32,15 +32,8 @@ struct DiffArgs {
 // in messages ("the baseline").
 Result<ReportModel> LoadReport(const std::string& path, const char* what) {
   if (LooksLikeJsonFile(path)) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto doc = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-    if (!in || doc.is_discarded()) {
-      return Error(StatusCode::kCorrupt, path +
-                                             " is not valid JSON (expected the output of "
-                                             "`gpuperf report --json`)");
-    }
+    GP_ASSIGN_OR_RETURN(nlohmann::ordered_json doc,
+                        ReadJsonFile(path, "the output of `gpuperf report --json`"));
     auto model = ReportFromJson(doc, what);
     if (model.ok() && (!doc.contains("summary") || !doc.contains("kernels"))) {
       return Error(StatusCode::kInvalidArgument,

@@ -12,6 +12,7 @@
 // target's user (it drops to the process's uid, gids and groups first), so that a user
 // cannot make root create, read or append to anything that user could not; and files are
 // opened under the directory's descriptor without following links or waiting on a FIFO.
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -182,6 +184,29 @@ bool ReadState(const FlightTarget& target, std::map<std::string, std::string>* s
   return true;
 }
 
+// A process recorded by `gpuperf attach` has nothing of gpuperf in its environment: its
+// window's output directory is found through the window's log file, which the process holds
+// open for the window's length (DIR/.gpuperf-attach-PID.log). Empty when no window is open.
+std::string AttachWindowDir(const std::string& proc, uint32_t pid) {
+  const std::string suffix = "/.gpuperf-attach-" + std::to_string(pid) + ".log";
+  DIR* fds = opendir((proc + "/fd").c_str());
+  if (fds == nullptr) return "";
+  std::string found;
+  while (const dirent* entry = readdir(fds)) {
+    char target[PATH_MAX];
+    const std::string link = proc + "/fd/" + entry->d_name;
+    const ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (n <= 0) continue;
+    const std::string path(target, static_cast<size_t>(n));
+    if (path.size() > suffix.size() && path.ends_with(suffix)) {
+      found = path.substr(0, path.size() - suffix.size());
+      break;
+    }
+  }
+  closedir(fds);
+  return found;
+}
+
 Result<FlightTarget> FindFlightRecorder(uint32_t pid, const ProcessOwner& owner) {
   const std::string proc = "/proc/" + std::to_string(pid);
   const int env_fd = open((proc + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
@@ -197,14 +222,17 @@ Result<FlightTarget> FindFlightRecorder(uint32_t pid, const ProcessOwner& owner)
   }
   std::map<std::string, std::string> env =
       KeyValues(ReadAndClose(env_fd, kMaxEnvironmentBytes), '\0');
-  const std::string output_dir = env["GPUPERF_OUTPUT_DIR"];
+  std::string output_dir = env["GPUPERF_OUTPUT_DIR"];
+  const bool attached = output_dir.empty();
+  if (attached) output_dir = AttachWindowDir(proc, pid);
   if (output_dir.empty()) {
     return Error(StatusCode::kInvalidArgument,
                  Pid(pid) +
                      " is not recorded by gpuperf (start it with gpuperf record --flight "
-                     "WINDOW -- PROGRAM)");
+                     "WINDOW -- PROGRAM, or gpuperf attach --flight WINDOW " +
+                     std::to_string(pid) + ")");
   }
-  if (Number(env, "GPUPERF_FLIGHT_MS") == 0) {
+  if (!attached && Number(env, "GPUPERF_FLIGHT_MS") == 0) {
     return Error(StatusCode::kInvalidArgument,
                  Pid(pid) +
                      " is recorded by gpuperf without --flight: it keeps no window to "
@@ -212,7 +240,8 @@ Result<FlightTarget> FindFlightRecorder(uint32_t pid, const ProcessOwner& owner)
   }
   FlightTarget target;
   target.uid = owner.fs_uid();
-  target.signal = static_cast<int>(Number(env, "GPUPERF_FLIGHT_SIGNAL"));
+  // An attach window installs no signal handler: the request file is the only way.
+  target.signal = attached ? 0 : static_cast<int>(Number(env, "GPUPERF_FLIGHT_SIGNAL"));
   target.state_name = ".gpuperf-flight-" + std::to_string(pid);
   target.request_name = target.state_name + ".request";
   // The process may see another mount namespace (a container): its root is reachable here.
@@ -225,6 +254,12 @@ Result<FlightTarget> FindFlightRecorder(uint32_t pid, const ProcessOwner& owner)
       return target;
     }
     if (fd >= 0) close(fd);
+  }
+  if (attached) {
+    return Error(StatusCode::kInvalidArgument,
+                 Pid(pid) + " has an attach window open in " + output_dir +
+                     " without --flight: it keeps no window to dump (gpuperf attach --flight "
+                     "WINDOW)");
   }
   return Error(StatusCode::kNotFound,
                Pid(pid) +

@@ -1,6 +1,7 @@
 // gpuperf export: a trace as a timeline for ui.perfetto.dev (Perfetto protobuf, the
 // default) or chrome://tracing (Chrome JSON, optionally gzipped), or as a pprof profile
-// of GPU time per launch stack (go tool pprof, Pyroscope, Parca).
+// of GPU time per launch stack (go tool pprof, Pyroscope, Parca), or as a dataset of Parquet
+// tables that SQL engines read (docs/parquet.md).
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "cli/output_file.h"
 #include "cli/quantity_options.h"
 #include "export/gzip_stream.h"
+#include "export/parquet/dataset_export.h"
 #include "export/pprof_export.h"
 #include "export/timeline_export.h"
 
@@ -30,12 +32,13 @@ bool EndsWith(const std::string& text, std::string_view suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-enum class ExportFormat { kPerfetto, kChromeJson, kPprof };
+enum class ExportFormat { kPerfetto, kChromeJson, kPprof, kParquet };
 
 // The format an output name asks for, if it asks for one.
 std::optional<ExportFormat> FormatFromName(const std::string& path) {
   // Before the timeline names: ".pb.gz" is pprof's usual name, not a gzipped ".pb".
   if (EndsWith(path, ".pb.gz") || EndsWith(path, ".pprof")) return ExportFormat::kPprof;
+  if (EndsWith(path, ".parquet") || EndsWith(path, ".parquet/")) return ExportFormat::kParquet;
   std::string name = EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
   if (EndsWith(name, ".json")) return ExportFormat::kChromeJson;
   if (EndsWith(name, ".perfetto-trace") || EndsWith(name, ".pftrace") || EndsWith(name, ".pb")) {
@@ -56,6 +59,8 @@ std::string DefaultOutput(const std::string& trace, ExportFormat format) {
       return path.string() + ".json.gz";
     case ExportFormat::kPprof:
       return path.string() + ".pb.gz";
+    case ExportFormat::kParquet:
+      return path.string() + ".parquet";
   }
   return path.string();
 }
@@ -68,6 +73,8 @@ const char* FormatName(ExportFormat format) {
       return "Chrome JSON";
     case ExportFormat::kPprof:
       return "pprof";
+    case ExportFormat::kParquet:
+      return "Parquet dataset";
   }
   return "";
 }
@@ -78,17 +85,20 @@ Result<ExportFormat> ChooseFormat(const std::string& format_name, const std::str
   if (format_name == "chrome" || format_name == "json") return ExportFormat::kChromeJson;
   if (format_name == "perfetto") return ExportFormat::kPerfetto;
   if (format_name == "pprof") return ExportFormat::kPprof;
+  if (format_name == "parquet") return ExportFormat::kParquet;
   if (!format_name.empty()) {
     return Error(StatusCode::kInvalidArgument,
-                 "unknown format '" + format_name + "' (use perfetto, chrome or pprof)");
+                 "unknown format '" + format_name + "' (use perfetto, chrome, pprof or parquet)");
   }
   if (output.empty() || output == "-") return ExportFormat::kPerfetto;
   if (auto format = FormatFromName(output)) return *format;
   if (std::filesystem::path(output).extension().empty()) return ExportFormat::kPerfetto;
-  return Error(StatusCode::kInvalidArgument,
-               "cannot tell the output format from the name " + output +
-                   ": use .perfetto-trace, .pftrace or .pb (Perfetto), .json or .json.gz "
-                   "(Chrome JSON), .pb.gz or .pprof (pprof), or --format perfetto|chrome|pprof");
+  return Error(
+      StatusCode::kInvalidArgument,
+      "cannot tell the output format from the name " + output +
+          ": use .perfetto-trace, .pftrace or .pb (Perfetto), .json or .json.gz "
+          "(Chrome JSON), .pb.gz or .pprof (pprof), .parquet (a directory of Parquet tables), "
+          "or --format perfetto|chrome|pprof|parquet");
 }
 
 // Writes the profile, always gzipped (how pprof files are stored); returns its summary.
@@ -196,10 +206,44 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
          std::to_string(stats.tracks) + " tracks";
 }
 
+// Writes the dataset of Parquet tables into the directory `output`.
+Status WriteParquet(const std::string& trace, const std::string& output, FILE* summary_to) {
+  GP_ASSIGN_OR_RETURN(std::unique_ptr<parquet::DatasetWriter> writer,
+                      parquet::DatasetWriter::Create(output));
+  ReadReport report;
+  Result<DatasetSummary> summary = BuildDataset(trace, *writer, DatasetOptions{}, &report);
+  PrintReadWarnings(report);
+  GP_RETURN_IF_ERROR(summary.status());
+  for (const std::string& warning : summary->warnings) {
+    std::fprintf(stderr, "gpuperf: warning: %s\n", warning.c_str());
+  }
+  GP_RETURN_IF_ERROR(writer->Finish(*summary, trace));
+  uint64_t rows = 0;
+  for (uint64_t n : summary->rows) rows += n;
+  std::fprintf(summary_to,
+               "wrote %s (Parquet dataset): %s, %s rows in %s tables of %zu trace file%s\n",
+               output.c_str(), FormatBytes(writer->bytes_written()).c_str(),
+               FormatCount(rows).c_str(), std::to_string(kDatasetTableCount).c_str(),
+               summary->parts.size(), summary->parts.size() == 1 ? "" : "s");
+  return Status::Ok();
+}
+
 // `summary_to`: where the line saying what was written goes (stdout, unless the output is).
 Status Run(const std::string& trace, const std::string& format_name, std::string output,
            bool python_internals, const WindowArgs& window_args, FILE* summary_to = stdout) {
   GP_ASSIGN_OR_RETURN(const ExportFormat format, ChooseFormat(format_name, output));
+  if (format == ExportFormat::kParquet) {
+    if (window_args.any()) {
+      return Error(StatusCode::kInvalidArgument,
+                   "--from, --to, --steps and --max-kernels draw part of a timeline; a Parquet "
+                   "dataset holds every record");
+    }
+    if (output == "-") {
+      return Error(StatusCode::kInvalidArgument,
+                   "a Parquet dataset is a directory of files: give one with -o DIR");
+    }
+    return WriteParquet(trace, output.empty() ? DefaultOutput(trace, format) : output, summary_to);
+  }
   if (format == ExportFormat::kPprof && window_args.any()) {
     return Error(StatusCode::kInvalidArgument,
                  "--from, --to, --steps and --max-kernels draw part of a timeline; a pprof "
@@ -257,19 +301,21 @@ void RegisterExport(CLI::App& app, int* exit_code) {
       "export",
       "Write a timeline: Perfetto protobuf (default; open in ui.perfetto.dev) or Chrome JSON "
       "(chrome://tracing, .json or .json.gz); or a pprof profile of GPU time per launch stack "
-      "(.pb.gz; go tool pprof, Pyroscope, Parca)");
+      "(.pb.gz; go tool pprof, Pyroscope, Parca); or a dataset of Parquet tables for SQL engines "
+      "(--format parquet -o DIR; docs/parquet.md)");
   auto trace = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto python_internals = std::make_shared<bool>(false);
   auto window = std::make_shared<WindowArgs>();
   cmd->add_option("trace", *trace, "Trace file (.gpt) or directory of trace files")->required();
-  cmd->add_option("--format,-f", *format,
-                  "perfetto, chrome or pprof (default: from the output name, else perfetto)");
+  cmd->add_option(
+      "--format,-f", *format,
+      "perfetto, chrome, pprof or parquet (default: from the output name, else perfetto)");
   cmd->add_option("-o,--output", *output,
                   "Output file: .perfetto-trace, .pftrace, .pb, .json, .json.gz, .pb.gz or "
-                  ".pprof; - for stdout (default: next to the trace, .perfetto-trace, .json.gz "
-                  "or .pb.gz)");
+                  ".pprof, or a directory for parquet; - for stdout (default: next to the trace, "
+                  ".perfetto-trace, .json.gz, .pb.gz or .parquet)");
   cmd->add_flag("--python-internals", *python_internals,
                 "Keep the Python interpreter's own frames in launch stacks with Python frames");
   // Times need a unit: "5" could be seconds or nanoseconds.

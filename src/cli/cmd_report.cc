@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "analyze/insights/insights_section.h"
+#include "analyze/job/report_merge.h"
 #include "analyze/report/report_model.h"
+#include "base/json_output.h"
 #include "base/quantity.h"
 #include "base/text_table.h"
 #include "cli/command.h"
@@ -16,13 +18,16 @@
 #include "cli/quantity_options.h"
 #include "cli/report_split.h"
 #include "export/report_export.h"
+#include "export/report_summary.h"
 #include "format/shared_read.h"
 
 namespace gpuperf::cli {
 namespace {
 
 struct ReportArgs {
-  std::string path;
+  std::vector<std::string> paths;
+  std::string path;  // the first
+  bool summary = false;
   std::string format = "text";
   bool json = false;
   std::string sections;
@@ -52,8 +57,52 @@ Result<ReportSort> ParseSort(const std::string& text) {
                "unknown --sort '" + text + "' (total, calls, avg, median, max, name)");
 }
 
+// Whether `path` is a summary (a JSON document) rather than a trace.
+bool IsSummary(const std::string& path) {
+  return LooksLikeJsonFile(path);
+}
+
+// `gpuperf report A.json B.json ...`: the hosts' summaries merged into the job's tables.
+int RunMerge(const ReportArgs& a, const std::string& format, const ReportRenderOptions& render,
+             ReportSort sort) {
+  if (format == "csv") {
+    return ReportError(
+        Error(StatusCode::kInvalidArgument, "merged summaries are written as text or json"));
+  }
+  std::vector<JobPart> parts;
+  for (const std::string& path : a.paths) {
+    if (!IsSummary(path)) {
+      return ReportError(Error(StatusCode::kInvalidArgument,
+                               path + " is not a summary (JSON): merge summaries only, or "
+                                      "report one trace file or directory"));
+    }
+    auto doc = ReadJsonFile(path, "a summary: `gpuperf report DIR --summary`");
+    if (!doc.ok()) return ReportError(doc.status());
+    // One report alone, not a host's summary: what to do with it instead, as for any command
+    // given a report where it reads a trace.
+    if (a.paths.size() == 1 && !doc->contains("job_part")) {
+      return ReportError(ExplainNotATrace(Error(StatusCode::kNotATrace, path), path));
+    }
+    auto part = JobPartFromJson(*doc, path);
+    if (!part.ok()) return ReportError(part.status());
+    parts.push_back(std::move(part).value());
+  }
+  MergedJob job = MergeJobParts(std::move(parts));
+  for (const std::string& w : job.warnings) PrintWarning(w);
+  const uint32_t top = a.top >= 0 ? static_cast<uint32_t>(a.top) : (format == "text" ? 30 : 0);
+  SortAndTrim(job.report, sort, top);
+  auto file = OutputFile::Open(a.output, a.path);
+  if (!file.ok()) return ReportError(file.status());
+  std::ostream& out = (*file)->stream();
+  if ((*file)->is_stdout()) SetTableWidth(out, TerminalWidth(STDOUT_FILENO));
+  Status status = format == "json" ? ExportMergedJobJson(job, render, top, out)
+                                   : ExportMergedJobText(job, render, top, out);
+  status = (*file)->Finish(status);
+  return status.ok() ? kExitOk : ReportError(status);
+}
+
 int RunReport(const ReportArgs& a) {
-  const std::string format = a.json ? "json" : a.format;
+  const std::string format = a.json || a.summary ? "json" : a.format;
   if (format != "text" && format != "json" && format != "csv") {
     return ReportError(
         Error(StatusCode::kInvalidArgument, "unknown --format '" + format + "' (text, json, csv)"));
@@ -87,6 +136,35 @@ int RunReport(const ReportArgs& a) {
   }
   options.gap_threshold_ns = std::max<uint64_t>(a.gap_threshold_ns, 1);
 
+  if (a.paths.size() > 1 || IsSummary(a.path)) {
+    if (a.summary || a.split != "none" || options.pid || options.device || options.stream ||
+        options.begin_ns || options.end_ns || !a.kernel_regex.empty() || !a.api_regex.empty() ||
+        !options.nvtx_regex.empty() || options.insights) {
+      return ReportError(Error(StatusCode::kInvalidArgument,
+                               "summaries are merged whole: no filters, --split-by, "
+                               "--insights or --summary with them"));
+    }
+    return RunMerge(a, format, render, *sort);
+  }
+  if (a.summary) {
+    if (a.split != "none" || options.pid || options.device || options.stream || options.begin_ns ||
+        options.end_ns || !a.kernel_regex.empty() || !a.api_regex.empty() ||
+        !options.nvtx_regex.empty() || !a.sections.empty()) {
+      return ReportError(Error(StatusCode::kInvalidArgument,
+                               "--summary summarizes the whole input: no filters, sections "
+                               "or --split-by"));
+    }
+    auto part = BuildJobPart(a.path);
+    if (!part.ok()) return ReportError(ExplainNotATrace(part.status(), a.path));
+    ReadReport warnings;
+    warnings.warnings = part->report.read_warnings;
+    PrintReadWarnings(warnings);
+    auto file = OutputFile::Open(a.output, a.path);
+    if (!file.ok()) return ReportError(file.status());
+    (*file)->stream() << DumpJson(JobPartToJson(*part)) << '\n';
+    Status status = (*file)->Finish(Status::Ok());
+    return status.ok() ? kExitOk : ReportError(status);
+  }
   if (a.split == "rank") {
     if (format == "csv") {
       return ReportError(
@@ -169,16 +247,21 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       "Summarize a trace: kernels, runtime/driver API, copies, memsets, synchronization, "
       "memory, GPU utilization, NVTX ranges, profiler overhead and any data loss");
   auto a = std::make_shared<ReportArgs>();
-  cmd->add_option("trace", a->path, "Trace file (.gpt) or directory of trace files")->required();
+  cmd->add_option("trace", a->paths,
+                  "Trace file (.gpt) or directory of trace files; or several hosts' summaries "
+                  "(--summary) to merge into the job's tables")
+      ->required();
   cmd->add_option("-f,--format", a->format, "Output format: text (default), json or csv");
   cmd->add_flag("--json", a->json, "Same as --format json (the input of `gpuperf diff`)");
-  cmd->add_option("-o,--output", a->outputs,
-                  "Write to this file instead of stdout. Given again, the other files are "
-                  "written from the same read of the trace, as their commands write them: "
-                  ".svg, .folded, .collapsed (flamegraph), .perfetto-trace, .pftrace, .pb, "
-                  ".json.gz (export: timeline), .pb.gz, .pprof (export: pprof); any other "
-                  "name is the report's (e.g. -o report.txt -o flame.svg -o "
-                  "timeline.perfetto-trace)");
+  cmd->add_option(
+      "-o,--output", a->outputs,
+      "Write to this file instead of stdout. Given again, the other files are "
+      "written from the same read of the trace, as their commands write them: "
+      ".svg, .folded, .collapsed (flamegraph), .perfetto-trace, .pftrace, .pb, "
+      ".json.gz (export: timeline), .pb.gz, .pprof (export: pprof), .parquet (export: a "
+      "Parquet dataset, a directory); any other "
+      "name is the report's (e.g. -o report.txt -o flame.svg -o "
+      "timeline.perfetto-trace)");
   std::string section_help = "Comma-separated sections to show (default: all): ";
   for (std::string_view s : kReportSections) section_help += std::string(s) + " ";
   cmd->add_option("-s,--sections", a->sections, section_help);
@@ -238,7 +321,12 @@ void RegisterReport(CLI::App& app, int* exit_code) {
       "         gpuperf report out/ --json -o base.json   # a baseline for gpuperf diff\n"
       "         gpuperf report out/ -o report.txt -o flame.svg -o timeline.perfetto-trace\n"
       "                                  # three outputs, one read of the trace");
+  cmd->add_flag("--summary", a->summary,
+                "Write this host's summary of its part of a job (JSON: the report and what a "
+                "merge needs); `gpuperf report a.json b.json ...` merges the hosts' summaries "
+                "into the job's tables (docs/multi-rank.md)");
   cmd->callback([a, from, to, exit_code] {
+    a->path = a->paths.front();
     a->has_from = from->count() > 0;
     a->has_to = to->count() > 0;
     const bool others = std::any_of(a->outputs.begin(), a->outputs.end(), [](const auto& o) {

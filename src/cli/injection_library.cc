@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "symbolize/dynamic_symbols.h"
+
 namespace gpuperf::cli {
 namespace {
 
@@ -60,23 +62,8 @@ std::string ExecutableDir() {
 // The names of the symbols `elf` defines in its dynamic symbol table.
 std::vector<std::string> DefinedDynamicSymbols(Elf* elf) {
   std::vector<std::string> names;
-  Elf_Scn* section = nullptr;
-  while ((section = elf_nextscn(elf, section)) != nullptr) {
-    GElf_Shdr header;
-    if (gelf_getshdr(section, &header) == nullptr || header.sh_type != SHT_DYNSYM) continue;
-    Elf_Data* data = elf_getdata(section, nullptr);
-    const size_t count = header.sh_entsize != 0 ? header.sh_size / header.sh_entsize : 0;
-    for (size_t i = 0; data != nullptr && i < count; ++i) {
-      GElf_Sym symbol;
-      if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr ||
-          symbol.st_shndx == SHN_UNDEF) {
-        continue;
-      }
-      if (const char* name = elf_strptr(elf, header.sh_link, symbol.st_name)) {
-        names.emplace_back(name);
-      }
-    }
-  }
+  ForEachDefinedDynamicSymbol(
+      elf, [&names](const char* name, const GElf_Sym&) { names.emplace_back(name); });
   return names;
 }
 

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <fstream>
+#include <sstream>
 
 namespace gpuperf::cli {
 
@@ -20,6 +22,17 @@ bool LooksLikeJsonFile(const std::string& path) {
     if (!std::isspace(static_cast<unsigned char>(head[i]))) return head[i] == '{';
   }
   return false;
+}
+
+Result<nlohmann::ordered_json> ReadJsonFile(const std::string& path, const std::string& expected) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!in || doc.is_discarded()) {
+    return Error(StatusCode::kCorrupt, path + " is not valid JSON (expected " + expected + ")");
+  }
+  return doc;
 }
 
 Status ExplainNotATrace(Status status, const std::string& path) {

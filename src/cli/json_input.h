@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "gpuperf/status.h"
 
 namespace gpuperf::cli {
@@ -11,6 +13,10 @@ namespace gpuperf::cli {
 // Whether `path` is a regular file whose first non-blank byte is '{' (the output of
 // `gpuperf report --json`). Never blocks: a FIFO or a device is not looked into.
 bool LooksLikeJsonFile(const std::string& path);
+
+// The JSON document in `path`; `expected` says what it should have been, for the error when
+// it is not JSON ("the output of `gpuperf report --json`").
+Result<nlohmann::ordered_json> ReadJsonFile(const std::string& path, const std::string& expected);
 
 // A "not a gpuperf trace" error about a report JSON becomes one that suggests
 // `gpuperf diff`; any other status is returned as it is.

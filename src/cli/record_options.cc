@@ -21,6 +21,11 @@ constexpr uint64_t kMiB = 1024 * 1024;
 }  // namespace
 
 void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
+  AddRecordingOptions(cmd, o, OptionsFor::kRecord);
+}
+
+void AddRecordingOptions(CLI::App& cmd, RecordOptions& o, OptionsFor command) {
+  const bool record = command == OptionsFor::kRecord;
   cmd.add_option("-o,--output", o.output_dir,
                  "Directory for the trace files, one <program>.<pid>.gpt per process\n"
                  "(default: gpuperf-<program>, numbered if taken)");
@@ -37,15 +42,19 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                "the native frames end at the innermost Python call (the interpreter's\n"
                "frames further out, which outputs replace by Python frames, cost time\n"
                "to unwind; C code between two Python frames is left out with them)");
-  cmd.add_flag("--no-nccl-plugin", o.no_nccl_plugin,
-               "Do not load gpuperf as NCCL's profiler plugin (also GPUPERF_NCCL_PLUGIN=0); "
-               "NCCL\ncollectives are then known by their kernels only (docs/multi-rank.md)");
+  if (record) {
+    cmd.add_flag("--no-nccl-plugin", o.no_nccl_plugin,
+                 "Do not load gpuperf as NCCL's profiler plugin (also GPUPERF_NCCL_PLUGIN=0); "
+                 "NCCL\ncollectives are then known by their kernels only (docs/multi-rank.md)");
+  }
   cmd.add_flag("--no-symbolize", o.no_symbolize,
                "Skip resolving stack addresses to function names after the run");
-  cmd.add_flag("--hw-trace", o.hw_trace,
-               "Take kernel times from the GPU's Hardware Event System instead of CUPTI's\n"
-               "instrumentation of each launch: less cost per launch (Blackwell and newer;\n"
-               "elsewhere one notice, and kernels are timed the usual way)");
+  if (record) {
+    cmd.add_flag("--hw-trace", o.hw_trace,
+                 "Take kernel times from the GPU's Hardware Event System instead of CUPTI's\n"
+                 "instrumentation of each launch: less cost per launch (Blackwell and newer;\n"
+                 "elsewhere one notice, and kernels are timed the usual way)");
+  }
   TakesCount(cmd.add_option("--stack-depth", o.stack_depth,
                             "Deepest stack kept, in frames (1 to " +
                                 std::to_string(kMaxStackDepth) + "; default 64)"),
@@ -78,18 +87,26 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                          "); a process that is killed\nloses at most this much"),
       kNsPerMs, flush);
   const DurationSpec capture{kNsPerSecond, 0, kMaxDurationNs};
-  TakesDuration(cmd.add_option("--delay", o.delay_ms,
-                               "Start recording this long after CUDA starts: seconds, or with a\n"
-                               "unit (ms, s, m, h; e.g. 2.5, 500ms, 1.5s, 2m)"),
-                kNsPerMs, capture);
+  if (record) {
+    TakesDuration(cmd.add_option("--delay", o.delay_ms,
+                                 "Start recording this long after CUDA starts: seconds, or with a\n"
+                                 "unit (ms, s, m, h; e.g. 2.5, 500ms, 1.5s, 2m)"),
+                  kNsPerMs, capture);
+  }
   TakesDuration(cmd.add_option("--duration", o.duration_ms,
-                               "Stop recording this long after it started (as --delay)"),
+                               record ? "Stop recording this long after it started (as --delay)"
+                                      : "Record for this long, then detach: seconds, or with a "
+                                        "unit\n(ms, s, m, h; default: until Ctrl-C)"),
                 kNsPerMs, capture);
   TakesDuration(cmd.add_option("--flight", o.flight_ms,
-                               "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; 100ms "
-                               "to\n24h) in memory; write it as a trace on SIGUSR2, gpuperf "
-                               "dump-now PID,\na CUDA error and at exit (PROG.PID.flight-N.gpt;\n"
-                               "docs/flight-recorder.md)"),
+                               record ? "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; "
+                                        "100ms to\n24h) in memory; write it as a trace on SIGUSR2, "
+                                        "gpuperf dump-now PID,\na CUDA error and at exit "
+                                        "(PROG.PID.flight-N.gpt;\ndocs/flight-recorder.md)"
+                                      : "Flight recorder: keep only the last WINDOW (e.g. 60s, 5m; "
+                                        "100ms to\n24h) of the attach window in memory; write it "
+                                        "as a trace when a CUDA call\nfails and when the window "
+                                        "ends (PROG.PID.flight-N.gpt; docs/flight-recorder.md)"),
                 kNsPerMs,
                 {kNsPerSecond, kMinFlightWindowMs * kNsPerMs, kMaxFlightWindowMs * kNsPerMs});
   TakesSize(cmd.add_option("--flight-memory", o.flight_memory_mb,
@@ -98,9 +115,11 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
                                std::to_string(kFlightMemoryMiB) +
                                " MiB); past it the oldest records go first, counted"),
             kMiB, {kMiB, kMiB, uint64_t{kMaxFlightMemoryMiB} * kMiB});
-  cmd.add_option("--flight-signal", o.flight_signal,
-                 "Signal that asks for a dump (default USR2; or USR1, RTMIN+2, none);\n"
-                 "a handler the program installed first still gets it");
+  if (record) {
+    cmd.add_option("--flight-signal", o.flight_signal,
+                   "Signal that asks for a dump (default USR2; or USR1, RTMIN+2, none);\n"
+                   "a handler the program installed first still gets it");
+  }
   cmd.add_flag("--no-flight-on-error", o.no_flight_on_error,
                "Do not dump when a CUDA call returns an error");
   TakesCount(cmd.add_option("--sample-launches", o.sample_launches,
@@ -116,8 +135,10 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_flag("-v,--verbose", o.verbose, "Let the injection library explain what it does");
   cmd.add_option("--inject-lib", o.inject_lib,
                  "Path of libgpuperf_inject.so (default: next to the gpuperf binary)");
-  cmd.add_option("--save-buffers", o.save_buffers_dir,
-                 "Also save raw CUPTI buffers in this directory (for gpuperf's own tests)");
+  if (record) {
+    cmd.add_option("--save-buffers", o.save_buffers_dir,
+                   "Also save raw CUPTI buffers in this directory (for gpuperf's own tests)");
+  }
   cmd.add_flag("--cpu", o.cpu,
                "Also sample where the CPU runs (user and kernel stacks, eBPF; needs root or\n"
                "CAP_BPF+CAP_PERFMON), for `flamegraph --weight cpu|all` and the report's CPU part");
@@ -127,6 +148,7 @@ void AddRecordOptions(CLI::App& cmd, RecordOptions& o) {
   cmd.add_flag("--off-cpu", o.off_cpu,
                "Also time where threads block (sleeps, locks, I/O, waits for the GPU), with\n"
                "their stacks (eBPF, as --cpu)");
+  if (!record) return;
   cmd.add_flag("--system", o.system,
                "--cpu/--off-cpu: every process on the machine, not only the command's (root);\n"
                "without a command, for --duration seconds");

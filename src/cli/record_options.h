@@ -62,6 +62,11 @@ int RunRecord(RecordOptions& options, std::string* recorded_dir = nullptr);
 
 void AddRecordOptions(CLI::App& cmd, RecordOptions& options);
 
+// The options of `record`, or of `attach` (docs/attach.md): those that make sense in a running
+// process (no --delay, --hw-trace, --pc-sampling, NCCL plugin, ...; --duration is the window).
+enum class OptionsFor { kRecord, kAttach };
+void AddRecordingOptions(CLI::App& cmd, RecordOptions& options, OptionsFor command);
+
 // Checks the --activities list; on error fills `error` with a message naming the valid ones.
 bool ValidateActivities(const std::string& list, std::string* error);
 

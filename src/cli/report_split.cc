@@ -1,17 +1,17 @@
 #include "cli/report_split.h"
 
 #include <algorithm>
-#include <optional>
-#include <vector>
 
 #include "analyze/insights/insights_section.h"
+#include "analyze/ranks/job_ranks.h"
 #include "analyze/ranks/rank_scan.h"
+#include "analyze/ranks/ranks_analysis.h"
 #include "base/json_output.h"
-#include "base/ordered_work.h"
 #include "base/text_escape.h"
 #include "cli/command.h"
 #include "export/report_json.h"
 #include "export/report_ranks.h"
+#include "format/trace_files.h"
 
 namespace gpuperf::cli {
 namespace {
@@ -24,58 +24,103 @@ struct RankReport {
 }  // namespace
 
 Status WriteReportByRank(const SplitReportRequest& request, std::ostream& out) {
-  GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(request.path));
-  if (!scan.any_rank()) {
+  ReadReport listing;
+  GP_ASSIGN_OR_RETURN(RankScan scanned, ScanRanks(request.path));
+  if (!scanned.any_rank()) {
     return Error(StatusCode::kInvalidArgument,
                  request.path +
                      " holds no ranks (no process was started by torchrun, MPI or "
                      "Slurm): --split-by rank has nothing to split");
   }
-  // The whole run first: its ranks and energy sections, and the read warnings (the loss
-  // section's), said once. Only those are built: the whole run's other sections would
-  // hold every rank's calls at once.
-  ReportOptions whole_options = request.options;
-  whole_options.only_sections = {"ranks", "energy", "loss"};
-  GP_ASSIGN_OR_RETURN(ReportModel whole,
-                      BuildReport(request.path, whole_options, report::kInsightsSection));
-  ReadReport warnings;
-  warnings.warnings = whole.read_warnings;
-  PrintReadWarnings(warnings);
-  // The ranks' reports are independent: two are built at once (each one's read decodes on
-  // every core already; what a second build adds is its sections' work, on a core the
-  // first one's sections leave idle), and taken in rank order, so that the output and the
-  // first error are those of building them one after the other. Not more than two: each
-  // holds a rank's API calls while it is built (100 M kernels in 8 ranks: 2.0 GB at
-  // most, against 1.7 GB one at a time).
-  const std::vector<const ProcessIdentity*> ranks = scan.InRankOrder();
-  const unsigned helpers = std::min(ProcessorCount() - 1, 1u);
-  std::vector<std::optional<Result<ReportModel>>> built(helpers + 1);
+  auto scan = std::make_shared<const RankScan>(std::move(scanned));
+  const ReportOptions& o = request.options;
+  const bool unfiltered =
+      !o.pid && !o.device && !o.stream && !o.begin_ns && !o.end_ns && o.nvtx_regex.empty();
+  // Unfiltered, each rank's report is read on its own host's clock and gives its part of the
+  // ranks analysis; the clocks are aligned and the whole run's ranks put together from those
+  // parts after (a rank's report says times since its own first record, so its clock only
+  // shows in its origin). So the job's kernels are read once. With a filter the ranks show
+  // what it lets through, and with power readings the whole run's energy takes every kernel
+  // of the run: the whole run is then a reading of its own, after the clocks are aligned.
+  const bool one_reading = unfiltered && scan->power_samples.empty();
+  GP_ASSIGN_OR_RETURN(std::vector<std::string> files, TraceFilesOf(request.path, listing));
+  auto clocks = std::make_shared<const ClockAlignment>();
+  ReportModel whole;
+  std::map<uint32_t, std::vector<size_t>> files_of_pid;
+  if (!one_reading) {
+    GP_ASSIGN_OR_RETURN(JobRanks job, AnalyzeJobRanks(request.path, *scan));
+    clocks = std::make_shared<const ClockAlignment>(std::move(job.clocks));
+    files_of_pid = std::move(job.files_of_pid);
+    // Of the whole run, only its ranks, energy and loss sections: its other sections would
+    // hold every rank's calls at once.
+    ReportOptions whole_options = request.options;
+    whole_options.only_sections = {"ranks", "energy", "loss"};
+    GP_ASSIGN_OR_RETURN(whole, BuildReport(request.path, whole_options, scan, clocks, std::nullopt,
+                                           report::kInsightsSection));
+  } else {
+    // The files that hold each process's records.
+    std::vector<std::vector<uint32_t>> pids(files.size());
+    ForEachIndex(files.size(), 0, [&](size_t i) {
+      auto part = ScanRanks(files[i]);
+      if (part.ok()) {
+        for (const auto& [pid, p] : part->processes) pids[i].push_back(pid);
+      }
+    });
+    for (size_t i = 0; i < files.size(); ++i) {
+      for (uint32_t pid : pids[i]) files_of_pid[pid].push_back(i);
+    }
+  }
+  // Each rank's report from the file that holds its records (several at once), or, for a
+  // process whose records more than one file holds, from the whole directory.
+  const std::vector<const ProcessIdentity*> processes = scan->InRankOrder();
+  std::vector<Result<ReportModel>> models(processes.size(), ReportModel());
+  const unsigned read_threads = ReadThreadsPerFile(processes.size());
+  ForEachIndex(processes.size(), 0, [&](size_t i) {
+    ReportOptions options = request.options;
+    options.pid = processes[i]->pid;
+    options.part_of_job = true;
+    // Of the directory, only this process's files (ReadOptions::only_process); the ranks
+    // share the cores.
+    options.read_only_files_of_pid = true;
+    options.read_threads = read_threads;
+    auto in = files_of_pid.find(processes[i]->pid);
+    const std::string& path =
+        in != files_of_pid.end() && in->second.size() == 1 ? files[in->second[0]] : request.path;
+    models[i] = BuildReport(path, options, scan, clocks, std::nullopt, report::kInsightsSection);
+    if (models[i].ok()) SortAndTrim(*models[i], request.sort, request.top);
+  });
+  for (size_t i = 0; i < processes.size(); ++i) {
+    if (!models[i].ok()) return models[i].status();
+  }
+  if (one_reading) {
+    std::vector<RankPartial> partials;
+    for (size_t i = 0; i < processes.size(); ++i) {
+      for (RankPartial& p : models[i]->rank_partials) partials.push_back(std::move(p));
+    }
+    ClockAlignment aligned = AlignRanks(*scan, partials);
+    whole.ranks = FinishRanks(*scan, aligned, std::move(partials), /*shift=*/true);
+    for (size_t i = 0; i < processes.size(); ++i) {
+      models[i]->summary.origin_ns += aligned.OffsetOf(processes[i]->pid);
+    }
+  }
+  ReadReport warnings = listing;
+  if (!one_reading) warnings.warnings = whole.read_warnings;
   std::vector<RankReport> reports;
-  Status first_error;
-  RunInOrder(
-      ranks.size(), helpers, built.size(),
-      [&](size_t i, size_t slot) {
-        // Each rank from its own files: the other ranks' are not read again for it.
-        ReportOptions options = request.options;
-        options.pid = ranks[i]->pid;
-        options.read_only_files_of_pid = true;
-        built[slot] = BuildReport(request.path, options, report::kInsightsSection);
-      },
-      [&](size_t i, size_t slot) {
-        Result<ReportModel> model = std::move(*built[slot]);
-        built[slot].reset();
-        if (!first_error.ok()) return;
-        if (!model.ok()) {
-          first_error = model.status();
-          return;
-        }
-        // A launcher's own process (torchrun's agent) is no rank: left out unless it ran
-        // work.
-        if (!ranks[i]->is_rank() && model->summary.kernels == 0) return;
-        SortAndTrim(*model, request.sort, request.top);
-        reports.push_back({ranks[i], std::move(*model)});
-      });
-  GP_RETURN_IF_ERROR(first_error);
+  for (size_t i = 0; i < processes.size(); ++i) {
+    ReportModel& model = *models[i];
+    for (std::string& w : model.read_warnings) {
+      if (!one_reading) break;
+      if (std::find(warnings.warnings.begin(), warnings.warnings.end(), w) ==
+          warnings.warnings.end()) {
+        warnings.warnings.push_back(std::move(w));
+      }
+    }
+    // A launcher's own process (torchrun's agent) is no rank: left out unless it ran work.
+    if (!processes[i]->is_rank() && model.summary.kernels == 0) continue;
+    reports.push_back({processes[i], std::move(model)});
+  }
+  // The read warnings, said once.
+  PrintReadWarnings(warnings);
   ReportRenderOptions per_rank = request.render;
   per_rank.sections.clear();
   for (std::string_view section : kReportSections) {

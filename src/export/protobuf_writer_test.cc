@@ -1,18 +1,13 @@
 #include "export/protobuf_writer.h"
 
 #include <gtest/gtest.h>
+#include "support/hex_bytes.h"
 
 namespace gpuperf {
 namespace {
 
 std::string Hex(const std::string& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 0xf];
-  }
-  return out;
+  return testing::HexBytes(bytes);
 }
 
 TEST(ProtoWriter, VarintsFollowTheWireFormat) {

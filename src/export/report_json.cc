@@ -91,6 +91,7 @@ Json Kernels(const ReportModel& m) {
     j["demangled"] = k.demangled;
     j["short_name"] = k.display_name;
     PutStats(j, k.time, true);
+    if (!m.medians_known) j["median_ns"] = nullptr;  // merged from summaries
     j["gpu_time_fraction"] = Ratio(k.gpu_time_fraction);
     Json configs = Json::array();
     for (const KernelConfig& c : k.configs) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "base/text_escape.h"
@@ -52,7 +53,7 @@ void Clocks(const RanksModel& r, std::ostream& out) {
   TextTable t;
   t.AddColumn("Host", Align::kLeft);
   for (const char* h :
-       {"Processes", "Method", "Offset", "Correction", "Uncertainty", "Collectives"}) {
+       {"Processes", "Method", "Offset", "Correction", "Uncertainty", "Collectives", "Worst"}) {
     t.AddColumn(h);
   }
   for (const HostClock& h : r.clocks) {
@@ -60,14 +61,18 @@ void Clocks(const RanksModel& r, std::ostream& out) {
         h.method == ClockMethod::kReference ? "0"
         : h.uncertainty_ns < 0              ? "unknown"
                                : "±" + FormatDuration(static_cast<uint64_t>(h.uncertainty_ns));
+    const std::string worst =
+        h.max_deviation_ns < 0 ? "-" : FormatDuration(static_cast<uint64_t>(h.max_deviation_ns));
     t.AddRow({h.hostname, std::to_string(h.pids.size()), ClockMethodName(h.method),
               SignedDur(h.offset_ns), SignedDur(h.offset_ns - h.anchor_offset_ns), uncertainty,
-              std::to_string(h.collectives)});
+              std::to_string(h.collectives), worst});
   }
   t.Render(out, "    ");
   WriteNote(out,
-            "Offset: added to the host's times; Correction: what its collectives changed in "
-            "the offset its wall clock gave",
+            std::string("Offset: added to the host's times; Correction: what its collectives "
+                        "changed in the offset its wall clock gave; Worst: the one collective "
+                        "that fit it least. Collectives matched by ") +
+                (r.matched_by_sequence ? "NCCL's sequence numbers" : "kernel order"),
             "    ");
 }
 
@@ -110,9 +115,13 @@ void WriteRanksText(const ReportModel& model, std::ostream& out) {
       {"Overlap", 0},   {"Exposed", 0},     {"Overlap%", 0}, {"Last", 1},
       {"Delay med", 0}, {"Delay total", 2}, {"Delay max", 3}};
   for (const auto& [header, drop] : columns) t.AddColumn(header, Align::kRight, drop);
+  // A rank two processes claim (two runs' traces mixed) is told apart by pid.
+  std::map<int32_t, int> claims;
+  for (const RankRow& row : r.ranks) ++claims[row.rank];
   for (const RankRow& row : r.ranks) {
-    t.AddRow({row.rank >= 0 ? std::to_string(row.rank) : "pid " + std::to_string(row.pid),
-              row.hostname, Devices(row.devices), FormatDuration(row.compute_ns),
+    std::string who = row.rank >= 0 ? std::to_string(row.rank) : "pid " + std::to_string(row.pid);
+    if (row.rank >= 0 && claims[row.rank] > 1) who += " (pid " + std::to_string(row.pid) + ")";
+    t.AddRow({who, row.hostname, Devices(row.devices), FormatDuration(row.compute_ns),
               FormatDuration(row.comm_ns), FormatDuration(row.overlap_ns),
               FormatDuration(row.exposed_comm_ns()),
               row.comm_ns ? FormatPercent(row.overlap_fraction()) : "-",
@@ -270,7 +279,8 @@ Json RanksToJson(const RanksModel& r) {
                       {"offset_ns", h.offset_ns},
                       {"wall_clock_offset_ns", h.anchor_offset_ns},
                       {"uncertainty_ns", h.uncertainty_ns},
-                      {"collectives", h.collectives}});
+                      {"collectives", h.collectives},
+                      {"max_deviation_ns", h.max_deviation_ns}});
   }
   Json j;
   j["ranks"] = std::move(ranks);

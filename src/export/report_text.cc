@@ -110,8 +110,8 @@ void Kernels(const ReportModel& m, const ReportRenderOptions& o, std::ostream& o
     }
     std::string name = o.full_names ? k.demangled : Ellipsize(k.display_name, o.name_width);
     t.AddRow({Pct(k.gpu_time_fraction), Dur(k.time.total_ns), Count(k.time.count),
-              Dur(k.time.avg_ns()), Dur(k.time.median_ns), Dur(k.time.min_ns), Dur(k.time.max_ns),
-              grid, block, regs, shared, occ, name});
+              Dur(k.time.avg_ns()), m.medians_known ? Dur(k.time.median_ns) : "-",
+              Dur(k.time.min_ns), Dur(k.time.max_ns), grid, block, regs, shared, occ, name});
   }
   t.Render(out);
   WriteNote(out,

@@ -1,8 +1,10 @@
 // The injection library's settings, read once from the environment that
-// `gpuperf record` prepares (documented in docs/recording.md).
+// `gpuperf record` prepares (documented in docs/recording.md), or from the settings
+// `gpuperf attach` hands the library in a running process (docs/attach.md).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "base/activities.h"
@@ -83,8 +85,13 @@ struct Config {
   uint64_t cubin_cap_bytes = uint64_t{4} << 30;  // GPUPERF_CUBIN_CAP_MB: cubins saved, at most
 };
 
-// Parses GPUPERF_* variables. `error` receives a description of the first bad value
-// (the setting keeps its default).
+// A setting's text by its variable name (GPUPERF_STACKS), or null when unset.
+using ConfigLookup = std::function<const char*(const char* name)>;
+
+// Parses GPUPERF_* settings from `get`. `error` receives a description of the first bad
+// value (the setting keeps its default).
+Config ReadConfig(const ConfigLookup& get, std::string* error);
+// The same from the environment that `gpuperf record` prepares.
 Config ReadConfigFromEnvironment(std::string* error);
 
 // The hard memory cap when none is given: kMaxMemoryCapMiB, or 1/kMaxMemoryPhysicalFraction of

@@ -3,15 +3,12 @@
 // InitializeInjection; no exception, abort or blocking wait ever reaches the host.
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -25,10 +22,10 @@
 #include "inject/nccl/nccl_plugin.h"
 #include "inject/power/power_sampler.h"
 #include "inject/preload_stats.h"
-#include "inject/rank_identity.h"
 #include "inject/record_batch.h"
 #include "inject/recorder.h"
 #include "inject/recorder_memory.h"
+#include "inject/recorder_setup.h"
 #include "inject/signal_flush.h"
 #include "inject/stack/stack_capture.h"
 #include "inject/stats.h"
@@ -41,38 +38,10 @@ std::atomic<uint64_t> g_stats[kStatSlots];
 
 namespace {
 
-Recorder* g_recorder = nullptr;
-PowerSampler* g_power = nullptr;
+// Published once by InitializeInjection, or by each attach window (PublishRecorder).
+std::atomic<Recorder*> g_recorder{nullptr};
+std::atomic<PowerSampler*> g_power{nullptr};
 std::once_flag g_init_once;
-
-std::string ReadCommandLine() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
-  for (char& c : raw) {
-    if (c == '\0') c = ' ';
-  }
-  return raw;
-}
-
-std::string ExecutableName() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return "process";
-  std::string full(path, n);
-  size_t slash = full.rfind('/');
-  return slash == std::string::npos ? full : full.substr(slash + 1);
-}
-
-void MakeDirectories(const std::string& dir) {
-  std::string partial;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      if (!partial.empty()) mkdir(partial.c_str(), 0755);
-    }
-    if (i < dir.size()) partial += dir[i];
-  }
-}
 
 void FinishRecording(const char* why) {
   Recorder* recorder = g_recorder;
@@ -81,7 +50,7 @@ void FinishRecording(const char* why) {
     return;
   }
   // The last power readings go to the writer before it finishes.
-  if (g_power != nullptr) g_power->Stop(1000);
+  if (PowerSampler* power = g_power.load()) power->Stop(1000);
   // The exit path's forced flush must be the last delivery: a periodic flush still
   // running on the writer thread would otherwise race with shutdown.
   recorder->writer.StopCuptiFlushes(2000);
@@ -115,7 +84,7 @@ void OnForkParent() {
 void OnForkChild() {
   // The child has no CUPTI worker and no writer thread; flushing CUPTI there hangs
   // (HPCToolkit #195). A child that execs gets injected afresh through the environment.
-  if (g_recorder != nullptr) g_recorder->disabled.store(true);
+  if (Recorder* recorder = g_recorder.load()) recorder->disabled.store(true);
   // Its copies of the trace's descriptor would keep the writer's lock after the parent
   // ends: the trace would read as still being recorded for as long as the child lives.
   CloseTraceFilesInForkedChild();
@@ -144,7 +113,9 @@ void DetachAfterCaptureRange(Recorder& recorder, uint64_t since_end_ns) {
       recorder.config.pc_sampling) {
     return;
   }
-  DetachCupti(recorder);
+  // On the writer's thread: the finalize is only asked for here, the program's next CUDA
+  // call makes it (detach.h).
+  DetachCupti(recorder, /*wait_ms=*/0);
   CountStat(StatId::cupti_detached_after_range);
   LogVerbose("capture range over: CUPTI detached");
 }
@@ -191,7 +162,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
       EnableActivities(recorder, true);
     } else {
       EnableActivities(recorder, false);
-      SetApiCallbacks(false);
+      QuietApiCallbacks();  // not off by id: CUPTI is finalized after the range (callbacks.h)
       recorder.capturing.store(false);
     }
     LogVerbose("capture range %s", inside ? "started" : "ended");
@@ -199,46 +170,7 @@ void OnPeriod(Recorder& recorder, uint64_t now_ns) {
   if (end != UINT64_MAX && now_ns >= end) DetachAfterCaptureRange(recorder, now_ns - end);
   CollectHardwareData();
   DrainNcclEvents(recorder, false);
-  ProbeAutogradLinkAfterLoads(recorder);
-  // Every linked call yields a record only when these kinds are all on (the default).
-  constexpr uint32_t kLinkedKinds = kActKernel | kActMemcpy | kActMemset | kActMemory;
-  if (inside && recorder.subscribed &&
-      (recorder.config.activities & kLinkedKinds) == kLinkedKinds) {
-    CheckActivityOwner();
-  }
-  // Without callbacks, only the preload library sees a takeover.
-  if (PreloadSawBufferTakeover()) ReportActivityBuffersTaken();
-}
-
-// This process's place in a distributed job (rank_identity.h), for the writer.
-std::unique_ptr<RecordBatch> RankBatch(Recorder& r) {
-  const RankIdentity id = ReadRankIdentity([](const char* name) { return std::getenv(name); });
-  RankRecord rank;
-  rank.pid = r.pid;
-  rank.rank = id.rank;
-  rank.local_rank = id.local_rank;
-  rank.world_size = id.world_size;
-  rank.local_world_size = id.local_world_size;
-  rank.node_rank = id.node_rank;
-  rank.launcher = r.names.Intern(id.launcher);
-  rank.job_id = r.names.Intern(id.job_id);
-  rank.master = r.names.Intern(id.master);
-  rank.boot_id = r.names.Intern(ReadBootId());
-  rank.visible_devices = r.names.Intern(id.visible_devices);
-  auto batch = std::make_unique<RecordBatch>();
-  batch->ranks.push_back(rank);
-  return batch;
-}
-
-// <dir>/<program>.<pid>.gpt; a program that execs itself keeps its pid, so the new image
-// must not truncate the old image's trace: it gets <program>.<pid>-2.gpt and so on.
-std::string TracePath(const std::string& dir, uint32_t pid) {
-  const std::string base = dir + "/" + ExecutableName() + "." + std::to_string(pid);
-  std::string path = base + ".gpt";
-  for (int n = 2; access(path.c_str(), F_OK) == 0 && n < 100; ++n) {
-    path = base + "-" + std::to_string(n) + ".gpt";
-  }
-  return path;
+  PeriodicChecks(recorder, inside);
 }
 
 void Initialize() {
@@ -259,36 +191,17 @@ void Initialize() {
     return;
   }
   ConfigureRecorderMemory(r.config);
-  MakeDirectories(r.config.output_dir);
-  const std::string path = TracePath(r.config.output_dir, r.pid);
-  ProcessRecord process;
-  process.pid = r.pid;
-  process.parent_pid = static_cast<uint32_t>(getppid());
-  const std::string command = ReadCommandLine();
-  process.command = r.names.Intern(command);
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  process.hostname = r.names.Intern(host);
-  process.gpuperf_version = r.names.Intern(GPUPERF_VERSION);
-  process.start_ns = r.start_ns;
-
-  if (r.config.stacks) {
-    StackCaptureOptions stacks;
-    stacks.max_depth = r.config.max_stack_depth;
-    stacks.unwind = r.config.unwind;
-    stacks.verify = r.config.unwind_verify;
-    stacks.python = r.config.python_stacks;
-    stacks.cut_at_python = r.config.cut_native_at_python;
-    stacks.memo = r.config.stack_memo;
-    InitStackCapture(stacks);
-    if (r.config.python_stacks) ProbeAutogradLink();
-  }
+  const std::string path = NewTracePath(r.config.output_dir, r.pid);
+  std::string command;
+  ProcessRecord process = DescribeProcess(r, &command);
+  InitStacksFor(r.config);
   WriterHooks hooks;
   hooks.flush_cupti = [](bool forced) { FlushActivities(forced); };
   hooks.on_period = [&r](uint64_t now) { OnPeriod(r, now); };
   hooks.wake_times = CaptureRangeEdges(r);
   if (r.config.live_page) {
-    r.live.Start({r.pid, process.parent_pid, r.start_ns, command, host}, r.names);
+    r.live.Start({r.pid, process.parent_pid, r.start_ns, command, r.names.TextOf(process.hostname)},
+                 r.names);
     hooks.on_records = [&r](const auto& batches, const auto& api_calls) {
       r.live.Fold(batches, api_calls);
     };
@@ -305,10 +218,10 @@ void Initialize() {
     LogOnce("cannot record: %s", status.message().c_str());
     return;
   }
-  g_recorder = recorder.release();
+  auto* power = new PowerSampler();  // lives as long as the process, like the recorder
+  PublishRecorder(recorder.release(), power);
   r.writer.Enqueue(RankBatch(r));
-  g_power = new PowerSampler();  // lives as long as the process, like the recorder
-  g_power->Start(r.config.power_hz, r.pid, r.writer);
+  power->Start(r.config.power_hz, r.pid, r.writer);
   SetThreadExitHook([] {
     if (Recorder* recorder = GetRecorder()) recorder->writer.RequestWrite();
   });
@@ -330,8 +243,7 @@ void Initialize() {
     r.capturing.store(true);
   }
   SetActivityFlushPeriod(r.config.cupti_flush_period_ms);
-  atexit(OnExit);
-  pthread_atfork(nullptr, OnForkParent, OnForkChild);
+  InstallProcessHooks();
   if (r.writer.flight() && r.config.flight_signal != 0) {
     // The handler only sets a bit and wakes the writer (async-signal-safe); the writer dumps.
     InstallFlightSignal(r.config.flight_signal, [] {
@@ -351,8 +263,32 @@ void Initialize() {
 
 }  // namespace
 
+void PeriodicChecks(Recorder& r, bool capturing) {
+  ProbeAutogradLinkAfterLoads(r);
+  // Every linked call yields a record only when these kinds are all on (the default).
+  constexpr uint32_t kLinkedKinds = kActKernel | kActMemcpy | kActMemset | kActMemory;
+  if (capturing && r.subscribed && (r.config.activities & kLinkedKinds) == kLinkedKinds) {
+    CheckActivityOwner();
+  }
+  // Without callbacks, only the preload library sees a takeover.
+  if (PreloadSawBufferTakeover()) ReportActivityBuffersTaken();
+}
+
 Recorder* GetRecorder() {
-  return g_recorder;
+  return g_recorder.load(std::memory_order_acquire);
+}
+
+void PublishRecorder(Recorder* r, PowerSampler* power) {
+  g_power.store(power);
+  g_recorder.store(r, std::memory_order_release);
+}
+
+void InstallProcessHooks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    atexit(OnExit);
+    pthread_atfork(nullptr, OnForkParent, OnForkChild);
+  });
 }
 
 uint64_t MonotonicNs() {

@@ -1,5 +1,6 @@
 #include "inject/log.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +13,10 @@ namespace gpuperf::inject {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kNormal)};
+std::atomic<int> g_fd{STDERR_FILENO};
+// Lines being written now: SetLogFd waits for them, so that a descriptor given up can be
+// closed without a late line landing in whatever file the program opens next under its number.
+std::atomic<int> g_writing{0};
 
 // Call sites that already printed: a small lock-free set of format-string addresses.
 constexpr int kMaxKeys = 64;
@@ -41,8 +46,15 @@ void Emit(const char* format, va_list args) {
   // One write() so lines from several processes do not interleave. Past the file size limit
   // (stderr sent to a file), the line is lost, not the program.
   FileSizeSignalGuard no_signal;
-  ssize_t ignored = ::write(STDERR_FILENO, line, len + 1);
-  (void)ignored;
+  // Counted before the descriptor is read (both sequentially consistent): SetLogFd, which
+  // replaces it first and counts after, either waits for this line or this line sees the new one.
+  g_writing.fetch_add(1);
+  const int fd = g_fd.load();
+  if (fd >= 0) {
+    ssize_t ignored = ::write(fd, line, len + 1);
+    (void)ignored;
+  }
+  g_writing.fetch_sub(1);
 }
 
 }  // namespace
@@ -52,6 +64,11 @@ void SetLogLevel(LogLevel level) {
 }
 LogLevel GetLogLevel() {
   return static_cast<LogLevel>(g_level.load());
+}
+void SetLogFd(int fd) {
+  g_fd.store(fd);
+  // A line is one write() of at most 512 bytes: bounded anyway, never to hang a window's end.
+  for (int spins = 0; g_writing.load() != 0 && spins < 100000; ++spins) sched_yield();
 }
 
 void LogOnce(const char* format, ...) {

@@ -36,8 +36,22 @@ struct Recorder {
   bool ApiFromCallbacks() const { return subscribed && config.api_from_callbacks; }
 };
 
-// nullptr until InitializeInjection succeeded.
+class PowerSampler;
+
+// nullptr until InitializeInjection (or an attach window) succeeded.
 Recorder* GetRecorder();
+
+// `r` is the recording GetRecorder() returns from now on, with `power` its power sampler
+// (null: none): the exit hook finishes that one (attach windows, attach_window.h).
+void PublishRecorder(Recorder* r, PowerSampler* power);
+
+// What the writer checks every period while recording, whatever started it: new modules
+// for PyTorch's autograd link, another CUPTI client taking the activity buffers.
+void PeriodicChecks(Recorder& r, bool capturing);
+
+// Once per process: the exit hook that finishes the published recording's trace, and the
+// fork hooks that keep a forked child from touching it.
+void InstallProcessHooks();
 
 uint64_t MonotonicNs();
 

@@ -242,6 +242,14 @@ bool AppendApiCall(ThreadBuffers& thread, const ApiRecord& call) {
   return Append(thread, thread.api_calls, call, StatId::api_calls_dropped);
 }
 
+void RestartThreadReports() {
+  for (size_t i = 0; i < kThreadStatCount; ++i) g_retired_stats[i] = 0;
+  for (ThreadBuffers* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next) {
+    t->reported = false;
+    for (auto& stat : t->stats) stat.store(0, std::memory_order_relaxed);
+  }
+}
+
 void ThreadStatTotals(uint64_t (&totals)[kThreadStatCount]) {
   for (size_t i = 0; i < kThreadStatCount; ++i) totals[i] = g_retired_stats[i];
   for (ThreadBuffers* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next) {

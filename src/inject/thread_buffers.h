@@ -119,4 +119,8 @@ void DrainThreadBuffers(std::vector<LaunchLinkRecord>& links, std::vector<ApiRec
 // Bytes of record chunks allocated now, over all threads (for tests and the trace's stats).
 uint64_t ThreadBufferBytes();
 
+// A new trace begins (an attach window) while no callback records: every live thread is
+// reported to it again, and the threads' counters start from zero.
+void RestartThreadReports();
+
 }  // namespace gpuperf::inject

@@ -31,6 +31,30 @@ void LogWriteError(const Status& status) {
           status.message().c_str());
 }
 
+// Wake-up eventfds of writers that finished (an attach window's), for the next one to take:
+// never closed, since a thread of the program may still be in Wake() on a finished writer and
+// must not write into a file opened later under the same number. So a process attached to many
+// times holds as many as ever ran at once (one), not one per window.
+std::mutex g_spare_wake_mutex;
+std::vector<int> g_spare_wake_fds;
+
+int TakeWakeFd() {
+  {
+    std::lock_guard<std::mutex> lock(g_spare_wake_mutex);
+    if (!g_spare_wake_fds.empty()) {
+      const int fd = g_spare_wake_fds.back();
+      g_spare_wake_fds.pop_back();
+      return fd;
+    }
+  }
+  return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+void GiveBackWakeFd(int fd) {
+  std::lock_guard<std::mutex> lock(g_spare_wake_mutex);
+  g_spare_wake_fds.push_back(fd);
+}
+
 }  // namespace
 
 Status WriterThread::Start(const std::string& path, const Config& config, uint32_t pid,
@@ -52,7 +76,7 @@ Status WriterThread::Start(const std::string& path, const Config& config, uint32
   names_ = &names;
   process_ = process;
   hooks_ = std::move(hooks);
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  wake_fd_ = TakeWakeFd();
   if (wake_fd_ < 0) return Error(StatusCode::kIoError, "eventfd failed");
   running_ = true;
   thread_ = std::thread([this] { Run(); });
@@ -314,6 +338,7 @@ bool WriterThread::Finish(uint32_t timeout_ms) {
   lock.unlock();
   if (done) {
     thread_.join();
+    GiveBackWakeFd(wake_fd_);  // a late Wake() only wakes the next writer once, for nothing
   } else {
     thread_.detach();  // never hang the host process on exit
   }

@@ -83,6 +83,8 @@ class WriterThread {
   void StopCuptiFlushes(uint32_t timeout_ms);
   // Periodic flushes again (the benchmark toggle's re-attach, after StopCuptiFlushes).
   void ResumeCuptiFlushes() { cupti_flushes_stopped_.store(false); }
+  // A periodic flush that StopCuptiFlushes gave up waiting for is still inside CUPTI.
+  bool InCuptiFlush() const { return in_cupti_flush_.load(); }
 
   // Final drain and close, waiting at most `timeout_ms`. Returns false on timeout.
   bool Finish(uint32_t timeout_ms);

@@ -20,6 +20,7 @@ std::atomic<uint32_t> g_wake{0};
 // A capture met a PC in no known module: rescan before compiling.
 std::atomic<bool> g_rescan_asked{false};
 std::atomic<uint64_t> g_tables_built{0};
+std::atomic<bool> g_idle{false};  // SetTableBuilderIdle
 std::once_flag g_start_once;
 bool g_started = false;
 UnwindTables::CompiledFn g_on_compiled = nullptr;
@@ -33,10 +34,11 @@ timespec Milliseconds(long ms) {
   return {ms / 1000, (ms % 1000) * 1000000};
 }
 
+// Waits until `word` moves from `seen`, or `timeout_ms` (0: no timeout).
 void FutexWait(std::atomic<uint32_t>* word, uint32_t seen, long timeout_ms) {
   const timespec timeout = Milliseconds(timeout_ms);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, seen, &timeout, nullptr,
-          0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, seen,
+          timeout_ms != 0 ? &timeout : nullptr, nullptr, 0);
 }
 
 void Wake() {
@@ -63,7 +65,7 @@ void* BuilderMain(void*) {
       nanosleep(&gap, nullptr);
       g_rescan_asked.store(false, std::memory_order_release);
     }
-    FutexWait(&g_wake, seen, kIdleWaitMs);
+    FutexWait(&g_wake, seen, g_idle.load(std::memory_order_acquire) ? 0 : kIdleWaitMs);
   }
   return nullptr;
 }
@@ -102,6 +104,11 @@ void RequestTables(const uint64_t* pcs, int depth) {
     }
   }
   if (asked) Wake();
+}
+
+void SetTableBuilderIdle(bool idle) {
+  g_idle.store(idle, std::memory_order_release);
+  if (!idle) Wake();
 }
 
 uint64_t TablesBuilt() {

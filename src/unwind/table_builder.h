@@ -34,6 +34,11 @@ bool StartTableBuilder(UnwindTables::CompiledFn on_compiled = nullptr);
 // only when it asks for something new.
 void RequestTables(const uint64_t* pcs, int depth);
 
+// While idle (an attach window has ended, docs/attach.md), the thread sleeps until woken
+// instead of looking at the loader once a second; a window that starts again lets it look.
+// Its tables stay for the next window.
+void SetTableBuilderIdle(bool idle);
+
 // How many tables the builder compiled so far (for the log).
 uint64_t TablesBuilt();
 

@@ -18,7 +18,7 @@ expect_first_stderr() {
   local got; got=$(first_stderr "$@")
   [[ $got == "$want" ]] || fail "'$*' said '$got', want '$want'"
 }
-commands="record, metrics, dump-now, report, flamegraph, source, export, diff, top, serve, symbolize, dump"
+commands="record, attach, metrics, dump-now, report, flamegraph, source, export, diff, top, serve, symbolize, dump"
 
 # Unknown commands are named, with the list and the near misses.
 expect_first_stderr "gpuperf: error: unknown command 'frobnicate' (commands: $commands)" \
@@ -66,7 +66,7 @@ expect_exit 2 "$GPUPERF" flamegraph "$dir/ok.gpt" -o "$dir/x.png"
 expect_first_stderr "gpuperf: error: cannot tell what to write from the name $dir/x.png: use .svg (SVG), .folded, .collapsed or .txt (folded stacks), or --format svg|folded" \
   "$GPUPERF" flamegraph "$dir/ok.gpt" -o "$dir/x.png"
 expect_exit 2 "$GPUPERF" export "$dir/ok.gpt" -o "$dir/x.txt"
-expect_first_stderr "gpuperf: error: cannot tell the output format from the name $dir/x.txt: use .perfetto-trace, .pftrace or .pb (Perfetto), .json or .json.gz (Chrome JSON), .pb.gz or .pprof (pprof), or --format perfetto|chrome|pprof" \
+expect_first_stderr "gpuperf: error: cannot tell the output format from the name $dir/x.txt: use .perfetto-trace, .pftrace or .pb (Perfetto), .json or .json.gz (Chrome JSON), .pb.gz or .pprof (pprof), .parquet (a directory of Parquet tables), or --format perfetto|chrome|pprof|parquet" \
   "$GPUPERF" export "$dir/ok.gpt" -o "$dir/x.txt"
 [[ ! -e $dir/x.png && ! -e $dir/x.txt ]] || fail "a refused output name was written"
 expect_exit 0 "$GPUPERF" flamegraph "$dir/ok.gpt" -o "$dir/x.png" --format svg

@@ -75,7 +75,7 @@ PY
 
 # The report's sync rows name the line that waited.
 "$GPUPERF" report "$dir/callbacks" --sections sync > "$dir/sync.txt" 2>&1 || fail "report failed"
-grep -q 'stream_synchronize  *13 .*StreamSynchronize (fake_app.cc:[0-9]*)' "$dir/sync.txt" ||
+grep -qE 'stream_synchronize  *13 .*StreamSynchronize(\(\))? \(fake_app.cc:[0-9]*\)' "$dir/sync.txt" ||
   fail "no stream wait row with its stack: $(cat "$dir/sync.txt")"
 grep -q 'context_synchronize .*DeviceSynchronize() (fake_app.cc:[0-9]*)' "$dir/sync.txt" ||
   fail "no device wait row with its stack: $(cat "$dir/sync.txt")"

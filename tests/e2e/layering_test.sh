@@ -70,10 +70,11 @@ for header in $(grep -h -o '"inject/cupti/[a-z_]*\.h"' $sources | tr -d '"' | so
     fail "src/$header, included outside src/inject/cupti/, pulls in CUPTI"
 done
 
-# Inside the library, only the wiring (injection.cc) includes the CUPTI layer; cupti/ depends
-# on the rest, never the reverse (recorder.h says why).
+# Inside the library, only the wiring includes the CUPTI layer: injection.cc (a recording from
+# cuInit on) and attach_window.cc (a window in a running process, docs/attach.md); cupti/
+# depends on the rest, never the reverse (recorder.h says why).
 hits=$(git ls-files -co --exclude-standard -- 'src/inject/*' | grep -v -E '^src/inject/cupti/' |
-       grep -v '^src/inject/injection\.cc$' | grep -E '\.(cc|h)$' |
+       grep -v -E '^src/inject/(injection|attach_window)\.cc$' | grep -E '\.(cc|h)$' |
        xargs grep -l '#include "inject/cupti/')
 [[ -z $hits ]] || fail "files outside src/inject/cupti/ including it: $hits"
 

@@ -52,6 +52,10 @@ PY
 "$GPUPERF" report "$fixture" --split-by rank > "$dir/by_rank.txt" 2>&1 || fail "report --split-by rank"
 grep -q "rank 0" "$dir/by_rank.txt" && grep -q "rank 1" "$dir/by_rank.txt" ||
   fail "--split-by rank does not show both ranks: $(head -5 "$dir/by_rank.txt")"
+# Each rank's own report names the GPUs of its energy table by rank, as the whole run does.
+per_rank=$(sed '/^==== the whole run ====/q' "$dir/by_rank.txt")
+grep -q "rank 0 GPU 0" <<<"$per_rank" && ! grep -Eq "pid [0-9]+ GPU" <<<"$per_rank" ||
+  fail "a rank's energy table names its GPUs by pid: $(grep -E 'GPU [0-9] ' <<<"$per_rank" | head -3)"
 "$GPUPERF" export "$fixture" -o "$dir/ddp.json" 2>/dev/null || fail "export"
 for r in 0 1; do
   grep -q "\"rank $r (vm, GPU $r)\"" "$dir/ddp.json" || fail "no process track for rank $r in the timeline"

@@ -12,6 +12,7 @@
 //   fake-app: pid=.. scenario=.. kernels=.. memcpys=.. ... launches=..
 #include <cupti.h>  // also the runtime/driver parameter structs (cudaLaunchKernel_v7000_params)
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -79,12 +80,18 @@ void ReportCounts(int threads = 1) {
 
 // GPU time: work on the stream starts after the API call and after the previous work ends.
 std::atomic<uint64_t> g_gpu_busy_until{0};
+// A queue end more than this far ahead of the clock was read on another clock: a tool
+// registered its own timestamp callback since (as CUPTI allows at any time; gpuperf attach
+// does), and the fake's clock follows it. The queue then starts again from now.
+constexpr uint64_t kClockChangedNs = 10'000'000'000ull;
+
 void GpuInterval(uint64_t duration_ns, uint64_t* start, uint64_t* end) {
   uint64_t now = fake_cupti_now();
   uint64_t prev = g_gpu_busy_until.load();
   uint64_t begin;
   do {
-    begin = (prev > now ? prev : now) + 800;
+    const uint64_t queued = prev > now && prev - now < kClockChangedNs ? prev : now;
+    begin = queued + 800;
   } while (!g_gpu_busy_until.compare_exchange_weak(prev, begin + duration_ns));
   *start = begin;
   *end = begin + duration_ns;
@@ -121,6 +128,12 @@ void EmitKernel(uint32_t correlation_id, const char* name, uint32_t graph_id = 0
 
 // cudaLaunchKernel; with `nested`, the runtime call makes a cuLaunchKernel driver call, and the
 // kernel carries the driver call's correlation id (the innermost launching API).
+// Real CUPTI decides inside the launch call whether its kernel is recorded; the scenarios
+// emit the record after the call returns, unless this is set (attach_target: a window that
+// opens between a call's return and its record would otherwise get a kernel whose call it
+// never saw, which real CUDA cannot give).
+bool g_emit_inside_call = false;
+
 uint32_t LaunchKernel(const char* name, bool nested = false, bool incomplete = false) {
   static int fake_function;
   cudaLaunchKernel_v7000_params params{};
@@ -139,11 +152,14 @@ uint32_t LaunchKernel(const char* name, bool nested = false, bool incomplete = f
     FakeCuptiApiFrame driver;
     correlation_id = Enter(&driver, CUPTI_CB_DOMAIN_DRIVER_API,
                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, name, &driver_params);
+    if (g_emit_inside_call) EmitKernel(correlation_id, name, 0, 0, incomplete);
     fake_cupti_api_exit(&driver, CUDA_SUCCESS);
+  } else if (g_emit_inside_call) {
+    EmitKernel(correlation_id, name, 0, 0, incomplete);
   }
   fake_cupti_api_exit(&runtime, cudaSuccess);
   g_counts.launches++;
-  EmitKernel(correlation_id, name, 0, 0, incomplete);
+  if (!g_emit_inside_call) EmitKernel(correlation_id, name, 0, 0, incomplete);
   return correlation_id;
 }
 
@@ -200,8 +216,11 @@ void Memset(uint64_t bytes) {
 // wait, so a recorder that times the call sees the wait CUPTI's record says.
 uint64_t WaitForGpu(uint64_t start) {
   const uint64_t busy = g_gpu_busy_until.load();
-  const uint64_t end = busy > start ? busy : start + 100;
+  const uint64_t end = busy > start && busy - start < kClockChangedNs ? busy : start + 100;
   for (uint64_t now = start; now < end; now = fake_cupti_now()) {
+    // The clock changed meanwhile (a client registered its own timestamps, or finalized CUPTI
+    // and took them away): the wait is over.
+    if (now < start || end - now > kClockChangedNs) break;
     if (end - now > 200000)
       std::this_thread::sleep_for(std::chrono::nanoseconds(end - now - 100000));
   }
@@ -313,6 +332,14 @@ void Marker(CUpti_ActivityFlag flags, uint32_t id, const char* name) {
 // What cuInit does before and after the injection: load it once, then report the device and
 // create the primary context (device/context records, resource callback).
 void CudaInit() {
+  // FAKE_APP_LIBCUDA: a stand-in libcuda.so.1 (tests/fakes/fake_libcuda.cc), mapped as the
+  // runtime maps the driver, so that from outside the process looks like a CUDA program
+  // (gpuperf attach looks for libcuda in its mappings).
+  if (const char* cuda = getenv("FAKE_APP_LIBCUDA"); cuda != nullptr && *cuda != '\0') {
+    if (dlopen(cuda, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      fprintf(stderr, "fake-app: cannot load %s: %s\n", cuda, dlerror());
+    }
+  }
   if (const char* path = getenv("CUDA_INJECTION64_PATH"); path != nullptr && *path != '\0') {
     void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
@@ -1377,6 +1404,187 @@ int AwaitSignal(int argc, char** argv) {
   return 0;
 }
 
+// For gpuperf attach's tests (tests/e2e/attach_*_test.sh): a program started without any
+// profiler, which a test attaches to between its phases. Each PHASE is
+//   N      N launches from the main thread (every third nested), then one copy, one set and a
+//          stream synchronization;
+//   NxT    T threads launching N each, then the same copy, set and synchronization;
+//   run:T  T threads launching at full rate until FAKE_APP_GO_DIR/stop-K exists (each looks
+//          every 256 launches), the main thread waiting for them in pthread_join;
+//   syncs:T  T threads each launching and synchronizing until stop-K exists.
+//   spin   no launch: the main thread computes until stop-K exists.
+//   cudaspin  no launch: the main thread computes until stop-K exists, 99.9% of its rounds
+//          inside libcuda (fake_cuda_busy), as a loop of launches and synchronizations does.
+// Phase K's kernels are named _Z6phaseKv (_Z7phaseKKv from 10 on). After phase K the app
+// prints "fake-app: phase K done kernels=.. memcpys=.. memsets=.. syncs=.. runtime_api=..
+// driver_api=.. pid=..", makes FAKE_APP_GO_DIR/done-K and waits: until go-K exists, polled
+// with 10 ms sleeps, or with FAKE_APP_GO_FIFO blocked in read() of that FIFO until one byte
+// comes (anything else, EINTR included, is printed and ends the program with 4). It ends
+// with the usual counts line and exit status 5, which no profiler may change. After each
+// phase line comes the fake CUPTI's own: "fake-cupti: phase K callbacks=.. records=..
+// subscribed=.. kinds_enabled=.. finalized=.. calls_across_finalize=.. finalize_off_api_exit=..
+// finalize_after_callback_off=..",
+// what a profiler made CUPTI do meanwhile.
+std::string PhaseKernel(int phase) {
+  const std::string name = "phase" + std::to_string(phase);
+  return "_Z" + std::to_string(name.size()) + name + "v";
+}
+
+bool WaitForGo(int phase, const char* go_dir, int fifo) {
+  if (fifo >= 0) {
+    char byte = 0;
+    const ssize_t n = read(fifo, &byte, 1);
+    if (n != 1) {
+      printf("fake-app: phase %d: read of the go FIFO returned %zd (%s)\n", phase, n,
+             n < 0 ? strerror(errno) : "end of file");
+      return false;
+    }
+    printf("fake-app: phase %d: go (one byte read)\n", phase);
+    fflush(stdout);
+    return true;
+  }
+  if (go_dir == nullptr) return true;
+  const std::string go = std::string(go_dir) + "/go-" + std::to_string(phase);
+  for (int waited = 0; access(go.c_str(), F_OK) != 0; ++waited) {
+    if (waited == 12000) return false;  // 120 s: the test is gone
+    usleep(10 * 1000);
+  }
+  return true;
+}
+
+void MarkPhaseDone(int phase, const char* go_dir) {
+  if (go_dir == nullptr) return;
+  const std::string done = std::string(go_dir) + "/done-" + std::to_string(phase);
+  if (FILE* f = fopen((done + ".part").c_str(), "w")) {
+    fclose(f);
+    rename((done + ".part").c_str(), done.c_str());
+  }
+}
+
+// FAKE_APP_GO_DIR/stop-K: what ends a phase that runs until told.
+std::string StopFile(const char* go_dir, int phase) {
+  return std::string(go_dir != nullptr ? go_dir : ".") + "/stop-" + std::to_string(phase);
+}
+
+// T threads each running `step` (with its count) until `stop` exists, looked for every
+// `every` steps.
+void ThreadsUntilStop(int threads, const std::string& stop, uint64_t every,
+                      const std::function<void(uint64_t)>& step) {
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&stop, &step, every] {
+      for (uint64_t i = 0;; ++i) {
+        if (i % every == 0 && access(stop.c_str(), F_OK) == 0) break;
+        step(i);
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+}
+
+int AttachTarget(int argc, char** argv) {
+  g_emit_inside_call = true;
+  const char* go_dir = getenv("FAKE_APP_GO_DIR");
+  const char* fifo_path = getenv("FAKE_APP_GO_FIFO");
+  // O_RDWR: the open never waits for a writer, and the read waits for a byte.
+  const int fifo = fifo_path != nullptr ? open(fifo_path, O_RDWR | O_CLOEXEC) : -1;
+  if (fifo_path != nullptr && fifo < 0) {
+    fprintf(stderr, "fake-app: cannot open %s: %s\n", fifo_path, strerror(errno));
+    return 2;
+  }
+  for (int phase = 1; phase + 1 < argc; ++phase) {
+    const std::string spec = argv[phase + 1];
+    const std::string name = PhaseKernel(phase);
+    FakeCuptiStats cupti_before;
+    fake_cupti_get_stats(&cupti_before);
+    const uint64_t kernels = g_counts.kernels, memcpys = g_counts.memcpys,
+                   memsets = g_counts.memsets, syncs = g_counts.syncs,
+                   runtime = g_counts.runtime_api, driver = g_counts.driver_api;
+    if (spec == "spin") {
+      // The only thread computes in user space until stop-K exists, with a system call only
+      // every 2^22 rounds: gpuperf attach finds no thread waiting and stops it where it runs.
+      const std::string stop = StopFile(go_dir, phase);
+      volatile uint64_t state = 1;
+      for (uint64_t i = 1;; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        if ((i & ((1u << 22) - 1)) == 0 && access(stop.c_str(), F_OK) == 0) break;
+      }
+    } else if (spec == "cudaspin") {
+      // 65,536 rounds inside libcuda for every 64 in the program: a stop at a random moment
+      // finds the thread inside CUDA 999 times in 1,000.
+      using Busy = unsigned long long (*)(unsigned long long);
+      auto busy = reinterpret_cast<Busy>(dlsym(RTLD_DEFAULT, "fake_cuda_busy"));
+      if (busy == nullptr) {
+        fprintf(stderr, "fake-app: cudaspin needs FAKE_APP_LIBCUDA\n");
+        return 2;
+      }
+      const std::string stop = StopFile(go_dir, phase);
+      volatile uint64_t state = 1;
+      for (uint64_t i = 1;; ++i) {
+        busy(65536);
+        for (int k = 0; k < 64; ++k) state = state * 6364136223846793005ull + 1;
+        if ((i & 63) == 0 && access(stop.c_str(), F_OK) == 0) break;
+      }
+    } else if (spec.rfind("syncs:", 0) == 0) {
+      // T threads launching and synchronizing, until stop-K exists: the window ends while a
+      // synchronization's exit callback runs (FAKE_CUPTI_STREAM_ID_DELAY_US makes it long).
+      ThreadsUntilStop(atoi(spec.c_str() + 6), StopFile(go_dir, phase), 1, [&name](uint64_t) {
+        LaunchKernel(name.c_str());
+        StreamSynchronize();
+      });
+    } else if (spec.rfind("run:", 0) == 0) {
+      ThreadsUntilStop(atoi(spec.c_str() + 4), StopFile(go_dir, phase), 256,
+                       [&name](uint64_t i) { LaunchKernel(name.c_str(), /*nested=*/i % 3 == 0); });
+    } else {
+      const size_t x = spec.find('x');
+      const int launches = atoi(spec.c_str());
+      const int threads = x == std::string::npos ? 0 : atoi(spec.c_str() + x + 1);
+      if (threads == 0) {
+        for (int i = 0; i < launches; ++i) LaunchKernel(name.c_str(), /*nested=*/i % 3 == 0);
+      } else {
+        std::vector<std::thread> workers;
+        for (int t = 0; t < threads; ++t) {
+          workers.emplace_back([&name, launches] {
+            for (int i = 0; i < launches; ++i) LaunchKernel(name.c_str(), /*nested=*/i % 3 == 0);
+          });
+        }
+        for (auto& worker : workers) worker.join();
+      }
+      Memcpy(4096, /*to_device=*/true);
+      Memset(4096);
+      StreamSynchronize();
+    }
+    printf(
+        "fake-app: phase %d done kernels=%llu memcpys=%llu memsets=%llu syncs=%llu "
+        "runtime_api=%llu driver_api=%llu pid=%d\n",
+        phase, (unsigned long long)(g_counts.kernels - kernels),
+        (unsigned long long)(g_counts.memcpys - memcpys),
+        (unsigned long long)(g_counts.memsets - memsets),
+        (unsigned long long)(g_counts.syncs - syncs),
+        (unsigned long long)(g_counts.runtime_api - runtime),
+        (unsigned long long)(g_counts.driver_api - driver), static_cast<int>(getpid()));
+    // What CUPTI saw of the phase (the fake's line, not the app's own output): callbacks
+    // issued, records written, and whether a client is subscribed or has kinds on now.
+    FakeCuptiStats cupti;
+    fake_cupti_get_stats(&cupti);
+    printf(
+        "fake-cupti: phase %d callbacks=%llu records=%llu subscribed=%llu kinds_enabled=%llu "
+        "finalized=%llu calls_across_finalize=%llu finalize_off_api_exit=%llu "
+        "finalize_after_callback_off=%llu\n",
+        phase, (unsigned long long)(cupti.callbacks_issued - cupti_before.callbacks_issued),
+        (unsigned long long)(cupti.records_written - cupti_before.records_written),
+        (unsigned long long)cupti.subscribed, (unsigned long long)cupti.kinds_enabled,
+        (unsigned long long)cupti.finalize_calls, (unsigned long long)cupti.calls_across_finalize,
+        (unsigned long long)cupti.finalize_off_api_exit,
+        (unsigned long long)cupti.finalize_after_callback_off);
+    fflush(stdout);
+    MarkPhaseDone(phase, go_dir);
+    if (!WaitForGo(phase, go_dir, fifo)) return 4;
+  }
+  ReportCounts();
+  return 5;
+}
+
 struct Scenario {
   const char* name;
   int (*run)(int, char**);
@@ -1435,6 +1643,9 @@ const Scenario kScenarios[] = {
      "$FAKE_APP_RELEASE; HOW: own, ignore_pipe, pipe, second_term, segv, bus, fpe, ill, "
      "own_segv)",
      true},
+    {"attach_target", AttachTarget,
+     "PHASE...: phases of N, NxT or run:T launches, each followed by a wait for the test "
+     "(FAKE_APP_GO_DIR, FAKE_APP_GO_FIFO, FAKE_APP_LIBCUDA; gpuperf attach's tests)"},
     {"late_profiler", LateProfiler,
      "[M=4000] [MS=800]: M/2 launches, a Kineto-like client registers its buffers, M/2 more"},
 };
@@ -1460,6 +1671,10 @@ int main(int argc, char** argv) {
   // and reports what the fake delivered in the end.
   if (getenv("FAKE_APP_NO_STATS") == nullptr) atexit([] { fake_cupti_print_stats(1); });
   if (chosen->run == SecondSubscriber) fake_cupti_set_second_subscriber("Nsight Systems");
+  // FAKE_APP_OTHER_SUBSCRIBER=NAME: another tool holds CUPTI's subscriber slot from the start.
+  if (const char* other = getenv("FAKE_APP_OTHER_SUBSCRIBER"); other != nullptr && *other != '\0') {
+    fake_cupti_set_second_subscriber(other);
+  }
   if (!chosen->initializes_cuda_itself) CudaInit();
   return chosen->run(argc, argv);
 }

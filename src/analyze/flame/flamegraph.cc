@@ -202,7 +202,7 @@ FlameGraph Resolve(const LaunchAggregator& aggregator, const std::vector<CpuTime
     path.clear();
     if (options.split == FlameSplit::kRank) {
       path.push_back(resolver.Intern(resolver.RankLabel(key.pid), FlameFrameKind::kContext));
-    } else if (pids.size() > 1) {
+    } else if (pids.size() > 1 || options.process_roots) {
       path.push_back(resolver.Intern(resolver.ProcessLabel(key.pid), FlameFrameKind::kContext));
     }
     switch (options.split) {

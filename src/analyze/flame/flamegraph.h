@@ -52,6 +52,9 @@ struct FlameGraphOptions {
   bool inverted = false;     // GPU frame first: "which CPU paths feed this kernel"
   // Keep the interpreter's native frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
+  // Root every path in its process ("[pid N] command") even when the trace has only one,
+  // as a job of several has them (a host's part of a job: analyze/job/report_merge.h).
+  bool process_roots = false;
 
   // Whether the pid and tid filters keep a thread's CPU time or launches.
   bool KeepsThread(uint32_t thread_pid, uint32_t thread_tid) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "analyze/insights/rule_support.h"
 #include "analyze/ranks/collectives.h"
@@ -30,8 +31,7 @@ constexpr double kMinShareOfWaiting = 0.5;
 constexpr double kMinImbalanceShare = 0.10;
 constexpr uint64_t kMinImbalanceNs = 1'000'000;
 
-void Add(std::map<std::string, KernelTime>& by_name, std::string name, const GpuWork& work) {
-  KernelTime& k = by_name[std::move(name)];
+void Add(KernelTime& k, const GpuWork& work) {
   k.ns += work.duration();
   ++k.calls;
   if (k.longest == nullptr || work.duration() > k.longest->duration()) k.longest = &work;
@@ -52,17 +52,19 @@ std::vector<RankWork> CollectRankWork(RankInsightInput& input) {
     }
     if (r.row == nullptr || r.process == nullptr || r.row->kernels == 0) continue;
     uint64_t first = std::numeric_limits<uint64_t>::max(), last = 0;
+    // A rank runs few kernel names many times: each name's row is found once.
+    std::unordered_map<StringId, KernelTime*> row_of_name;
     for (const DeviceWork& device : r.process->devices) {
       for (const GpuWork& w : device.work) {
         first = std::min(first, w.start);
         last = std::max(last, w.end);
         if (w.kind != GpuActivityKind::kKernel) continue;
-        std::string comm = CommKernelName(in.Str(w.name));
-        if (comm.empty()) {
-          Add(r.compute, KernelName(in, w.name), w);
-        } else {
-          Add(r.comm, std::move(comm), w);
+        auto [it, fresh] = row_of_name.try_emplace(w.name, nullptr);
+        if (fresh) {
+          std::string comm = CommKernelName(in.Str(w.name));
+          it->second = comm.empty() ? &r.compute[KernelName(in, w.name)] : &r.comm[comm];
         }
+        Add(*it->second, w);
       }
     }
     r.span_ns = last > first ? last - first : 0;

@@ -20,6 +20,30 @@ bool WallOffset(const ProcessIdentity& p, std::vector<int64_t>& out) {
   return !out.empty();
 }
 
+// The hosts one warning is about: said per host for a few, in one line for many (a job of
+// a hundred hosts would otherwise print a hundred lines).
+struct HostWarnings {
+  static constexpr size_t kPerHost = 3;
+  std::vector<std::string> lines;
+  int64_t least = 0, most = 0;
+  std::string worst;  // the host of `most`
+
+  size_t count() const { return lines.size(); }
+  void Add(const HostClock& host, int64_t amount, std::string line) {
+    if (lines.empty() || amount < least) least = amount;
+    if (lines.empty() || amount > most) most = amount, worst = host.hostname;
+    lines.push_back(std::move(line));
+  }
+  template <class Summary>
+  void Say(std::vector<std::string>& out, Summary summary) const {
+    if (lines.size() <= kPerHost) {
+      out.insert(out.end(), lines.begin(), lines.end());
+    } else {
+      out.push_back(summary(*this));
+    }
+  }
+};
+
 }  // namespace
 
 const char* ClockMethodName(ClockMethod method) {
@@ -115,6 +139,8 @@ ClockAlignment AlignClocks(const RankScan& scan, const MatchedCollectives* colle
       }
     }
   }
+  // Warnings per kind: one line per host, or for many hosts one line for all of them.
+  HostWarnings disagreed, wall_only, few, uncertain;
   for (size_t h = 1; h < out.hosts.size(); ++h) {
     HostClock& host = out.hosts[h];
     if (!residuals[h].empty()) {
@@ -124,36 +150,62 @@ ClockAlignment AlignClocks(const RankScan& scan, const MatchedCollectives* colle
       host.collectives = static_cast<uint32_t>(residuals[h].size());
       // A robust spread (1.4826 x the median absolute deviation estimates one standard
       // deviation); with fewer than three collectives there is no spread to speak of.
+      std::vector<int64_t> deviations;
+      for (int64_t r : residuals[h]) deviations.push_back(std::llabs(r - correction));
+      host.max_deviation_ns = *std::max_element(deviations.begin(), deviations.end());
       if (residuals[h].size() >= 3) {
-        std::vector<int64_t> deviations;
-        for (int64_t r : residuals[h]) deviations.push_back(std::llabs(r - correction));
         host.uncertainty_ns = static_cast<int64_t>(std::ceil(1.4826 * UpperMedian(deviations)));
       } else {
         host.uncertainty_ns = -1;
       }
       if (std::llabs(correction) > static_cast<int64_t>(kClockWarnNs)) {
-        out.warnings.push_back(
-            "the wall clocks of " + host.hostname + " and " + out.hosts[0].hostname +
-            " disagreed by " + FormatDuration(static_cast<uint64_t>(std::llabs(correction))) +
-            "; corrected on " + std::to_string(host.collectives) + " collectives");
+        disagreed.Add(host, std::llabs(correction),
+                      "the wall clocks of " + host.hostname + " and " + out.hosts[0].hostname +
+                          " disagreed by " +
+                          FormatDuration(static_cast<uint64_t>(std::llabs(correction))) +
+                          "; corrected on " + std::to_string(host.collectives) + " collectives");
       }
     } else if (host.method == ClockMethod::kWallClock) {
-      out.warnings.push_back(host.hostname + " is aligned with " + out.hosts[0].hostname +
-                             " by wall clock only (no collective seen on both): off by the "
-                             "hosts' NTP error, which gpuperf cannot measure");
+      wall_only.Add(host, 0,
+                    host.hostname + " is aligned with " + out.hosts[0].hostname +
+                        " by wall clock only (no collective seen on both): off by the "
+                        "hosts' NTP error, which gpuperf cannot measure");
     }
     if (host.method == ClockMethod::kCollectives) {
       if (host.uncertainty_ns < 0) {
-        out.warnings.push_back(host.hostname + "'s alignment rests on " +
-                               std::to_string(host.collectives) +
-                               " collective(s): its uncertainty is unknown");
+        few.Add(host, 0,
+                host.hostname + "'s alignment rests on " + std::to_string(host.collectives) +
+                    " collective(s): its uncertainty is unknown");
       } else if (host.uncertainty_ns > static_cast<int64_t>(kClockWarnNs)) {
-        out.warnings.push_back(host.hostname + "'s alignment is uncertain by " +
-                               FormatDuration(static_cast<uint64_t>(host.uncertainty_ns)) +
-                               ": differences across hosts smaller than that mean nothing");
+        uncertain.Add(host, host.uncertainty_ns,
+                      host.hostname + "'s alignment is uncertain by " +
+                          FormatDuration(static_cast<uint64_t>(host.uncertainty_ns)) +
+                          ": differences across hosts smaller than that mean nothing");
       }
     }
   }
+  const std::string& reference = out.hosts[0].hostname;
+  disagreed.Say(out.warnings, [&](const HostWarnings& w) {
+    return "the wall clocks of " + std::to_string(w.count()) + " hosts disagreed with " +
+           reference + "'s by " + FormatDuration(static_cast<uint64_t>(w.least)) + " to " +
+           FormatDuration(static_cast<uint64_t>(w.most)) + " (" + w.worst +
+           "); corrected on their collectives";
+  });
+  wall_only.Say(out.warnings, [&](const HostWarnings& w) {
+    return std::to_string(w.count()) + " hosts (" + w.worst + ", ...) are aligned with " +
+           reference +
+           " by wall clock only (no collective seen on both): off by the hosts' NTP error, "
+           "which gpuperf cannot measure";
+  });
+  few.Say(out.warnings, [&](const HostWarnings& w) {
+    return "the alignment of " + std::to_string(w.count()) + " hosts (" + w.worst +
+           ", ...) rests on fewer than 3 collectives: their uncertainty is unknown";
+  });
+  uncertain.Say(out.warnings, [&](const HostWarnings& w) {
+    return "the alignment of " + std::to_string(w.count()) + " hosts is uncertain by up to " +
+           FormatDuration(static_cast<uint64_t>(w.most)) + " (" + w.worst +
+           "): differences across hosts smaller than that mean nothing";
+  });
   for (const HostClock& host : out.hosts) {
     for (uint32_t pid : host.pids) out.offset_by_pid_[pid] = host.offset_ns;
   }

@@ -6,8 +6,12 @@
 //     time (NTP-synchronized, usually within a millisecond or so) maps each host's clock;
 //  2. collectives: a collective ends at nearly the same moment on every rank (each waits
 //     for the others' data), so the median difference of matched NCCL kernel ends between
-//     two hosts corrects the anchors; the spread of those differences is the uncertainty.
-// The method and the uncertainty are kept per host and shown; a large one is warned about.
+//     two hosts corrects the anchors; the spread of those differences is the uncertainty,
+//     the largest of them how far one collective disagreed. Collectives are matched by
+//     NCCL's (communicator, operation, sequence number) when its profiler plugin recorded
+//     them on every rank, else by kernel order (collectives.h).
+// The method, the uncertainty and the fit are kept per host and shown; a large one is
+// warned about.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +47,17 @@ struct HostClock {
   // unknown (-1) with anchors only (NTP's accuracy, which gpuperf cannot see).
   int64_t uncertainty_ns = 0;
   uint32_t collectives = 0;  // matched collectives the refinement used
+  // How well the offset fits them: the largest difference between one collective's end
+  // time difference and the offset's (-1: not refined on collectives).
+  int64_t max_deviation_ns = -1;
 };
 
 struct ClockAlignment {
   std::vector<HostClock> hosts;  // hosts[0] is the reference; empty: one host
   std::vector<std::string> warnings;
+  // Collectives were matched across hosts by NCCL's sequence numbers (the profiler plugin
+  // described every rank's), not by kernel order.
+  bool matched_by_sequence = false;
 
   // True when every timestamp stays as recorded (one clock, or nothing to align).
   bool identity() const;

@@ -24,46 +24,55 @@ std::string AlgorithmMix(const std::map<std::string, uint64_t>& counts) {
 
 }  // namespace
 
-void NcclAnalysis::AddLaunchLinks(std::span<const LaunchLinkRecord> records) {
+void NcclCallCollector::AddLaunchLinks(std::span<const LaunchLinkRecord> records) {
   if (!active()) return;
   for (const LaunchLinkRecord& l : records) {
     launches_.try_emplace({l.pid, l.correlation_id}, l.tid, l.timestamp_ns);
   }
 }
 
-void NcclAnalysis::AddApiCalls(std::span<const ApiRecord> records) {
+void NcclCallCollector::AddApiCalls(std::span<const ApiRecord> records) {
   if (!active()) return;
   for (const ApiRecord& a : records) {
     launches_.try_emplace({a.pid, a.correlation_id}, a.tid, a.start_ns);
   }
 }
 
-void NcclAnalysis::AddCollectives(std::span<const NcclCollectiveRecord> records) {
+void NcclCallCollector::AddCollectives(std::span<const NcclCollectiveRecord> records) {
   for (const NcclCollectiveRecord& r : records) {
     Call call;
     call.tid = r.tid;
     call.start_ns = r.start_ns;
-    call.comm_hash = r.comm_hash;
-    call.nranks = r.nranks;
+    JoinedNcclCall& c = call.joined;
+    c.comm_hash = r.comm_hash;
+    c.nranks = r.nranks;
     if (auto it = scan_.nccl_comms.find(r.comm_hash); it != scan_.nccl_comms.end()) {
-      call.nranks = std::max(call.nranks, it->second.nranks);
+      c.nranks = std::max(c.nranks, it->second.nranks);
     }
-    call.seq = r.seq;
-    call.func = std::string(name_of_(r.func));
+    c.seq = r.seq;
+    c.func = std::string(name_of_(r.func));
     const std::string algorithm(name_of_(r.algorithm)), protocol(name_of_(r.protocol));
-    call.algorithm = algorithm.empty() && protocol.empty() ? "?" : algorithm + "/" + protocol;
-    call.bytes = NcclCollectiveBytes(call.func, r.count, r.type_size, call.nranks);
+    c.algorithm = algorithm.empty() && protocol.empty() ? "?" : algorithm + "/" + protocol;
+    c.bytes = NcclCollectiveBytes(c.func, r.count, r.type_size, c.nranks);
     calls_[r.pid].push_back(std::move(call));
   }
 }
 
-void NcclAnalysis::JoinCalls(uint32_t pid, const std::vector<Call>& calls,
-                             const std::vector<CommKernel>& kernels, Rows& rows,
-                             Outcome& out) const {
+std::vector<uint32_t> NcclCallCollector::Pids() const {
+  std::vector<uint32_t> pids;
+  for (const auto& [pid, calls] : calls_) pids.push_back(pid);
+  return pids;
+}
+
+void NcclCallCollector::Join(RankPartial& partial) const {
+  auto found = calls_.find(partial.pid);
+  if (found == calls_.end()) return;
+  const std::vector<Call>& calls = found->second;
+  const std::vector<CommKernel>& kernels = partial.comm;
   std::vector<NcclLaunch> launches;
   std::vector<size_t> kernel_of_launch;
   for (size_t k = 0; k < kernels.size(); ++k) {
-    auto it = launches_.find({pid, kernels[k].correlation_id});
+    auto it = launches_.find({partial.pid, kernels[k].correlation_id});
     if (it == launches_.end()) continue;
     launches.push_back({it->second.first, it->second.second});
     kernel_of_launch.push_back(k);
@@ -77,35 +86,46 @@ void NcclAnalysis::JoinCalls(uint32_t pid, const std::vector<Call>& calls,
   for (size_t i = 0; i < calls.size(); ++i) {
     if (joined[i] == kNotJoined) continue;
     const size_t k = kernel_of_launch[joined[i]];
-    kernel_bytes[k] += calls[i].bytes;
+    kernel_bytes[k] += calls[i].joined.bytes;
     ++kernel_calls[k];
     auto [it, fresh] = kernel_first.try_emplace(k, i);
     if (!fresh && calls[i].start_ns < calls[it->second].start_ns) it->second = i;
   }
-  out.kernels_unjoined += kernels.size() - kernel_bytes.size();
+  partial.kernels_unjoined = kernels.size() - kernel_bytes.size();
+  partial.calls.clear();
   for (size_t i = 0; i < calls.size(); ++i) {
-    Part part;
-    part.pid = pid;
+    JoinedNcclCall c = calls[i].joined;
     if (joined[i] != kNotJoined) {
       const size_t k = kernel_of_launch[joined[i]];
-      part.kernel = &kernels[k];
-      part.share = kernel_bytes[k] > 0
-                       ? static_cast<double>(calls[i].bytes) / static_cast<double>(kernel_bytes[k])
-                       : 1.0 / static_cast<double>(kernel_calls[k]);
-      part.primary = kernel_first[k] == i;
-    } else {
-      ++out.unjoined;
+      c.kernel = static_cast<int64_t>(k);
+      c.share = kernel_bytes[k] > 0
+                    ? static_cast<double>(c.bytes) / static_cast<double>(kernel_bytes[k])
+                    : 1.0 / static_cast<double>(kernel_calls[k]);
+      c.primary = kernel_first[k] == i;
     }
-    rows[{calls[i].comm_hash, calls[i].func}][calls[i].seq].emplace_back(&calls[i], part);
+    partial.calls.push_back(std::move(c));
   }
 }
 
-NcclCollectiveRow NcclAnalysis::FoldRow(uint64_t comm_hash, const std::string& func,
-                                        const Instances& instances, Outcome& out) const {
+namespace {
+
+// One rank's part of one instance: its call and the kernel that ran it.
+struct NcclPart {
+  uint32_t pid = 0;
+  const JoinedNcclCall* call = nullptr;
+  const CommKernel* kernel = nullptr;  // nullptr: not joined
+  uint32_t name = 0;                   // the caller's id of the kernel's name
+};
+using NcclInstances = std::map<uint64_t, std::vector<NcclPart>>;  // by sequence number
+// (communicator, operation) -> its instances.
+using NcclRows = std::map<std::pair<uint64_t, std::string>, NcclInstances>;
+
+NcclCollectiveRow FoldRow(const RankScan& scan, uint64_t comm_hash, const std::string& func,
+                          const NcclInstances& instances, NcclOutcome& out) {
   NcclCollectiveRow row;
   row.comm_hash = comm_hash;
   row.func = func;
-  if (auto it = scan_.nccl_comms.find(comm_hash); it != scan_.nccl_comms.end()) {
+  if (auto it = scan.nccl_comms.find(comm_hash); it != scan.nccl_comms.end()) {
     row.comm_name = it->second.name;
   }
   std::set<uint32_t> pids;
@@ -114,10 +134,10 @@ NcclCollectiveRow NcclAnalysis::FoldRow(uint64_t comm_hash, const std::string& f
     std::set<uint32_t> instance_pids;
     uint64_t last_start = 0, last_end = 0;
     bool all_joined = true;
-    for (const auto& [call, part] : parts) {
+    for (const NcclPart& part : parts) {
       ++row.calls;
-      ++algorithms[call->algorithm];
-      row.nranks = std::max(row.nranks, call->nranks);
+      ++algorithms[part.call->algorithm];
+      row.nranks = std::max(row.nranks, part.call->nranks);
       pids.insert(part.pid);
       instance_pids.insert(part.pid);
       if (part.kernel == nullptr) {
@@ -128,7 +148,7 @@ NcclCollectiveRow NcclAnalysis::FoldRow(uint64_t comm_hash, const std::string& f
       last_start = std::max(last_start, part.kernel->start_ns);
       last_end = std::max(last_end, part.kernel->end_ns);
     }
-    const uint64_t bytes = parts.front().first->bytes;
+    const uint64_t bytes = parts.front().call->bytes;
     row.min_bytes = row.instances == 0 ? bytes : std::min(row.min_bytes, bytes);
     row.max_bytes = std::max(row.max_bytes, bytes);
     ++row.instances;
@@ -138,14 +158,14 @@ NcclCollectiveRow NcclAnalysis::FoldRow(uint64_t comm_hash, const std::string& f
       ++row.timed;
       row.timed_bytes += bytes;
       row.time_ns += static_cast<uint64_t>(static_cast<double>(last_end - last_start) *
-                                           parts.front().second.share);
+                                           parts.front().call->share);
     }
     // The instance for the straggler analysis: one per kernel (a group's first call).
     CollectiveInstance instance;
     instance.ordinal = static_cast<uint32_t>(seq);
-    for (const auto& [call, part] : parts) {
-      if (part.kernel == nullptr || !part.primary) continue;
-      instance.name = part.kernel->name;
+    for (const NcclPart& part : parts) {
+      if (part.kernel == nullptr || !part.call->primary) continue;
+      instance.name = part.name;
       instance.arrivals.push_back({part.pid, part.kernel->start_ns, part.kernel->end_ns});
     }
     if (!instance.arrivals.empty()) {
@@ -163,26 +183,41 @@ NcclCollectiveRow NcclAnalysis::FoldRow(uint64_t comm_hash, const std::string& f
   return row;
 }
 
-NcclAnalysis::Outcome NcclAnalysis::Finish(
-    const std::map<uint32_t, std::vector<CommKernel>>& comm) const {
-  Outcome out;
-  Rows rows;
-  for (const auto& [pid, calls] : calls_) {
-    static const std::vector<CommKernel> kNone;
-    auto found = comm.find(pid);
-    JoinCalls(pid, calls, found == comm.end() ? kNone : found->second, rows, out);
+}  // namespace
+
+NcclOutcome FoldNccl(const RankScan& scan, const std::vector<RankPartial>& partials,
+                     const std::function<uint32_t(const RankPartial&, uint32_t)>& name_id) {
+  NcclOutcome out;
+  NcclRows rows;
+  bool any_calls = false;
+  for (const RankPartial& p : partials) {
+    if (p.calls.empty()) continue;
+    any_calls = true;
+    out.kernels_unjoined += p.kernels_unjoined;
+    for (const JoinedNcclCall& c : p.calls) {
+      NcclPart part;
+      part.pid = p.pid;
+      part.call = &c;
+      if (c.kernel >= 0) {
+        part.kernel = &p.comm[static_cast<size_t>(c.kernel)];
+        part.name = name_id(p, part.kernel->name);
+      } else {
+        ++out.unjoined;
+      }
+      rows[{c.comm_hash, c.func}][c.seq].push_back(part);
+    }
   }
   for (const auto& [key, instances] : rows) {
-    out.rows.push_back(FoldRow(key.first, key.second, instances, out));
+    out.rows.push_back(FoldRow(scan, key.first, key.second, instances, out));
   }
   std::sort(out.rows.begin(), out.rows.end(), [](const auto& a, const auto& b) {
     return std::tie(b.time_ns, a.comm_hash, a.func) < std::tie(a.time_ns, b.comm_hash, b.func);
   });
   // Sequence numbers replace kernel order when every process that ran NCCL kernels told
   // the plugin's story too; a mix would match some ranks by one rule and some by the other.
-  out.by_sequence = !calls_.empty();
-  for (const auto& [pid, kernels] : comm) {
-    if (!kernels.empty() && calls_.count(pid) == 0) out.by_sequence = false;
+  out.by_sequence = any_calls;
+  for (const RankPartial& p : partials) {
+    if (!p.comm.empty() && p.calls.empty()) out.by_sequence = false;
   }
   if (!out.by_sequence) out.instances.clear();
   return out;

@@ -75,7 +75,7 @@ RanksModel Analyze(std::vector<Rank>& ranks) {
   scan.nccl_comms[kCommA] = {"A", 2};
   scan.nccl_comms[kCommB] = {"", 2};
   ClockAlignment clocks;
-  RanksAnalysis analysis(scan, clocks, [](StringId id) -> std::string_view {
+  RanksAnalysis analysis(scan, [](StringId id) -> std::string_view {
     return id < kStrings.size() ? std::string_view(kStrings[id]) : std::string_view();
   });
   for (Rank& r : ranks) {
@@ -83,7 +83,7 @@ RanksModel Analyze(std::vector<Rank>& ranks) {
     analysis.AddNcclCollectives(r.collectives);
     analysis.AddKernels(r.kernels);
   }
-  return analysis.Finish();
+  return FinishRanks(scan, clocks, analysis.TakePartials(), /*shift=*/false);
 }
 
 TEST(NcclAnalysis, MatchesBySequenceNumberWhereKernelOrderWouldNot) {

@@ -1,6 +1,7 @@
 #include "analyze/ranks/rank_scan.h"
 
 #include <algorithm>
+#include <set>
 
 namespace gpuperf {
 
@@ -132,7 +133,67 @@ void RankScanSink::OnNcclComm(std::span<const NcclCommRecord> records) {
 }
 
 RankScan RankScanSink::Finish() {
+  CheckRanks(scan_);
   return std::move(scan_);
+}
+
+namespace {
+
+// "3, 5, 9", at most `most` of them, then how many more.
+std::string RankList(const std::vector<int32_t>& ranks, size_t most) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size() && i < most; ++i) {
+    text += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  if (ranks.size() > most) text += " and " + std::to_string(ranks.size() - most) + " more";
+  return text;
+}
+
+}  // namespace
+
+void CheckRanks(RankScan& scan) {
+  // A process whose rank record was lost (its trace cut short) has no boot id; on a host
+  // whose other processes agree on one, it shares their clock.
+  std::map<std::string, std::set<std::string>> boots_of_host;
+  for (const auto& [pid, p] : scan.processes) {
+    if (!p.boot_id.empty() && !p.hostname.empty()) boots_of_host[p.hostname].insert(p.boot_id);
+  }
+  for (auto& [pid, p] : scan.processes) {
+    auto it = boots_of_host.find(p.hostname);
+    if (p.boot_id.empty() && it != boots_of_host.end() && it->second.size() == 1) {
+      p.boot_id = *it->second.begin();
+    }
+  }
+  std::map<int32_t, std::vector<const ProcessIdentity*>> by_rank;
+  int32_t world = -1;
+  for (const auto& [pid, p] : scan.processes) {
+    if (!p.is_rank()) continue;
+    by_rank[p.rank].push_back(&p);
+    world = std::max(world, p.world_size);
+  }
+  for (const auto& [rank, claimants] : by_rank) {
+    if (claimants.size() < 2) continue;
+    std::string who;
+    for (const ProcessIdentity* p : claimants) {
+      who += (who.empty() ? "" : ", ") + std::string("pid ") + std::to_string(p->pid) +
+             (p->hostname.empty() ? "" : " on " + p->hostname);
+    }
+    scan.warnings.push_back("rank " + std::to_string(rank) + " is claimed by " +
+                            std::to_string(claimants.size()) + " processes (" + who +
+                            "): two runs' traces in one directory? Each is reported by its pid");
+  }
+  std::vector<int32_t> missing;
+  for (int32_t r = 0; r < world; ++r) {
+    if (by_rank.count(r) == 0) missing.push_back(r);
+  }
+  if (!missing.empty()) {
+    scan.warnings.push_back(std::string(missing.size() == 1 ? "rank " : "ranks ") +
+                            RankList(missing, 8) + " of the job's " + std::to_string(world) +
+                            " have no trace here (or lost their rank record): the job's tables "
+                            "are of the " +
+                            std::to_string(world - static_cast<int32_t>(missing.size())) +
+                            " ranks that have one");
+  }
 }
 
 }  // namespace gpuperf

@@ -48,7 +48,7 @@ struct RankScan {
   std::map<uint64_t, NcclComm> nccl_comms;        // by hash; empty: no plugin records
   std::vector<PowerSampleRecord> power_samples;   // as recorded (each host's own clock)
   // Problems seen: a pid recorded on two hosts (the analysis keys processes by pid, so their
-  // records are mixed).
+  // records are mixed), a rank claimed twice, ranks missing (CheckRanks).
   std::vector<std::string> warnings;
 
   bool any_rank() const;
@@ -56,6 +56,11 @@ struct RankScan {
   std::vector<const ProcessIdentity*> InRankOrder() const;
   const ProcessIdentity* Find(uint32_t pid) const;
 };
+
+// Adds to `scan.warnings` what does not add up among its ranks: a rank claimed by two
+// processes, ranks of the job's world size without a trace. A process without a boot id (its
+// rank record lost) on a host of one boot id gets that one. (RankScanSink::Finish runs it.)
+void CheckRanks(RankScan& scan);
 
 // The record types the scan reads (for ReadTraceChunks).
 std::span<const uint16_t> RankScanChunkTypes();

@@ -1,8 +1,8 @@
 #include "analyze/ranks/ranks_analysis.h"
 
 #include <algorithm>
+#include <unordered_map>
 
-#include "analyze/ranks/clock_shift_sink.h"
 #include "analyze/ranks/median.h"
 
 namespace gpuperf {
@@ -21,36 +21,57 @@ uint64_t Intersection(const std::vector<Interval>& a, const std::vector<Interval
   return total;
 }
 
-// The communication kernels of a trace, per process, as recorded (for clock alignment).
-class CommKernelSink final : public RecordSink {
+// The job's ids of communication kernel names: every partial names its own.
+class CommNames {
  public:
-  void OnString(StringId id, std::string_view text) override {
-    if (strings_.size() <= id) strings_.resize(id + 1);
-    strings_[id] = std::string(text);
+  uint32_t Id(const RankPartial& p, uint32_t local) {
+    const std::string& name = p.comm_names[local];
+    auto [it, fresh] = ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
+    if (fresh) names_.push_back(name);
+    return it->second;
   }
-  void OnKernel(std::span<const KernelRecord> records) override {
-    for (const KernelRecord& k : records) {
-      if (k.name >= ids_.size()) ids_.resize(std::max<size_t>(k.name + 1, strings_.size()), -1);
-      int64_t& id = ids_[k.name];
-      if (id < 0)
-        id = CommKernelName(k.name < strings_.size() ? strings_[k.name] : "").empty() ? 0 : k.name;
-      if (id > 0) {
-        by_pid_[k.pid].push_back({k.name, k.stream_id, k.device_id, k.start_ns, k.end_ns});
-      }
-    }
-  }
-  MatchedCollectives Match() { return MatchCollectives(std::move(by_pid_)); }
+  const std::string& operator[](uint32_t id) const { return names_[id]; }
 
  private:
-  std::vector<std::string> strings_{std::string()};
-  std::vector<int64_t> ids_;
-  std::map<uint32_t, std::vector<CommKernel>> by_pid_;
+  std::vector<std::string> names_{std::string()};
+  std::unordered_map<std::string, uint32_t> ids_{{std::string(), 0}};
 };
+
+struct Matched {
+  MatchedCollectives collectives;
+  NcclOutcome nccl;
+};
+
+// Collective instances across the partials: by sequence number when the plugin described
+// every rank's, else by kernel order on each rank's NCCL streams.
+Matched MatchPartials(const RankScan& scan, const std::vector<RankPartial>& partials,
+                      CommNames& names) {
+  Matched out;
+  out.nccl = FoldNccl(scan, partials, [&names](const RankPartial& p, uint32_t local) {
+    return names.Id(p, local);
+  });
+  if (out.nccl.by_sequence) {
+    out.collectives.instances = std::move(out.nccl.instances);
+    out.collectives.unmatched = out.nccl.kernels_unjoined;
+    return out;
+  }
+  std::map<uint32_t, std::vector<CommKernel>> by_pid;
+  for (const RankPartial& p : partials) {
+    if (p.comm.empty()) continue;
+    std::vector<CommKernel>& kernels = by_pid[p.pid];
+    for (CommKernel k : p.comm) {
+      k.name = names.Id(p, k.name);
+      kernels.push_back(k);
+    }
+  }
+  out.collectives = MatchCollectives(std::move(by_pid));
+  return out;
+}
 
 }  // namespace
 
-RanksAnalysis::RanksAnalysis(const RankScan& scan, const ClockAlignment& clocks, NameOf name_of)
-    : scan_(scan), clocks_(clocks), name_of_(name_of), nccl_(scan, std::move(name_of)) {}
+RanksAnalysis::RanksAnalysis(const RankScan& scan, NameOf name_of)
+    : name_of_(name_of), nccl_(scan, std::move(name_of)) {}
 
 uint32_t RanksAnalysis::CommId(StringId name) {
   if (name >= comm_id_by_name_.size()) comm_id_by_name_.resize(name + 1, -1);
@@ -86,15 +107,69 @@ void RanksAnalysis::AddKernels(std::span<const KernelRecord> kernels) {
   }
 }
 
-RanksModel RanksAnalysis::Finish() {
+std::vector<RankPartial> RanksAnalysis::TakePartials() {
+  std::map<uint32_t, RankPartial> by_pid;
+  auto partial = [&by_pid](uint32_t pid) -> RankPartial& {
+    RankPartial& p = by_pid[pid];
+    p.pid = pid;
+    return p;
+  };
+  for (auto& [key, busy] : busy_) {
+    RankPartial::Device d;
+    d.device = key.second;
+    d.kernels = busy.kernels;
+    d.compute_ns = busy.compute.covered_ns();
+    d.comm_ns = busy.comm.covered_ns();
+    d.overlap_ns = Intersection(busy.compute.intervals(), busy.comm.intervals());
+    partial(key.first).devices.push_back(d);
+  }
+  busy_.clear();
+  for (auto& [pid, kernels] : comm_) {
+    RankPartial& p = partial(pid);
+    p.comm_names = comm_names_;
+    p.comm = std::move(kernels);
+  }
+  for (uint32_t pid : nccl_.Pids()) partial(pid);
+  std::vector<RankPartial> out;
+  for (auto& [pid, p] : by_pid) {
+    nccl_.Join(p);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+ClockAlignment AlignRanks(const RankScan& scan, const std::vector<RankPartial>& partials) {
+  if (ClockDomains(scan) < 2) return ClockAlignment();
+  CommNames names;
+  Matched matched = MatchPartials(scan, partials, names);
+  ClockAlignment clocks = AlignClocks(scan, &matched.collectives);
+  clocks.matched_by_sequence = matched.nccl.by_sequence;
+  return clocks;
+}
+
+RanksModel FinishRanks(const RankScan& scan, const ClockAlignment& clocks,
+                       std::vector<RankPartial> partials, bool shift) {
   RanksModel model;
-  const bool any_comm = !comm_.empty();
-  std::map<uint32_t, uint64_t> kernels;  // per process
-  for (const auto& [key, busy] : busy_) kernels[key.first] += busy.kernels;
+  if (shift && !clocks.identity()) {
+    for (RankPartial& p : partials) {
+      const int64_t offset = clocks.OffsetOf(p.pid);
+      for (CommKernel& k : p.comm) {
+        k.start_ns = static_cast<uint64_t>(static_cast<int64_t>(k.start_ns) + offset);
+        k.end_ns = static_cast<uint64_t>(static_cast<int64_t>(k.end_ns) + offset);
+      }
+    }
+  }
+  std::map<uint32_t, uint64_t> kernels, comm_kernels;  // per process
+  bool any_comm = false;
+  for (const RankPartial& p : partials) {
+    if (!p.devices.empty()) kernels[p.pid] += p.kernels();
+    comm_kernels[p.pid] += p.comm.size();
+    any_comm |= !p.comm.empty();
+  }
   // Worth a section: a distributed job, or one process driving NCCL over several GPUs.
-  if (!scan_.any_rank() && !any_comm) return model;
+  if (!scan.any_rank() && !any_comm) return model;
   std::map<uint32_t, size_t> row_of_pid;
-  for (const ProcessIdentity* p : scan_.InRankOrder()) {
+  for (const ProcessIdentity* p : scan.InRankOrder()) {
     if (!p->is_rank() && kernels.count(p->pid) == 0) continue;  // e.g. torchrun's agent
     RankRow row;
     row.pid = p->pid;
@@ -113,42 +188,38 @@ RanksModel RanksAnalysis::Finish() {
     row_of_pid[pid] = model.ranks.size();
     model.ranks.push_back(std::move(row));
   }
-  for (auto& [key, busy] : busy_) {
-    auto it = row_of_pid.find(key.first);
+  for (const RankPartial& p : partials) {
+    auto it = row_of_pid.find(p.pid);
     if (it == row_of_pid.end()) continue;
     RankRow& row = model.ranks[it->second];
-    row.devices.push_back(key.second);
-    row.compute_ns += busy.compute.covered_ns();
-    row.comm_ns += busy.comm.covered_ns();
-    row.overlap_ns += Intersection(busy.compute.intervals(), busy.comm.intervals());
+    for (const RankPartial::Device& d : p.devices) {
+      row.devices.push_back(d.device);
+      row.compute_ns += d.compute_ns;
+      row.comm_ns += d.comm_ns;
+      row.overlap_ns += d.overlap_ns;
+    }
   }
   for (RankRow& row : model.ranks) {
     row.kernels = kernels.count(row.pid) ? kernels[row.pid] : 0;
-    row.comm_kernels = comm_.count(row.pid) ? comm_[row.pid].size() : 0;
+    row.comm_kernels = comm_kernels.count(row.pid) ? comm_kernels[row.pid] : 0;
     ProcessIdentity label_source;
     label_source.pid = row.pid;
-    if (const ProcessIdentity* p = scan_.Find(row.pid)) label_source = *p;
+    if (const ProcessIdentity* p = scan.Find(row.pid)) label_source = *p;
     if (!row.devices.empty()) label_source.devices = row.devices;
     row.label = label_source.Label();
   }
 
-  NcclAnalysis::Outcome nccl = nccl_.Finish(comm_);
-  model.nccl = std::move(nccl.rows);
-  model.nccl_unjoined = nccl.unjoined;
-  model.nccl_kernels_unjoined = nccl.kernels_unjoined;
-  MatchedCollectives matched;
-  if (nccl.by_sequence) {
-    model.matched_by_sequence = true;
-    matched.instances = std::move(nccl.instances);
-    matched.unmatched = nccl.kernels_unjoined;
-  } else {
-    matched = MatchCollectives(std::move(comm_));
-  }
-  model.unmatched_comm_kernels = matched.unmatched;
+  CommNames names;
+  Matched matched = MatchPartials(scan, partials, names);
+  model.nccl = std::move(matched.nccl.rows);
+  model.nccl_unjoined = matched.nccl.unjoined;
+  model.nccl_kernels_unjoined = matched.nccl.kernels_unjoined;
+  model.matched_by_sequence = matched.nccl.by_sequence;
+  model.unmatched_comm_kernels = matched.collectives.unmatched;
   std::map<uint32_t, std::vector<uint64_t>> delays;  // pid -> delay at each last arrival
   std::map<uint32_t, CollectiveRow> by_name;
   std::map<uint32_t, std::vector<uint64_t>> spreads, end_spreads;
-  for (const CollectiveInstance& instance : matched.instances) {
+  for (const CollectiveInstance& instance : matched.collectives.instances) {
     CollectiveRow& row = by_name[instance.name];
     ++row.instances;
     row.ranks = std::max<uint32_t>(row.ranks, static_cast<uint32_t>(instance.arrivals.size()));
@@ -178,7 +249,7 @@ RanksModel RanksAnalysis::Finish() {
     if (instance.arrivals.size() >= 2) delays[last_pid].push_back(last_start - second_start);
   }
   for (auto& [name, row] : by_name) {
-    row.name = comm_names_[name];
+    row.name = names[name];
     row.kind = CollectiveKind(row.name);
     row.arrival_spread_median_ns = UpperMedian(spreads[name]);
     row.arrival_spread_max_ns = *std::max_element(spreads[name].begin(), spreads[name].end());
@@ -218,98 +289,27 @@ RanksModel RanksAnalysis::Finish() {
                   worst->delay_total_ns,
                   static_cast<double>(worst->delay_total_ns) / static_cast<double>(all_delays)};
   }
-  model.clocks = clocks_.hosts;
-  model.warnings = scan_.warnings;
-  model.warnings.insert(model.warnings.end(), clocks_.warnings.begin(), clocks_.warnings.end());
+  model.clocks = clocks.hosts;
+  model.warnings = scan.warnings;
+  model.warnings.insert(model.warnings.end(), clocks.warnings.begin(), clocks.warnings.end());
   return model;
 }
 
-Result<ClockAlignment> AlignTraceClocks(const std::string& path, const RankScan& scan) {
-  if (ClockDomains(scan) < 2) return ClockAlignment();
-  CommKernelSink sink;
-  const uint16_t kernels[] = {5};  // KernelRecord
-  ReadReport ignored;
-  GP_RETURN_IF_ERROR(ReadTraceChunks(path, kernels, sink, &ignored));
-  MatchedCollectives matched = sink.Match();
-  return AlignClocks(scan, &matched);
+std::span<const uint16_t> RankPartialChunkTypes(const RankScan& scan) {
+  static constexpr uint16_t kKernelsOnly[] = {5};          // KernelRecord
+  static constexpr uint16_t kWithNccl[] = {5, 8, 13, 24};  // + API, launch links, collectives
+  if (scan.nccl_comms.empty()) return kKernelsOnly;
+  return kWithNccl;
 }
 
-ClockAlignment AlignTraceClocks(const Trace& trace, const RankScan& scan) {
-  if (ClockDomains(scan) < 2) return ClockAlignment();
-  CommKernelSink sink;
+std::vector<RankPartial> RankPartials(const Trace& trace, const RankScan& scan) {
+  RanksSink sink(scan);
   for (StringId id = 1; id < trace.strings.size(); ++id) sink.OnString(id, trace.strings[id]);
   sink.OnKernel(trace.kernels);
-  MatchedCollectives matched = sink.Match();
-  return AlignClocks(scan, &matched);
-}
-
-namespace {
-
-// Feeds the kernels of a stream into a RanksAnalysis.
-class RanksSink final : public RecordSink {
- public:
-  RanksSink(const RankScan& scan, const ClockAlignment& clocks)
-      : analysis_(scan, clocks, [this](StringId id) {
-          return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
-        }) {}
-  void OnString(StringId id, std::string_view text) override {
-    if (strings_.size() <= id) strings_.resize(id + 1);
-    strings_[id] = std::string(text);
-  }
-  void OnKernel(std::span<const KernelRecord> records) override { analysis_.AddKernels(records); }
-  void OnLaunchLink(std::span<const LaunchLinkRecord> records) override {
-    analysis_.AddLaunchLinks(records);
-  }
-  void OnApi(std::span<const ApiRecord> records) override { analysis_.AddApiCalls(records); }
-  void OnNcclCollective(std::span<const NcclCollectiveRecord> records) override {
-    analysis_.AddNcclCollectives(records);
-  }
-  RanksModel Finish() { return analysis_.Finish(); }
-
- private:
-  std::vector<std::string> strings_{std::string()};
-  RanksAnalysis analysis_;
-};
-
-}  // namespace
-
-Result<RanksModel> AnalyzeRanks(const std::string& path) {
-  GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
-  GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
-  const bool nccl = !scan.nccl_comms.empty();
-  RanksSink sink(scan, clocks);
-  // Kernels; with plugin records also API calls, launch links and the collectives.
-  const uint16_t kernels_only[] = {5};
-  const uint16_t with_nccl[] = {5, 8, 13, 24};
-  const std::span<const uint16_t> kernels =
-      nccl ? std::span<const uint16_t>(with_nccl) : std::span<const uint16_t>(kernels_only);
-  if (clocks.identity()) {
-    GP_RETURN_IF_ERROR(ReadTraceChunks(path, kernels, sink, nullptr));
-  } else {
-    ClockShiftSink shifted(sink, clocks);
-    GP_RETURN_IF_ERROR(ReadTraceChunks(path, kernels, shifted, nullptr));
-  }
-  return sink.Finish();
-}
-
-RanksModel AnalyzeRanks(const Trace& trace) {
-  RankScan scan = ScanRanks(trace);
-  ClockAlignment clocks = AlignTraceClocks(trace, scan);
-  RanksSink sink(scan, clocks);
-  for (StringId id = 1; id < trace.strings.size(); ++id) sink.OnString(id, trace.strings[id]);
-  const auto feed = [&trace](RecordSink& to) {
-    to.OnKernel(trace.kernels);
-    to.OnLaunchLink(trace.launch_links);
-    to.OnApi(trace.apis);
-    to.OnNcclCollective(trace.nccl_collectives);
-  };
-  if (clocks.identity()) {
-    feed(sink);
-  } else {
-    ClockShiftSink shifted(sink, clocks);
-    feed(shifted);
-  }
-  return sink.Finish();
+  sink.OnLaunchLink(trace.launch_links);
+  sink.OnApi(trace.apis);
+  sink.OnNcclCollective(trace.nccl_collectives);
+  return sink.TakePartials();
 }
 
 }  // namespace gpuperf

@@ -1,5 +1,5 @@
 // The ranks analysis on synthetic jobs whose every number is known (support/rank_trace.h).
-#include "analyze/ranks/ranks_analysis.h"
+#include "analyze/ranks/job_ranks.h"
 
 #include <gtest/gtest.h>
 

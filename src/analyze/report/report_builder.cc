@@ -3,9 +3,10 @@
 #include "analyze/report/report_builder.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "analyze/ranks/clock_shift_sink.h"
-#include "analyze/ranks/ranks_analysis.h"
+#include "analyze/ranks/job_ranks.h"
 #include "analyze/report/report_prepass.h"
 #include "base/demangle.h"
 #include "format/file_format.h"
@@ -154,13 +155,15 @@ void ReportContext::LinkApiCalls(uint32_t pid) {
 
 class ReportBuilder final : public RecordSink {
  public:
-  ReportBuilder(const ReportOptions& options, const Prepass& prepass, RankScan scan,
-                ClockAlignment clocks, std::span<const SectionFactory> later_sections,
+  ReportBuilder(const ReportOptions& options, const Prepass& prepass,
+                std::shared_ptr<const RankScan> scan, std::shared_ptr<const ClockAlignment> clocks,
+                std::optional<RanksModel> job_ranks, std::span<const SectionFactory> later_sections,
                 bool nvtx_in_trace)
       : context_(options), options_(options), prepass_(prepass) {
     context_.nvtx_in_trace_ = nvtx_in_trace;
     context_.rank_scan_ = std::move(scan);
     context_.clock_alignment_ = std::move(clocks);
+    context_.job_ranks_ = std::move(job_ranks);
     if (options.begin_ns || options.end_ns) {
       const uint64_t origin = prepass.origin_ns == kNoTime ? 0 : prepass.origin_ns;
       context_.time_begin_ = options.begin_ns ? origin + *options.begin_ns : 0;
@@ -454,7 +457,9 @@ namespace {
 
 // `feed` reads the trace into a sink, on the aligned clock.
 template <class Feed>
-Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlignment clocks,
+Result<ReportModel> Build(const ReportOptions& options, std::shared_ptr<const RankScan> scan,
+                          std::shared_ptr<const ClockAlignment> clocks,
+                          std::optional<RanksModel> job_ranks,
                           std::span<const SectionFactory> later_sections, bool nvtx_in_trace,
                           Feed feed) {
   // The rules are a room above the report: a caller that wants them hands their section in.
@@ -471,8 +476,8 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
       GP_RETURN_IF_ERROR(feed(sink, ignored));
       sink.Finish();
     }
-    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks), later_sections,
-                          nvtx_in_trace);
+    ReportBuilder builder(options, prepass, std::move(scan), std::move(clocks),
+                          std::move(job_ranks), later_sections, nvtx_in_trace);
     ReadReport read_report;
     GP_RETURN_IF_ERROR(feed(builder, read_report));
     return builder.Finish(read_report);
@@ -486,14 +491,43 @@ Result<ReportModel> Build(const ReportOptions& options, RankScan scan, ClockAlig
 
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
                                 std::span<const report::SectionFactory> later_sections) {
-  GP_ASSIGN_OR_RETURN(RankScan scan, ScanRanks(path));
-  GP_ASSIGN_OR_RETURN(ClockAlignment clocks, AlignTraceClocks(path, scan));
+  GP_ASSIGN_OR_RETURN(RankScan scanned, ScanRanks(path));
+  auto scan = std::make_shared<const RankScan>(std::move(scanned));
+  // The ranks of a job's directory are analysed first, its files in parallel: that reading
+  // gives the clock alignment the report needs anyway on several hosts, and spares the
+  // report's own reading the ranks' busy intervals. With a filter, the ranks section shows
+  // what the filter lets through, from the report's reading.
+  const bool unfiltered = !options.pid && !options.device && !options.stream && !options.begin_ns &&
+                          !options.end_ns && options.nvtx_regex.empty();
+  std::error_code ec;
+  const bool job = unfiltered && scan->any_rank() && std::filesystem::is_directory(path, ec) &&
+                   report::SectionWanted(options, "ranks");
+  auto clocks = std::make_shared<ClockAlignment>();
+  std::optional<RanksModel> job_ranks;
+  if (job || ClockDomains(*scan) >= 2) {
+    GP_ASSIGN_OR_RETURN(JobRanks analysed, AnalyzeJobRanks(path, *scan));
+    *clocks = std::move(analysed.clocks);
+    if (unfiltered && report::SectionWanted(options, "ranks")) {
+      job_ranks = std::move(analysed.model);
+    }
+  }
+  return BuildReport(path, options, std::move(scan), std::move(clocks), std::move(job_ranks),
+                     later_sections);
+}
+
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::shared_ptr<const RankScan> scan,
+                                std::shared_ptr<const ClockAlignment> clocks,
+                                std::optional<RanksModel> job_ranks,
+                                std::span<const report::SectionFactory> later_sections) {
   GP_ASSIGN_OR_RETURN(const auto counts, CountChunkRecords(path));
   const bool nvtx_in_trace = counts.count(format::kNvtxChunk) != 0;
-  const ClockAlignment& aligned = clocks;  // outlives the reads below
+  const ClockAlignment& aligned = *clocks;  // outlives the reads below
   ReadOptions read_options;
+  read_options.threads = options.read_threads;
   if (options.read_only_files_of_pid) read_options.only_process = options.pid;
-  return report::Build(options, std::move(scan), clocks, later_sections, nvtx_in_trace,
+  return report::Build(options, std::move(scan), std::move(clocks), std::move(job_ranks),
+                       later_sections, nvtx_in_trace,
                        [&](RecordSink& sink, ReadReport& read_report) {
                          return ReadTraceAligned(path, aligned, sink, &read_report, read_options);
                        });
@@ -501,11 +535,11 @@ Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& op
 
 Result<ReportModel> BuildReport(const Trace& trace, const ReportOptions& options,
                                 std::span<const report::SectionFactory> later_sections) {
-  RankScan scan = ScanRanks(trace);
-  ClockAlignment clocks = AlignTraceClocks(trace, scan);
-  const ClockAlignment& aligned = clocks;
-  return report::Build(options, std::move(scan), clocks, later_sections, !trace.nvtxs.empty(),
-                       [&](RecordSink& sink, ReadReport& read_report) {
+  auto scan = std::make_shared<const RankScan>(ScanRanks(trace));
+  auto clocks = std::make_shared<const ClockAlignment>(AlignTraceClocks(trace, *scan));
+  const ClockAlignment& aligned = *clocks;
+  return report::Build(options, std::move(scan), std::move(clocks), std::nullopt, later_sections,
+                       !trace.nvtxs.empty(), [&](RecordSink& sink, ReadReport& read_report) {
                          if (aligned.identity()) {
                            ReplayTrace(trace, sink);
                          } else {

@@ -193,8 +193,10 @@ class ReportContext {
   const RecordingLossCollector& recording_loss() const { return recording_loss_; }
   // Who is who (ranks, hosts, power readings as recorded) and how the hosts' clocks were
   // aligned; every record the sections see is already on the aligned clock.
-  const RankScan& rank_scan() const { return rank_scan_; }
-  const ClockAlignment& clock_alignment() const { return clock_alignment_; }
+  const RankScan& rank_scan() const { return *rank_scan_; }
+  const ClockAlignment& clock_alignment() const { return *clock_alignment_; }
+  // The ranks of the whole job when analysed before this reading (nullptr: not).
+  const RanksModel* job_ranks() const { return job_ranks_ ? &*job_ranks_ : nullptr; }
 
  private:
   friend class ReportBuilder;
@@ -216,8 +218,10 @@ class ReportContext {
   std::vector<DeviceRecord> devices_;
   ReadReport read_report_;
   RecordingLossCollector recording_loss_;
-  RankScan rank_scan_;
-  ClockAlignment clock_alignment_;
+  // Shared: the reports of a job's ranks are built at once from one scan and alignment.
+  std::shared_ptr<const RankScan> rank_scan_;
+  std::shared_ptr<const ClockAlignment> clock_alignment_;
+  std::optional<RanksModel> job_ranks_;
 };
 
 // One part of the report. Every On* call brings records that passed the report's

@@ -18,6 +18,8 @@
 #include "analyze/energy/energy_model.h"
 #include "analyze/hardware/hardware_model.h"
 #include "analyze/hardware/occupancy.h"
+#include "analyze/ranks/rank_partial.h"
+#include "analyze/ranks/rank_scan.h"
 #include "analyze/ranks/ranks_model.h"
 #include "analyze/report/insight.h"
 #include "gpuperf/records.h"
@@ -48,6 +50,9 @@ struct ReportOptions {
   bool insights = false;
   // Keep the interpreter's own frames in stacks with Python frames (symbol_table.h).
   bool python_internals = false;
+  // The report is one part of a job whose ranks the caller puts together from every part's
+  // ReportModel::rank_partials: the ranks section keeps only those.
+  bool part_of_job = false;
   // Only these sections are built (the builder's names: processes, kernels, api, copies,
   // sync, memory, utilization, nvtx, overhead, cpu, loss, hardware, ranks, energy,
   // insights); empty: all. A report of some parts costs only their time and memory: the
@@ -56,6 +61,9 @@ struct ReportOptions {
   // With `pid`: of a directory, only the files of that process are read (ReadOptions::
   // only_process): a run's rank reported without reading the other ranks' files.
   bool read_only_files_of_pid = false;
+  // Threads of the reading (ReadOptions::threads; 0: every core). One when several reports
+  // are built at once, each on a core of its own.
+  unsigned read_threads = 0;
 };
 
 struct DurationStats {
@@ -317,8 +325,14 @@ struct ReportModel {
   std::vector<HardwareRow> hardware;     // `gpuperf metrics`: kernels, then ranges
   std::vector<PcKernelRow> pc_sampling;  // `record --pc-sampling`: hot lines per kernel
   RanksModel ranks;                      // empty unless several ranks or NCCL kernels
-  EnergyModel energy;                    // empty unless the recording read GPU power
+  // With ReportOptions::part_of_job: the ranks analysis of this part's processes, times as
+  // read (ranks/rank_partial.h); `ranks` is then empty.
+  std::vector<RankPartial> rank_partials;
+  EnergyModel energy;  // empty unless the recording read GPU power
   uint64_t gap_threshold_ns = 0;
+  // False for a report merged from summaries (analyze/job/report_merge.h): its kernels' median_ns
+  // are 0, not known.
+  bool medians_known = true;
   bool insights_run = false;      // ReportOptions::insights was set
   std::vector<Insight> insights;  // most time at stake first
 };
@@ -336,6 +350,14 @@ using SectionFactory = std::unique_ptr<ReportSection> (*)(ReportContext& context
 // report and run after its own sections, reading what they found: the insight rules
 // (analyze/insights/insights_section.h), which ReportOptions::insights needs.
 Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::span<const report::SectionFactory> later_sections = {});
+
+// FILE or DIR as part of a job whose processes and clocks are known already (`scan` and
+// `clocks` of the whole job; `job_ranks`: the job's ranks section, when analysed).
+Result<ReportModel> BuildReport(const std::string& path, const ReportOptions& options,
+                                std::shared_ptr<const RankScan> scan,
+                                std::shared_ptr<const ClockAlignment> clocks,
+                                std::optional<RanksModel> job_ranks,
                                 std::span<const report::SectionFactory> later_sections = {});
 
 // The same on a trace already in memory (tests, small traces).

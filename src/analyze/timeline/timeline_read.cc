@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "analyze/ranks/clock_shift_sink.h"
-#include "analyze/ranks/ranks_analysis.h"
+#include "analyze/ranks/job_ranks.h"
 
 namespace gpuperf {
 

@@ -1,4 +1,5 @@
 #include "inject/cupti/activity.h"
+#include "inject/cupti/window_edge.h"
 
 #include <cupti.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "inject/cupti/callback_gate.h"
 #include "inject/cupti/cupti_call.h"
 #include "inject/cupti/translate.h"
 #include "inject/power/power_sampler.h"
@@ -26,7 +28,8 @@ std::atomic<uint32_t> g_saved_buffers{0};
 // Never freed: CUPTI may complete a buffer while the process exits, and the Recorder whose
 // names it interns into is never freed once published either.
 Translator* g_translator = nullptr;
-std::mutex g_translate_mutex;  // CUPTI may complete buffers on several threads
+const Recorder* g_translator_recorder = nullptr;  // whose names g_translator interns into
+std::mutex g_translate_mutex;                     // CUPTI may complete buffers on several threads
 
 // CUDA 13 gives every launching thread its own activity buffer. A thread's first one is
 // small, so that many short-lived threads do not each pin a full buffer until the next flush.
@@ -117,6 +120,19 @@ void SaveBuffer(const std::string& dir, uint8_t* buffer, size_t valid_size) {
 
 void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
                               size_t valid_size) {
+  // Counted as running (callback_gate.h): it reads the buffer with CUPTI's calls, so CUPTI is
+  // not finalized under it. It runs whether the gate is open or not: the buffer is ours to
+  // free and its records to keep or count.
+  const EnteredCallback running;
+  if (!running.open()) {
+    // CUPTI is being finalized (cupti/detach.h) and hands back what it held: no CUPTI call
+    // may be made under its teardown, not even to read the buffer. Everything was flushed
+    // before the finalize was asked for, so this is rare: one count a buffer left unread.
+    if (valid_size > 0) CountStat(StatId::records_after_close);
+    std::free(buffer);
+    ReleaseRecorderMemory(size);
+    return;
+  }
   Recorder* recorder = GetRecorder();
   // In a forked child the writer thread does not exist: nothing can be written there.
   const bool forked_child = recorder != nullptr && static_cast<uint32_t>(getpid()) != recorder->pid;
@@ -146,6 +162,9 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
       CountStat(StatId::activity_records, counts.records);
       if (counts.incomplete) CountStat(StatId::incomplete_records, counts.incomplete);
       if (counts.untranslated) CountStat(StatId::untranslated_records, counts.untranslated);
+      if (const uint64_t dropped = DropCallsBeforeWindow(*batch)) {
+        CountStat(StatId::calls_before_window, dropped);
+      }
       // Without our callbacks (another profiler subscribed) this is where a GPU in use is
       // first seen.
       for (const ContextRecord& c : batch->contexts) NotePowerDevice(c.device_id);
@@ -170,13 +189,25 @@ void CountDroppedRecords(void* context, uint32_t stream_id) {
   }
 }
 
+void PrepareTranslator(Recorder& recorder) {
+  if (g_translator_recorder == &recorder) return;
+  std::lock_guard<std::mutex> lock(g_translate_mutex);
+  g_translator = new Translator(recorder.pid, recorder.names);  // the last one's: never freed
+  g_translator_recorder = &recorder;
+}
+
 bool RegisterActivityCallbacks(Recorder& recorder) {
-  if (g_translator == nullptr) g_translator = new Translator(recorder.pid, recorder.names);
+  PrepareTranslator(recorder);
   GP_CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // One clock for everything: CUPTI's default on Linux is CLOCK_REALTIME.
   GP_CUPTI_CALL(cuptiActivityRegisterTimestampCallback(MonotonicTimestamp));
   return GP_CUPTI_CALL(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted)) ==
          CUPTI_SUCCESS;
+}
+
+void DumpExistingDevicesAndContexts() {
+  GP_CUPTI_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE));
+  GP_CUPTI_CALL(cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT));
 }
 
 void EnableActivities(Recorder& recorder, bool enable, bool kernels) {

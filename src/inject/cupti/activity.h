@@ -8,7 +8,10 @@ namespace gpuperf::inject {
 struct Recorder;
 class Translator;
 
-// Creates the process's translator and registers the timestamp and buffer callbacks.
+// The translator for `recorder`'s records (a new one when the recorder is new: each attach
+// window has its own names). RegisterActivityCallbacks calls it; EnableCallbacks needs it.
+void PrepareTranslator(Recorder& recorder);
+// Prepares the translator and registers the timestamp and buffer callbacks.
 // Must run before any enable.
 bool RegisterActivityCallbacks(Recorder& recorder);
 // The translator RegisterActivityCallbacks created; callers hold the NameTable lock while
@@ -17,6 +20,9 @@ Translator& ActivityTranslator();
 // Enables (or disables) the configured activity kinds; all but CONCURRENT_KERNEL when
 // `kernels` is false.
 void EnableActivities(Recorder& recorder, bool enable, bool kernels = true);
+// For a subscription made after CUDA started (an attach window): CUPTI describes devices and
+// contexts only when they appear, so the ones that exist already are asked for.
+void DumpExistingDevicesAndContexts();
 // Asks CUPTI for kernel times from the Hardware Event System (Config::hw_trace), once. CUPTI
 // takes this only between cuInit's end and the first context: call it from the
 // CU_INIT_FINISHED callback. Counts the outcome; where the GPU or driver lacks it, says so

@@ -61,8 +61,9 @@ enum class Attachment { kAttached, kDetached, kPartial };
 Attachment g_attachment = Attachment::kAttached;
 bool g_sync_kind_on = false;  // level 6's
 
+// Between batches, with no CUDA call in flight (the hook's contract): finalized at once.
 void Detach(Recorder& r) {
-  DetachCupti(r);
+  DetachCuptiNow(r);
   g_attachment = Attachment::kDetached;
   g_sync_kind_on = false;
 }
@@ -95,7 +96,7 @@ int DetachedLevel(Recorder& r, int level) {
   }
   if (level == -5) {
     MarkCuptiAttached();  // partly: the next Detach finalizes it again
-    if (!SubscribeIdleForBench(r)) return -1;
+    if (!SubscribeIdle(r)) return -1;
     g_attachment = Attachment::kPartial;
   } else if (level == -6 || level <= -100) {
     MarkCuptiAttached();

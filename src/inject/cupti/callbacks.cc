@@ -1,8 +1,10 @@
 #include "inject/cupti/callbacks.h"
+#include "inject/cupti/window_edge.h"
 
 #include <cupti.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <span>
 #include <string_view>
@@ -10,7 +12,9 @@
 
 #include "gpuperf/stack_marker.h"
 #include "inject/cupti/activity.h"
+#include "inject/cupti/callback_gate.h"
 #include "inject/cupti/cupti_call.h"
+#include "inject/cupti/detach.h"
 #include "inject/cupti/host_waits.h"
 #include "inject/cupti/translate.h"
 #include "inject/launch_sampler.h"
@@ -41,16 +45,28 @@ LaunchSampler g_sampler;          // --sample-launches
 StackId g_not_sampled_stack = 0;  // the stack its unsampled launches link to
 std::vector<CallbackIdPlan> g_driver_plan;
 CUpti_SubscriberHandle g_subscriber = nullptr;
+char g_other_subscriber[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};  // OtherSubscriberName
 
 // Bumped whenever callbacks are switched on or off: a call that was running then may never
 // report its exit, so a thread that sees a new epoch forgets its nesting.
 std::atomic<uint32_t> g_epoch{0};
+// The API callbacks stay switched on but do nothing (QuietApiCallbacks): switching them off
+// by id before a cuptiFinalize crashes a PyTorch process under CUPTI 13.0 (callbacks.h).
+std::atomic<bool> g_api_quiet{false};
+// Whether the planned ids were ever switched on: quieting needs no CUPTI call before that.
+bool g_api_ids_on = false;
 std::atomic<bool> g_bench_stacks_paused{false};   // PauseStacksForBench
 std::atomic<bool> g_bench_callbacks_idle{false};  // IdleCallbacksForBench
 
+// How deep the correlation ids of a thread's nested calls are kept (OnExit).
+constexpr uint32_t kTrackedDepth = 8;
+
 struct ThreadState {
   uint32_t epoch = 0;
-  uint32_t depth = 0;       // nesting of enabled API calls on this thread
+  uint32_t depth = 0;  // nesting of enabled API calls on this thread
+  // The correlation id each nesting level entered with: an exit with another id belongs to
+  // a call whose enter was not seen (callbacks switched on one id at a time while it ran).
+  uint32_t enter_ids[kTrackedDepth] = {};
   StackId outer_stack = 0;  // the outermost call's stack...
   StringId outer_api = 0;   // ...and name, shared by the calls nested in it
   uint64_t outer_start = 0;
@@ -154,7 +170,16 @@ void OnExit(Recorder& recorder, ApiDomain domain, CUpti_CallbackId cbid,
             const CUpti_CallbackData* data) {
   ThreadState& state = t_state;
   if (state.depth == 0 || state.epoch != g_epoch.load(std::memory_order_relaxed)) {
-    return;  // enabled while this call was running
+    // Enabled while this call was running: an attach window leaves out its GPU work, unless
+    // a call nested in it (the same id) took the launch's stack.
+    if (data->correlationId != state.linked_id) NoteCallBeforeWindow(data->correlationId);
+    return;
+  }
+  if (const uint32_t level = state.depth - 1;
+      level < kTrackedDepth && state.enter_ids[level] != data->correlationId) {
+    // A nested call whose enter came before its id was switched on: not one of ours.
+    if (data->correlationId != state.linked_id) NoteCallBeforeWindow(data->correlationId);
+    return;
   }
   if (--state.depth != 0) return;
   const int32_t code = ReturnCode(data);
@@ -181,6 +206,7 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
     state.epoch = epoch;
     state.depth = 0;
   }
+  if (state.depth < kTrackedDepth) state.enter_ids[state.depth] = data->correlationId;
   const bool outermost = state.depth++ == 0;
   const bool capturing = recorder.capturing.load(std::memory_order_relaxed);
   if (outermost) {
@@ -235,7 +261,7 @@ void OnEnter(Recorder& recorder, const CallbackIdPlan& plan, const CUpti_Callbac
 
 void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDomain domain,
            CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
-  if (cbid >= plans.size()) return;
+  if (cbid >= plans.size() || g_api_quiet.load(std::memory_order_relaxed)) return;
   const CallbackIdPlan& plan = plans[cbid];
   if (!plan.linked && !plan.traced && !plan.wait_record) return;
   if (data->callbackSite == CUPTI_API_EXIT) {
@@ -248,7 +274,14 @@ void OnApi(Recorder& recorder, const std::vector<CallbackIdPlan>& plans, ApiDoma
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* cbdata) {
   auto* recorder = static_cast<Recorder*>(userdata);
-  if (recorder == nullptr || recorder->disabled.load(std::memory_order_relaxed) ||
+  const EnteredCallback entered;
+  if (FinalizeRequested()) {
+    // Detaching (detach.h): nothing is recorded any more; an API exit finalizes CUPTI.
+    FinalizeAtApiExit(domain, cbdata, recorder != nullptr && recorder->writer.InCuptiFlush());
+    return;
+  }
+  if (!entered.open() || recorder == nullptr ||
+      recorder->disabled.load(std::memory_order_relaxed) ||
       g_bench_callbacks_idle.load(std::memory_order_relaxed)) {
     return;
   }
@@ -328,6 +361,7 @@ extern "C" __attribute__((noinline, visibility("default"))) void gpuperf_launch_
 }
 
 bool EnableCallbacks(Recorder& recorder) {
+  OpenCallbackGate();
   CUpti_SubscriberParams params;
   std::memset(&params, 0, sizeof(params));
   params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -336,7 +370,10 @@ bool EnableCallbacks(Recorder& recorder) {
   params.oldSubscriberName = old_name;
   params.oldSubscriberSize = sizeof(old_name);
   CUptiResult result = cuptiSubscribe_v2(&g_subscriber, OnCallback, &recorder, &params);
+  g_other_subscriber[0] = '\0';
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    std::snprintf(g_other_subscriber, sizeof(g_other_subscriber), "%s",
+                  old_name[0] ? old_name : "another profiler");
     CountStat(StatId::cupti_subscribe_failed);
     LogOnce("CUPTI is already in use by %s: recording GPU activity without launch stacks",
             old_name[0] ? old_name : "another profiler");
@@ -357,9 +394,19 @@ bool EnableCallbacks(Recorder& recorder) {
              api && (activities & kActRuntime), g_runtime_plan);
   PlanDomain(recorder, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
              api && (activities & kActDriver), g_driver_plan);
-  SetApiCallbacks(recorder.config.delay_ms == 0);
+  // With --delay the ids come on at the capture range's start; until then nothing is
+  // switched on or off.
+  if (recorder.config.delay_ms == 0) {
+    SetApiCallbacks(true);
+  } else {
+    QuietApiCallbacks();
+  }
   EnableResourceCallbacks();
   return true;
+}
+
+const char* OtherSubscriberName() {
+  return g_other_subscriber;
 }
 
 void EnableResourceCallbacks() {
@@ -400,10 +447,27 @@ void UnsubscribeCallbacks() {
   if (g_subscriber == nullptr) return;
   GP_CUPTI_CALL(cuptiUnsubscribe(g_subscriber));
   g_subscriber = nullptr;
+  g_api_ids_on = false;
 }
 
-bool SubscribeIdleForBench(Recorder& recorder) {
+bool CallbacksSubscribed() {
+  return g_subscriber != nullptr;
+}
+
+void ForgetSubscriber() {
+  g_subscriber = nullptr;
+  g_api_ids_on = false;
+}
+
+void SetApiDomainsForFinalize() {
+  if (g_subscriber == nullptr) return;
+  GP_CUPTI_CALL(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API));
+  GP_CUPTI_CALL(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API));
+}
+
+bool SubscribeIdle(Recorder& recorder) {
   UnsubscribeCallbacks();
+  OpenCallbackGate();
   return GP_CUPTI_CALL(cuptiSubscribe(&g_subscriber, OnCallback, &recorder)) == CUPTI_SUCCESS;
 }
 
@@ -411,9 +475,17 @@ void DisableAllCallbacksForBench() {
   if (g_subscriber != nullptr) GP_CUPTI_CALL(cuptiEnableAllDomains(0, g_subscriber));
 }
 
+void QuietApiCallbacks() {
+  g_epoch.fetch_add(1, std::memory_order_relaxed);
+  g_api_quiet.store(true, std::memory_order_relaxed);
+}
+
 void SetApiCallbacks(bool enable) {
   if (g_subscriber == nullptr) return;
   g_epoch.fetch_add(1, std::memory_order_relaxed);
+  g_api_quiet.store(!enable, std::memory_order_relaxed);
+  if (!enable && !g_api_ids_on) return;  // nothing to switch off
+  g_api_ids_on = enable;
   EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_RUNTIME_API, g_runtime_plan);
   EnablePlanned(enable ? 1 : 0, CUPTI_CB_DOMAIN_DRIVER_API, g_driver_plan);
   // cudaDeviceReset stays on in any case: it flushes what CUPTI would otherwise discard.

@@ -297,6 +297,11 @@ uint32_t PyCodeTable::Insert(const PyRuntimeView& rt, const Key& key) {
   return id;
 }
 
+void PyCodeTable::RewindDrain() {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  drained_ = 0;
+}
+
 void PyCodeTable::DrainNew(std::vector<PyCodeInfo>& out) {
   std::lock_guard<std::mutex> lock(drain_mutex_);
   uint32_t count = count_.load(std::memory_order_acquire);

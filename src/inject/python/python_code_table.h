@@ -95,6 +95,8 @@ class PyCodeTable {
   // Appends the code objects added since the previous call, in id order. For one
   // consumer thread at a time (the writer thread); never blocks an Intern.
   void DrainNew(std::vector<PyCodeInfo>& out);
+  // The next DrainNew starts again from the first code object (a new trace needs them all).
+  void RewindDrain();
 
   uint32_t size() const { return count_.load(std::memory_order_acquire); }
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }

@@ -128,6 +128,10 @@ int InternPythonFrames(const PyFrameSample* frames, int n, uint32_t* code_ids) {
   return g_codes->InternAll(g_view, frames, n, code_ids, t_code_cache);
 }
 
+void RewindPythonCodeDrain() {
+  if (g_codes != nullptr) g_codes->RewindDrain();
+}
+
 void DrainNewPythonCodes(std::vector<PyCodeInfo>& out) {
   if (g_state.load(std::memory_order_acquire) != PythonFramesState::kReady) return;
   g_codes->DrainNew(out);

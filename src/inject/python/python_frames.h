@@ -81,6 +81,8 @@ int InternPythonFrames(const PyFrameSample* frames, int n, uint32_t* code_ids);
 
 // The code objects interned since the previous call (writer thread).
 void DrainNewPythonCodes(std::vector<PyCodeInfo>& out);
+// The next DrainNewPythonCodes copies every code object again (a new trace needs them all).
+void RewindPythonCodeDrain();
 
 PythonFramesCounters GetPythonFramesCounters();
 

@@ -497,6 +497,11 @@ void DrainNewStacks(std::vector<StackRecord>& out, uint32_t pid) {
   if (g_table != nullptr) g_table->DrainNew(pid, out);
 }
 
+void RewindStackDrains() {
+  if (g_table != nullptr) g_table->RewindDrain();
+  if (g_python) RewindPythonCodeDrain();
+}
+
 void DrainNewPythonCodeRecords(std::vector<PythonCodeRecord>& out, uint32_t pid, NameTable& names) {
   if (!g_python) return;
   std::vector<PyCodeInfo> codes;

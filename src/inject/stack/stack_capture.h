@@ -74,6 +74,10 @@ void UpdatePythonStats();
 // Stacks interned since the last call (writer thread).
 void DrainNewStacks(std::vector<StackRecord>& out, uint32_t pid);
 
+// A new trace begins (an attach window): the next drains hand over every stack and Python
+// code object interned so far, since the new file needs their definitions too.
+void RewindStackDrains();
+
 const char* StackUnwinderName();
 
 }  // namespace gpuperf::inject

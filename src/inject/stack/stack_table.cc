@@ -161,6 +161,11 @@ void StackTable::DrainNew(std::vector<StackRecord>& out) {
   DrainNew(static_cast<uint32_t>(getpid()), out);
 }
 
+void StackTable::RewindDrain() {
+  std::lock_guard<std::mutex> lock(insert_mutex_);
+  drained_ = 0;
+}
+
 uint32_t StackTable::size() const {
   return count_.load(std::memory_order_relaxed);
 }

@@ -49,6 +49,8 @@ class StackTable {
   void DrainNew(uint32_t pid, std::vector<StackRecord>& out);
   // Same, with pid = getpid().
   void DrainNew(std::vector<StackRecord>& out);
+  // The next DrainNew starts again from the first stack (a new trace needs them all).
+  void RewindDrain();
 
   // Stacks interned so far.
   uint32_t size() const;

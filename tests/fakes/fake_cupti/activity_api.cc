@@ -127,7 +127,18 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
 
 CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
   CUptiResult result = cuptiActivityEnable(kind);
-  if (result != CUPTI_SUCCESS || kind != CUPTI_ACTIVITY_KIND_CONTEXT) return result;
+  if (result != CUPTI_SUCCESS) return result;
+  if (kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+    // The devices CUDA knows, as CUPTI 13 dumps them for a client that came late.
+    std::vector<CUpti_ActivityDevice5> devices;
+    {
+      std::lock_guard<std::mutex> lock(G().mu);
+      devices = G().devices;
+    }
+    for (const auto& device : devices) G().buffers.Append(&device, sizeof(device), false);
+    return CUPTI_SUCCESS;
+  }
+  if (kind != CUPTI_ACTIVITY_KIND_CONTEXT) return result;
   // Records for the contexts that already exist (late attach).
   std::vector<fake_cupti::FakeContext> existing;
   {
@@ -372,7 +383,19 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
     g.subscriber.compare_exchange_strong(subscriber, nullptr);
   }
   for (int kind = 1; kind < kKindLimit; ++kind) g.kind_enabled[kind] = false;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.context_kinds.clear();
+    g.has_context_kinds = false;
+  }
   g.buffers.Reset();
+  g.counters.finalize_calls++;
+  const fake_cupti::ThreadCallbacks& mine = fake_cupti::ThisThreadCallbacks();
+  // Anywhere but at an API exit it is safe only once the client has synchronized every
+  // thread's CUDA work itself, which a profiler that attached from outside cannot do.
+  if (!mine.at_api_exit) g.counters.finalize_off_api_exit++;
+  // What crashes real CUPTI 13.0 in a PyTorch process (callback_api.cc, cuptiEnableCallback).
+  if (g.api_callback_switched_off.exchange(false)) g.counters.finalize_after_callback_off++;
   return CUPTI_SUCCESS;
 }
 

@@ -101,7 +101,16 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
   if (!ValidHandle(subscriber) || !ValidDomain(domain) || cbid >= kMaxCbid) {
     return Fail(CUPTI_ERROR_INVALID_PARAMETER);
   }
-  subscriber->enabled[domain][cbid] = enable != 0;
+  const bool was_on = subscriber->enabled[domain][cbid].exchange(enable != 0);
+  // Measured on the H200 (CUDA 13.0, driver 580; tests/gpu/cupti_cycle.c): a runtime or
+  // driver callback switched off by id, and cuptiFinalize later, crashes a PyTorch process
+  // (segfault or heap corruption within a few cycles), even through another subscriber in
+  // between; switched on by id and left on, or by whole domains, it does not. Kept until the
+  // finalize, and counted there.
+  if (was_on && enable == 0 &&
+      (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+    G().api_callback_switched_off = true;
+  }
   return CUPTI_SUCCESS;
 }
 

@@ -359,6 +359,10 @@ int fake_cupti_emit_device(uint32_t device_id, const char* name) {
   record.uuid.bytes[0] = static_cast<char>(device_id + 1);
   record.name = Intern(name);
   record.isCudaVisible = 1;
+  {
+    std::lock_guard<std::mutex> lock(G().mu);
+    G().devices.push_back(record);
+  }
   return Emit(&record, sizeof(record), record.kind, 0);
 }
 
@@ -439,6 +443,18 @@ void fake_cupti_get_stats(FakeCuptiStats* stats) {
   stats->hw_trace_enabled = c.hw_trace_enabled;
   stats->hw_trace_late = c.hw_trace_late;
   stats->hw_trace_early = c.hw_trace_early;
+  stats->finalize_calls = c.finalize_calls;
+  stats->calls_across_finalize = c.calls_across_finalize;
+  stats->finalize_off_api_exit = c.finalize_off_api_exit;
+  stats->finalize_after_callback_off = c.finalize_after_callback_off;
+  CUpti_Subscriber_st* subscriber = g.subscriber.load();
+  stats->subscribed = subscriber != nullptr && !subscriber->foreign ? 1 : 0;
+  for (int kind = 1; kind < fake_cupti::kKindLimit; ++kind)
+    stats->kinds_enabled += g.kind_enabled[kind] ? 1 : 0;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    for (const auto& [key, count] : g.context_kinds) stats->kinds_enabled += count > 0 ? 1 : 0;
+  }
 }
 
 void fake_cupti_print_stats(int fd) {

@@ -191,6 +191,15 @@ typedef struct FakeCuptiStats {
   uint64_t hw_trace_enabled;         // cuptiActivityEnableHWTrace(1) taken (FAKE_CUPTI_HW_TRACE)
   uint64_t hw_trace_late;            // ... refused: a context existed already
   uint64_t hw_trace_early;           // ... refused: inside cuInit (fake_cupti_cu_init_finished)
+  uint64_t finalize_calls;           // cuptiFinalize
+  uint64_t subscribed;               // 1 while a client (not the second_subscriber) subscribes
+  uint64_t kinds_enabled;            // activity kinds enabled now, on any context or globally
+  uint64_t calls_across_finalize;    // CUPTI calls from a client's callback that a
+                                     // cuptiFinalize overtook (before or during the call)
+  uint64_t finalize_off_api_exit;    // cuptiFinalize other than from a callback at the exit of
+                                     // a runtime or driver API call
+  uint64_t finalize_after_callback_off;  // cuptiFinalize after an API callback was switched
+                                         // off by id (crashes real CUPTI 13.0 under PyTorch)
 } FakeCuptiStats;
 void fake_cupti_get_stats(FakeCuptiStats* stats);
 // One line "fake-cupti: pid=... key=value ..." written to `fd` (async-signal-safe enough for

@@ -1,6 +1,9 @@
 // Version, result strings, last error, timestamps, thread ids, names and the small queries
 // (context/device/stream ids) of the CUPTI API.
 #include <cupti.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "fake_cupti/state.h"
 
@@ -79,6 +82,14 @@ CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t* device_id) {
 CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream stream,
                                         uint8_t per_thread_stream, uint32_t* stream_id) {
   if (stream_id == nullptr) return Fail(CUPTI_ERROR_INVALID_PARAMETER);
+  // FAKE_CUPTI_STREAM_ID_DELAY_US: a slow lookup, so that a callback which makes it is still
+  // running when a client detaches (the attach tests' `syncs` phase).
+  static const long delay_us = [] {
+    const char* text = getenv("FAKE_CUPTI_STREAM_ID_DELAY_US");
+    return text != nullptr ? atol(text) : 0L;
+  }();
+  if (delay_us > 0) usleep(static_cast<useconds_t>(delay_us));
+  fake_cupti::NoteCallFromCallback();
   fake_cupti::State& g = G();
   std::lock_guard<std::mutex> lock(g.mu);
   auto it = g.streams.find(stream);

@@ -109,7 +109,29 @@ void IssueCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
   }
   if (!subscriber->enabled[domain][cbid].load(std::memory_order_relaxed)) return;
   G().counters.callbacks_issued++;
+  G().counters.callbacks_in_flight++;
+  ThreadCallbacks& mine = ThisThreadCallbacks();
+  const bool outer_at_exit = mine.at_api_exit;
+  if (mine.running++ == 0) mine.finalizes_at_start = G().counters.finalize_calls.load();
+  mine.at_api_exit =
+      (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
+      static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_EXIT;
   subscriber->callback(subscriber->userdata, domain, cbid, data);
+  mine.at_api_exit = outer_at_exit;
+  --mine.running;
+  G().counters.callbacks_in_flight--;
+}
+
+void NoteCallFromCallback() {
+  const ThreadCallbacks& mine = ThisThreadCallbacks();
+  if (mine.running > 0 && G().counters.finalize_calls.load() != mine.finalizes_at_start) {
+    G().counters.calls_across_finalize++;
+  }
+}
+
+ThreadCallbacks& ThisThreadCallbacks() {
+  thread_local ThreadCallbacks callbacks;
+  return callbacks;
 }
 
 const char* CallbackName(CUpti_CallbackDomain domain, uint32_t cbid) {

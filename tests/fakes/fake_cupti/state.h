@@ -39,8 +39,26 @@ struct FakeContext {
 struct Counters {
   std::atomic<uint64_t> api_calls{0}, callbacks_issued{0}, flush_all_calls{0},
       forced_flush_calls{0}, subscribe_calls{0}, subscribe_rejected{0}, timestamp_callback_late{0},
-      kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0}, hw_trace_early{0};
+      kinds_ever_enabled{0}, hw_trace_enabled{0}, hw_trace_late{0}, hw_trace_early{0},
+      finalize_calls{0}, calls_across_finalize{0}, finalize_off_api_exit{0},
+      finalize_after_callback_off{0};
+  // Callbacks running now (IssueCallback).
+  std::atomic<int64_t> callbacks_in_flight{0};
 };
+
+// This thread's callbacks running now, and whether the innermost is at the exit of a runtime
+// or driver API call: the one place CUPTI's header calls cuptiFinalize safe without the
+// client's own synchronization.
+struct ThreadCallbacks {
+  int64_t running = 0;
+  bool at_api_exit = false;
+  uint64_t finalizes_at_start = 0;  // finalize_calls when the outermost callback began
+};
+ThreadCallbacks& ThisThreadCallbacks();
+// Called by the CUPTI functions a client's callback uses, as they return: real CUPTI tears
+// down what such a call reads (its stream and context tables), so a call made from a callback
+// that a cuptiFinalize overtook (before or during the call) is counted (calls_across_finalize).
+void NoteCallFromCallback();
 
 struct State {
   std::mutex mu;  // configuration: subscriber changes, contexts, per-context kinds, attributes
@@ -50,6 +68,11 @@ struct State {
   std::atomic<uint32_t> next_context_id{1};
   std::atomic<uint32_t> current_context{0};
   std::unordered_map<uint32_t, FakeContext*> contexts;  // never freed: handles stay valid
+  // Every device the app described (fake_cupti_emit_device), whether its kind was on or
+  // not: what cuptiActivityEnableAndDump(DEVICE) gives a client that subscribed late.
+  std::vector<CUpti_ActivityDevice5> devices;
+  // An API callback was switched off by id since the last finalize (cuptiEnableCallback).
+  std::atomic<bool> api_callback_switched_off{false};
   struct FakeStream {
     uint32_t context_id = 0;
     uint32_t stream_id = 0;
