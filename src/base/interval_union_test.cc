@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace gpuperf {
@@ -64,6 +65,32 @@ TEST(IntervalUnionTest, AnyArrivalOrderGivesTheUnion) {
     // More intervals after a read keep it exact.
     all.push_back({0, 3});
     u.Add(0, 3);
+    ExpectSame(u.intervals(), Union(all));
+  }
+}
+
+// Records a few places out of order (streams interleaved by their buffers): the late
+// ones fall into gaps among the last intervals, touch them, or swallow several, and are
+// merged there at once (none is set aside when windows are small, so a wrong merge there
+// would not be mended by the bulk merge).
+TEST(IntervalUnionTest, RecordsAFewPlacesLateGiveTheUnion) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    // On a coarse grid, so that intervals often touch exactly.
+    std::vector<Interval> all;
+    uint64_t t = 0;
+    for (int i = 0; i < 20000; ++i) {
+      t += 10 * (rng() % 3);
+      const uint64_t length = 10 * (rng() % (trial % 2 ? 8 : 3));
+      all.push_back({t, t + length});
+    }
+    // Shuffled within windows of 2 to 12 records.
+    const size_t window = 2 + trial % 11;
+    for (size_t w = 0; w < all.size(); w += window) {
+      std::shuffle(all.begin() + w, all.begin() + std::min(all.size(), w + window), rng);
+    }
+    IntervalUnion u;
+    for (const Interval& i : all) u.Add(i.begin, i.end);
     ExpectSame(u.intervals(), Union(all));
   }
 }

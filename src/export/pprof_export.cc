@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analyze/symbols/symbol_table.h"
@@ -57,12 +58,8 @@ class ProfileWriter {
         stack_.push_back(Named("[stack missing from trace]"));
         break;
     }
-    if (site.join != LaunchJoin::kNoLink) {
-      const std::string_view api = Str(site.api);
-      stack_.push_back(Named(api.empty() ? "[unknown API]" : api));
-    }
-    if (site.graph_id != 0)
-      stack_.push_back(Named("[graph " + std::to_string(site.graph_id) + "]"));
+    if (site.join != LaunchJoin::kNoLink) stack_.push_back(ApiLocation(site.api));
+    if (site.graph_id != 0) stack_.push_back(GraphLocation(site.graph_id));
     stack_.push_back(GpuLocation(site));
     std::reverse(stack_.begin(), stack_.end());  // pprof lists the leaf first
 
@@ -105,7 +102,27 @@ class ProfileWriter {
     return profile_.Location(0, 0, {&line, 1});
   }
 
+  // The frames below are the same for many sites: each is named once.
+  uint64_t ApiLocation(StringId api) {
+    auto [it, inserted] = api_locations_.try_emplace(api);
+    if (inserted) {
+      const std::string_view name = Str(api);
+      it->second = Named(name.empty() ? "[unknown API]" : name);
+    }
+    return it->second;
+  }
+  uint64_t GraphLocation(uint32_t graph_id) {
+    auto [it, inserted] = graph_locations_.try_emplace(graph_id);
+    if (inserted) it->second = Named("[graph " + std::to_string(graph_id) + "]");
+    return it->second;
+  }
   uint64_t GpuLocation(const LaunchSite& site) {
+    const uint64_t key = uint64_t{static_cast<uint8_t>(site.kind)} << 32 | site.name;
+    auto [it, inserted] = gpu_locations_.try_emplace(key);
+    if (inserted) it->second = NameGpuWork(site);
+    return it->second;
+  }
+  uint64_t NameGpuWork(const LaunchSite& site) {
     switch (site.kind) {
       case GpuActivityKind::kKernel: {
         const std::string_view mangled = Str(site.name);
@@ -156,7 +173,10 @@ class ProfileWriter {
 
   Label NumberLabel(std::string_view key, uint64_t value) {
     // String values: the label kind every reader (pprof, Pyroscope, Parca) indexes.
-    return {profile_.Str(key), profile_.Str(std::to_string(value))};
+    const int64_t key_index = profile_.Str(key);  // first: the string table's order
+    auto [it, inserted] = number_strings_.try_emplace(value);
+    if (inserted) it->second = profile_.Str(std::to_string(value));
+    return {key_index, it->second};
   }
 
   const StackNames& names_;
@@ -165,6 +185,10 @@ class ProfileWriter {
   DemangleCache demangle_;
   std::map<uint32_t, std::vector<ModuleRange>> modules_;
   std::map<uint64_t, std::vector<uint64_t>> cpu_locations_;  // (stack << 32 | tid)
+  std::unordered_map<StringId, uint64_t> api_locations_;
+  std::unordered_map<uint32_t, uint64_t> graph_locations_;
+  std::unordered_map<uint64_t, uint64_t> gpu_locations_;  // (kind << 32 | name)
+  std::unordered_map<uint64_t, int64_t> number_strings_;  // value -> string table index
   std::vector<Frame> frames_;
   std::vector<Line> lines_;
   std::vector<uint64_t> stack_;

@@ -62,10 +62,11 @@ PprofProfileBuilder::PprofProfileBuilder() {
 }
 
 int64_t PprofProfileBuilder::Str(std::string_view text) {
-  auto [it, inserted] =
-      string_index_.emplace(std::string(text), static_cast<int64_t>(strings_.size()));
-  if (inserted) strings_.emplace_back(text);
-  return it->second;
+  if (auto it = string_index_.find(text); it != string_index_.end()) return it->second;
+  const auto index = static_cast<int64_t>(strings_.size());
+  string_index_.emplace(std::string(text), index);
+  strings_.emplace_back(text);
+  return index;
 }
 
 void PprofProfileBuilder::AddSampleType(std::string_view type, std::string_view unit) {

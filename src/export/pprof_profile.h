@@ -90,8 +90,13 @@ class PprofProfileBuilder {
     std::vector<Label> labels;
   };
 
+  // Looked up by string_view without building a string (most lookups find one).
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
   std::vector<std::string> strings_;
-  std::unordered_map<std::string, int64_t> string_index_;
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> string_index_;
   std::vector<ValueType> sample_types_;
   ValueType period_type_;
   int64_t period_ = 0;

@@ -29,6 +29,7 @@ const char* NonRegularKind(mode_t mode) {
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   std::swap(data_, other.data_);
   std::swap(size_, other.size_);
+  std::swap(released_, other.released_);
   std::swap(being_written_, other.being_written_);
   std::swap(device_, other.device_);
   std::swap(inode_, other.inode_);
@@ -37,6 +38,18 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr && data_ != MAP_FAILED) ::munmap(data_, size_);
+}
+
+void MappedFile::ReleaseBefore(size_t offset) {
+  constexpr size_t kStep = size_t{8} << 20;
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (data_ == nullptr || offset > size_) return;
+  const size_t end = offset / page * page;
+  if (end < released_ + kStep) return;
+  // Only for this read-only private mapping: on memory of its own a process would lose
+  // the contents.
+  ::madvise(static_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
 }
 
 Status MappedFile::Open(const std::string& path) {

@@ -35,12 +35,18 @@ class MappedFile {
   // Another open file description holds the writer's lock (gpuperf/trace_lock.h): the
   // mapping is of a file still growing, up to where it was when mapped.
   bool being_written() const { return being_written_; }
+  // The reader is done with the bytes before `offset`: their pages leave the process's
+  // resident memory (they stay in the page cache, and a later access maps them again,
+  // reading the same bytes). A trace read once front to back thus holds a few megabytes
+  // of it at a time instead of all of it. Pages go in steps of a few megabytes.
+  void ReleaseBefore(size_t offset);
   dev_t device() const { return device_; }
   ino_t inode() const { return inode_; }
 
  private:
   void* data_ = nullptr;
   size_t size_ = 0;
+  size_t released_ = 0;  // bytes before this were released
   bool being_written_ = false;
   dev_t device_ = 0;
   ino_t inode_ = 0;

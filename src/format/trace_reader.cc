@@ -54,8 +54,9 @@ class Reader {
 
   // `being_written`: a process still writes the file (gpuperf/trace_lock.h), so a torn
   // last chunk is one it has not finished yet, and its end is still to come.
+  // `mapping`, when given, is where `bytes` are: the pages of chunks taken up are let go.
   Status ReadBytes(std::span<const uint8_t> bytes, std::string_view name,
-                   bool being_written = false) {
+                   bool being_written = false, format::MappedFile* mapping = nullptr) {
     GP_RETURN_IF_ERROR(CheckHeader(bytes, name));
     ++report_.files;
     report_.format_version = format::kFormatVersion;
@@ -71,7 +72,12 @@ class Reader {
     RunInOrder(
         steps_.size(), threads_ - 1, slots_.size(),
         [&](size_t i, size_t slot) { Prepare(steps_[i], *slots_[slot]); },
-        [&](size_t i, size_t slot) { TakeUp(bytes, steps_[i], *slots_[slot], name); });
+        [&](size_t i, size_t slot) {
+          TakeUp(bytes, steps_[i], *slots_[slot], name);
+          // The chunks after this one are all that is read from now on (but for the
+          // rare comparison with an earlier chunk, which maps its bytes again).
+          if (mapping != nullptr) mapping->ReleaseBefore(steps_[i].offset);
+        });
     // On truncation the loop stops at the start of the torn chunk.
     report_.complete_bytes = std::min<size_t>(pos, bytes.size());
     if (file_.chunks == 0 && !being_written) {
@@ -431,7 +437,7 @@ class Reader {
 Status ReadOneFile(Reader& reader, const std::string& path) {
   format::MappedFile file;
   GP_RETURN_IF_ERROR(file.Open(path));
-  return reader.ReadBytes(file.bytes(), path, file.being_written());
+  return reader.ReadBytes(file.bytes(), path, file.being_written(), &file);
 }
 
 unsigned ThreadsFor(const ReadOptions& options) {
@@ -519,9 +525,10 @@ Status format::ReadTraceAlone(const std::string& path, const ReadOptions& option
   if (files.empty() && out.files_skipped == 0 && out.files_duplicate == 0) {
     return Error(StatusCode::kNotFound, path + " holds no trace files (*.gpt)");
   }
-  for (const format::DirectoryTraceFile& entry : files) {
+  for (format::DirectoryTraceFile& entry : files) {
     if (options.only_process && entry.pid != 0 && entry.pid != *options.only_process) continue;
-    Status status = reader.ReadBytes(entry.file.bytes(), entry.path, entry.file.being_written());
+    Status status =
+        reader.ReadBytes(entry.file.bytes(), entry.path, entry.file.being_written(), &entry.file);
     if (!status.ok()) {
       out.warnings.push_back("skipped " + status.message());
       ++out.files_skipped;

@@ -17,6 +17,7 @@
 #include "analyze/join/launch_sink.h"
 #include "analyze/ranks/rank_scan.h"
 #include "analyze/symbols/symbol_table.h"
+#include "base/flat_map.h"
 
 namespace gpuperf {
 namespace {
@@ -60,62 +61,7 @@ struct Weight {
   double joules = 0;  // FlameWeight::kEnergy
 };
 
-// Open addressing with linear probing: the aggregation's only hot lookup, ~3x faster
-// than std::unordered_map on 10M activities (no node chasing). Few keys (launch sites ×
-// kernels), so growth is rare.
-class LaunchMap {
- public:
-  LaunchMap() { slots_.resize(1024); }
-
-  Weight& operator[](const LaunchKey& key) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = LaunchKeyHash{}(key)&mask;; i = (i + 1) & mask) {
-      Slot& slot = slots_[i];
-      if (!slot.used) {
-        if (2 * (size_ + 1) > slots_.size()) {
-          Grow();
-          return (*this)[key];
-        }
-        slot.used = true;
-        slot.key = key;
-        ++size_;
-        return slot.weight;
-      }
-      if (slot.key == key) return slot.weight;
-    }
-  }
-
-  template <class Fn>
-  void ForEach(Fn fn) const {
-    for (const Slot& slot : slots_) {
-      if (slot.used) fn(slot.key, slot.weight);
-    }
-  }
-  template <class Fn>
-  void ForEachMutable(Fn fn) {
-    for (Slot& slot : slots_) {
-      if (slot.used) fn(slot.key, slot.weight);
-    }
-  }
-  size_t size() const { return size_; }
-
- private:
-  struct Slot {
-    LaunchKey key;
-    Weight weight;
-    bool used = false;
-  };
-  void Grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_ = 0;
-    for (const Slot& slot : old) {
-      if (slot.used) (*this)[slot.key] = slot.weight;
-    }
-  }
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
-};
+using LaunchMap = FlatMap<LaunchKey, Weight, LaunchKeyHash>;
 
 class LaunchAggregator {
  public:

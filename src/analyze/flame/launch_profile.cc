@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "format/file_format.h"
+
 namespace gpuperf {
 namespace {
 
@@ -36,8 +38,20 @@ struct Span {
   bool empty() const { return last == 0 || first > last; }
 };
 
+// Hands the API records read once more to the aggregator.
+class RecallSink final : public RecordSink {
+ public:
+  explicit RecallSink(LaunchCostAggregator& costs) : costs_(costs) {}
+  void OnApi(std::span<const ApiRecord> records) override { costs_.RecallApiCalls(records); }
+
+ private:
+  LaunchCostAggregator& costs_;
+};
+
 // `read` feeds every record of the trace to a sink; `read_report` is what it found.
+// `read_api` feeds the API records alone, for the few calls that need them again.
 Result<LaunchProfile> Build(const std::function<Status(RecordSink&)>& read,
+                            const std::function<Status(RecordSink&)>& read_api,
                             const ReadReport& read_report) {
   LaunchCostAggregator costs;
   Span span;
@@ -48,6 +62,10 @@ Result<LaunchProfile> Build(const std::function<Status(RecordSink&)>& read,
   LaunchProfileSink sink(correlator, costs);
   GP_RETURN_IF_ERROR(read(sink));
   correlator.Finish();
+  if (costs.NeedsApiCallsAgain()) {
+    RecallSink recall(costs);
+    GP_RETURN_IF_ERROR(read_api(recall));
+  }
 
   LaunchProfile profile;
   profile.costs = costs.Finish();
@@ -72,7 +90,12 @@ Result<LaunchProfile> BuildLaunchProfile(const std::string& trace_path, ReadRepo
   ReadReport read_report;
   // The reading is done before the summary of what it lost is made.
   auto read = [&](RecordSink& sink) { return ReadTrace(trace_path, sink, &read_report); };
-  Result<LaunchProfile> profile = Build(read, read_report);
+  auto read_api = [&](RecordSink& sink) {
+    ReadReport again;  // what the first read found is what the profile says
+    const uint16_t api_chunks[] = {format::kApiChunk};
+    return ReadTraceChunks(trace_path, api_chunks, sink, &again);
+  };
+  Result<LaunchProfile> profile = Build(read, read_api, read_report);
   if (report) *report = read_report;
   return profile;
 }
@@ -81,6 +104,10 @@ LaunchProfile BuildLaunchProfile(const Trace& trace) {
   Result<LaunchProfile> profile = Build(
       [&](RecordSink& sink) {
         ReplayTrace(trace, sink);
+        return Status::Ok();
+      },
+      [&](RecordSink& sink) {
+        sink.OnApi(trace.apis);
         return Status::Ok();
       },
       trace.read_report);

@@ -10,6 +10,7 @@
 
 #include "analyze/insights/rule_support.h"
 #include "analyze/insights/rules.h"
+#include "analyze/report/call_reach.h"
 #include "base/units.h"
 
 namespace gpuperf::insights {
@@ -75,12 +76,8 @@ bool IsAllocationCall(std::string_view api) {
 class CallFinder {
  public:
   explicit CallFinder(const InsightInput& input, uint32_t pid) : threads_(input.Threads(pid)) {
-    max_end_.resize(threads_.size());
-    for (size_t t = 0; t < threads_.size(); ++t) {
-      uint64_t m = 0;
-      for (const report::ApiCall& c : threads_[t]->calls)
-        max_end_[t].push_back(m = std::max(m, c.end));
-    }
+    reach_.reserve(threads_.size());
+    for (const auto& thread : threads_) reach_.emplace_back(thread->calls);
   }
 
   struct Found {
@@ -91,24 +88,19 @@ class CallFinder {
 
   // Calls `visit(found)` for every call overlapping [begin, end).
   template <class Visit>
-  void ForEach(uint64_t begin, uint64_t end, Visit visit) const {
+  void ForEach(uint64_t begin, uint64_t end, Visit visit) {
     for (size_t t = 0; t < threads_.size(); ++t) {
       const auto& calls = threads_[t]->calls;
-      size_t i =
-          std::lower_bound(calls.begin(), calls.end(), end,
-                           [](const report::ApiCall& c, uint64_t v) { return c.start < v; }) -
-          calls.begin();
-      while (i > 0 && max_end_[t][i - 1] > begin) {
-        const report::ApiCall& c = calls[--i];
-        if (c.end <= begin) continue;
+      reach_[t].ForEachOverlapping(begin, end, [&](size_t i) {
+        const report::ApiCall& c = calls[i];
         visit(Found{&c, threads_[t]->tid, std::min(c.end, end) - std::max(c.start, begin)});
-      }
+      });
     }
   }
 
  private:
   std::span<const std::unique_ptr<report::ThreadCalls>> threads_;
-  std::vector<std::vector<uint64_t>> max_end_;  // per thread: max end of calls[0..i]
+  std::vector<report::CallReach> reach_;  // per thread
 };
 
 Insight Describe(InsightInput& input, uint32_t pid, uint32_t device, const IdleGapKey& key,
@@ -189,7 +181,7 @@ Insight Describe(InsightInput& input, uint32_t pid, uint32_t device, const IdleG
 void GpuIdleGaps(InsightInput& input, std::vector<Insight>& out) {
   for (const ProcessWork& process : input.processes()) {
     const uint32_t pid = process.pid;
-    const CallFinder finder(input, pid);
+    CallFinder finder(input, pid);
     const std::vector<SyncCall> syncs = SynchronizeCalls(input, pid);
     std::unordered_map<StringId, uint64_t> first_call;  // name -> start of its first call
     for (const auto& thread : input.Threads(pid)) {

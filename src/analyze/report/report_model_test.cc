@@ -24,6 +24,21 @@ constexpr uint32_t kPid = 100;
 constexpr uint32_t kMain = 101;
 constexpr uint32_t kHelper = 102;
 
+// An API call of process kPid; times in ns.
+ApiRecord ApiCallAt(uint32_t tid, ApiDomain domain, StringId name, uint64_t start_ns,
+                    uint64_t end_ns, uint32_t correlation, int32_t rc = 0) {
+  ApiRecord a;
+  a.pid = kPid;
+  a.tid = tid;
+  a.domain = domain;
+  a.name = name;
+  a.start_ns = start_ns;
+  a.end_ns = end_ns;
+  a.correlation_id = correlation;
+  a.return_code = rc;
+  return a;
+}
+
 // A small run whose every number can be checked by hand:
 //  - foo(float*) runs 3 times for 10, 20 and 30 µs; bar once for 40 µs (kernels 100 µs).
 //  - one 1 MB HtoD copy in 50 µs (20 GB/s), one 1000-byte memset in 10 µs.
@@ -71,16 +86,7 @@ void WriteHandTrace(TraceWriter& w) {
 
   auto api = [&](uint32_t tid, ApiDomain domain, StringId name, uint64_t start, uint64_t end,
                  uint32_t correlation, int32_t rc = 0) {
-    ApiRecord a;
-    a.pid = kPid;
-    a.tid = tid;
-    a.domain = domain;
-    a.name = name;
-    a.start_ns = Us(start);
-    a.end_ns = Us(end);
-    a.correlation_id = correlation;
-    a.return_code = rc;
-    w.Add(a);
+    w.Add(ApiCallAt(tid, domain, name, Us(start), Us(end), correlation, rc));
   };
   const ApiDomain rt = ApiDomain::kRuntime;
   api(kMain, rt, malloc_name, 10, 20, 1);
@@ -297,6 +303,64 @@ TEST_F(ReportModelTest, ApiCallsAndFailures) {
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->errors[0].name, "CUDA_ERROR_INVALID_VALUE");
   EXPECT_EQ(m.driver_api.size(), 2u);
+}
+
+// A gap after thousands of short calls on one thread, one long call among the first of
+// them still running into it: the walk back from the gap's end passes many blocks of calls
+// that all ended before the gap (reach is kept per block of 64 calls, not per call) and
+// must still find the long call, and only the short calls that overlap the gap.
+TEST(ReportIdleGapCpu, LongCallFarBackReachesIntoTheGap) {
+  testing::TempDir dir;
+  const std::string path = dir.File("gap.gpt");
+  {
+    auto writer = TraceWriter::Create(path);
+    ASSERT_TRUE(writer.ok());
+    TraceWriter& w = **writer;
+    const StringId launch = w.InternString("cudaLaunchKernel");
+    const StringId wait = w.InternString("cudaEventSynchronize");
+    const StringId kernel_name = w.InternString("k");
+    ProcessRecord process;
+    process.pid = kPid;
+    process.start_ns = T0;
+    process.end_ns = Us(100'000);
+    w.Add(process);
+    uint32_t correlation = 0;
+    auto api = [&](StringId name, uint64_t start_ns, uint64_t end_ns) {
+      w.Add(ApiCallAt(kMain, ApiDomain::kRuntime, name, start_ns, end_ns, ++correlation));
+    };
+    auto kernel = [&](uint64_t start_ns, uint64_t end_ns) {
+      KernelRecord k;
+      k.pid = kPid;
+      k.name = kernel_name;
+      k.stream_id = 7;
+      k.start_ns = start_ns;
+      k.end_ns = end_ns;
+      w.Add(k);
+    };
+    // Calls every µs from 0 to 5000 µs, 100 ns each; the 3rd one waits until 4500 µs.
+    for (uint64_t i = 0; i < 5000; ++i) {
+      api(i == 2 ? wait : launch, Us(i), i == 2 ? Us(4500) : Us(i) + 100);
+    }
+    kernel(Us(0), Us(3000));     // the GPU busy at the start...
+    kernel(Us(4000), Us(5000));  // ...and from 4000 µs: idle 3000..4000 µs
+    ASSERT_TRUE(w.Close().ok());
+  }
+  auto built = BuildReport(path, {});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  ASSERT_EQ(built->utilization.size(), 1u);
+  const UtilizationRow& u = built->utilization[0];
+  ASSERT_EQ(u.longest_gaps.size(), 1u);
+  const IdleGap& gap = u.longest_gaps[0];
+  EXPECT_EQ(gap.at_ns, 3'000'000u);
+  EXPECT_EQ(gap.duration_ns, 1'000'000u);
+  // The long call covers the gap; the 1,000 short calls in the gap count on their own (a
+  // call counts as nested in another only within four calls of it).
+  ASSERT_FALSE(gap.cpu.empty());
+  EXPECT_EQ(gap.cpu[0].api, "cudaEventSynchronize");
+  EXPECT_EQ(gap.cpu[0].overlap_ns, 1'000'000u);
+  ASSERT_EQ(gap.cpu.size(), 2u);
+  EXPECT_EQ(gap.cpu[1].api, "cudaLaunchKernel");
+  EXPECT_EQ(gap.cpu[1].overlap_ns, 1000u * 100u);
 }
 
 TEST_F(ReportModelTest, CopiesAndMemsets) {

@@ -1,8 +1,10 @@
 // GPU utilization: per (process, device), how much of the process's active span the GPU
 // was busy, and the longest idle gaps with what the CPU threads were doing meanwhile.
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
+#include "analyze/report/call_reach.h"
 #include "analyze/report/report_builder.h"
 #include "base/interval_union.h"
 
@@ -17,9 +19,8 @@ struct DeviceBusy {
 
 struct ProcessUse {
   std::vector<DeviceBusy> devices;
-  // Per thread of the process (ProcessInfo::threads): max end of calls[0..i], built when
-  // a gap first needs it.
-  std::vector<std::vector<uint64_t>> max_end_prefix;
+  // Per thread of the process (ProcessInfo::threads), made when a gap first needs it.
+  std::vector<std::optional<CallReach>> reach;
 
   DeviceBusy& Device(uint32_t device) {
     for (DeviceBusy& d : devices) {
@@ -106,27 +107,15 @@ class UtilizationSection final : public ReportSection {
   std::vector<CpuActivity> CpuDuring(const ProcessInfo& p, ProcessUse& use, uint64_t begin,
                                      uint64_t end) {
     std::vector<CpuActivity> out;
-    use.max_end_prefix.resize(p.threads.size());
+    use.reach.resize(p.threads.size());
     for (size_t t = 0; t < p.threads.size(); ++t) {
       const ThreadCalls* thread = p.threads[t].get();
       const auto& calls = thread->calls;
       if (calls.empty()) continue;
-      std::vector<uint64_t>& max_end_prefix = use.max_end_prefix[t];
-      if (max_end_prefix.size() != calls.size()) {
-        max_end_prefix.resize(calls.size());
-        uint64_t m = 0;
-        for (size_t i = 0; i < calls.size(); ++i) max_end_prefix[i] = m = std::max(m, calls[i].end);
-      }
-      // Calls are sorted by start; walk back from the first one starting at or after
-      // `end` while some earlier call may still reach into the gap.
-      size_t i = std::lower_bound(calls.begin(), calls.end(), end,
-                                  [](const ApiCall& c, uint64_t v) { return c.start < v; }) -
-                 calls.begin();
+      if (!use.reach[t]) use.reach[t].emplace(calls);
       std::vector<std::pair<StringId, uint64_t>> by_name;
-      while (i > 0 && max_end_prefix[i - 1] > begin) {
-        --i;
+      use.reach[t]->ForEachOverlapping(begin, end, [&](size_t i) {
         const ApiCall& c = calls[i];
-        if (c.end <= begin) continue;
         // A call nested in an enclosing call of the same thread (a driver call inside a
         // runtime call) is part of the enclosing one: count only the outer call.
         bool nested = false;
@@ -136,7 +125,7 @@ class UtilizationSection final : public ReportSection {
             break;
           }
         }
-        if (nested) continue;
+        if (nested) return;
         const uint64_t overlap = std::min(c.end, end) - std::max(c.start, begin);
         auto it = std::find_if(by_name.begin(), by_name.end(),
                                [&](const auto& e) { return e.first == c.name; });
@@ -145,7 +134,7 @@ class UtilizationSection final : public ReportSection {
         } else {
           it->second += overlap;
         }
-      }
+      });
       for (auto [name, ns] : by_name) out.push_back({thread->tid, context_.Str(name), ns});
     }
     std::sort(out.begin(), out.end(), [](const CpuActivity& a, const CpuActivity& b) {
