@@ -207,11 +207,14 @@ Result<std::string> WriteTimeline(const std::string& trace, TimelineFormat forma
 }
 
 // Writes the dataset of Parquet tables into the directory `output`.
-Status WriteParquet(const std::string& trace, const std::string& output, FILE* summary_to) {
+Status WriteParquet(const std::string& trace, const std::string& output,
+                    const StackDisplayOptions& display, FILE* summary_to) {
   GP_ASSIGN_OR_RETURN(std::unique_ptr<parquet::DatasetWriter> writer,
                       parquet::DatasetWriter::Create(output));
   ReadReport report;
-  Result<DatasetSummary> summary = BuildDataset(trace, *writer, DatasetOptions{}, &report);
+  DatasetOptions options;
+  options.display = display;
+  Result<DatasetSummary> summary = BuildDataset(trace, *writer, options, &report);
   PrintReadWarnings(report);
   GP_RETURN_IF_ERROR(summary.status());
   for (const std::string& warning : summary->warnings) {
@@ -243,7 +246,8 @@ Status Run(const std::string& trace, const std::string& format_name, std::string
       return Error(StatusCode::kInvalidArgument,
                    "a Parquet dataset is a directory of files: give one with -o DIR");
     }
-    return WriteParquet(trace, output.empty() ? DefaultOutput(trace, format) : output, summary_to);
+    return WriteParquet(trace, output.empty() ? DefaultOutput(trace, format) : output, display,
+                        summary_to);
   }
   if (format == ExportFormat::kPprof && window_args.any()) {
     return Error(StatusCode::kInvalidArgument,

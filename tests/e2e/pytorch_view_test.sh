@@ -8,8 +8,8 @@
 #     native-detail stacks still do, where the trace has them;
 #   - a plain op's tower (one ATen op) from its innermost Python frame to the kernel takes at
 #     most 8 frames;
-#   - report's stack listings, the timeline's stack annotations and the pprof profile read
-#     the same way; goldens of both views for one trace (GPUPERF_BLESS=1 writes them).
+#   - report's stack listings, the timeline's stack annotations, the pprof profile and the
+#     Parquet dataset's frames read the same way; goldens of both views for one trace (GPUPERF_BLESS=1 writes them).
 source "$(dirname "$0")/lib.sh"
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 
@@ -58,6 +58,20 @@ grep -qE 'wrap_kernel_functor_unboxed_|at::_ops::' "$dir/n.json" || fail "the --
 "$GPUPERF" export "$one" -o "$dir/pn.pb.gz" --native-detail 2>/dev/null || fail "pprof --native-detail failed"
 if zcat "$dir/p.pb.gz" | grep -qaE 'wrap_kernel_functor_unboxed_|THPVariable_'; then fail "the pprof profile holds plumbing"; fi
 zcat "$dir/pn.pb.gz" | grep -qaE 'wrap_kernel_functor_unboxed_|at::_ops::' || fail "the --native-detail profile lost the native frames"
+
+# The Parquet dataset names frames as the flame graph does with the same options: its frames
+# table changes with --native-detail on a PyTorch trace, and not at all on a plain CUDA one.
+for case in "h100/pytorch_train differ" "h100/vector_add same"; do
+  read -r fixture want <<<"$case"
+  for v in view native; do
+    flag=(); [[ $v == native ]] && flag=(--native-detail)
+    "$GPUPERF" export "$SRC/tests/data/$fixture" --format parquet -o "$dir/pq.$v" "${flag[@]}" >/dev/null 2>&1 ||
+      fail "$fixture: parquet export ${flag[*]} failed"
+  done
+  if cmp -s "$dir"/pq.view/frames/*/*.parquet "$dir"/pq.native/frames/*/*.parquet; then got=same; else got=differ; fi
+  [[ $got == "$want" ]] || fail "$fixture: the dataset's frames with and without --native-detail $got, want $want"
+  rm -rf "$dir/pq.view" "$dir/pq.native"
+done
 
 # Goldens of both views for one trace.
 golden() {

@@ -31,7 +31,8 @@ struct PartOutcome {
 };
 
 PartOutcome BuildPart(const std::string& file, size_t index, const RankScan& scan,
-                      const ClockAlignment& clocks, unsigned read_threads, DatasetSink& sink) {
+                      const ClockAlignment& clocks, unsigned read_threads,
+                      const StackDisplayOptions& display, DatasetSink& sink) {
   PartOutcome out;
   out.part.trace_file = std::filesystem::path(file).filename().string();
   out.part.stem = PartStem(file);
@@ -39,7 +40,7 @@ PartOutcome BuildPart(const std::string& file, size_t index, const RankScan& sca
   Correlator correlator([&builder](const GpuActivity& a) { builder->OnActivity(a); });
   // Stack and frame ids: unique in the dataset, whatever the number of files.
   builder = std::make_unique<PartRowBuilder>(correlator, scan, clocks, sink, out.part,
-                                             static_cast<int64_t>(index + 1) << 32);
+                                             static_cast<int64_t>(index + 1) << 32, display);
   ReadOptions first_pass;
   first_pass.chunk_types = PartFirstPassChunks();
   first_pass.threads = read_threads;
@@ -71,7 +72,7 @@ Result<DatasetSummary> BuildDataset(const std::string& path, DatasetSink& sink,
   std::vector<PartOutcome> outcomes(files.size());
   const unsigned read_threads = ReadThreadsPerFile(files.size());
   ForEachIndex(files.size(), options.threads, [&](size_t i) {
-    outcomes[i] = BuildPart(files[i], i, scan, clocks, read_threads, sink);
+    outcomes[i] = BuildPart(files[i], i, scan, clocks, read_threads, options.display, sink);
   });
 
   DatasetSummary summary;

@@ -12,6 +12,7 @@
 #include "analyze/dataset/dataset_schema.h"
 #include "analyze/dataset/dataset_sink.h"
 #include "analyze/ranks/clock_alignment.h"
+#include "analyze/symbols/symbol_table.h"
 #include "gpuperf/status.h"
 #include "gpuperf/trace_reader.h"
 
@@ -19,6 +20,9 @@ namespace gpuperf {
 
 struct DatasetOptions {
   unsigned threads = 0;  // files read at once; 0: one per core
+  // How the stacks and frames tables name frames: as the flame graph does with the same
+  // options (the PyTorch view unless native_detail).
+  StackDisplayOptions display;
 };
 
 struct DatasetSummary {

@@ -79,8 +79,9 @@ std::span<const uint16_t> PartFirstPassChunks() {
 
 PartRowBuilder::PartRowBuilder(Correlator& correlator, const RankScan& scan,
                                const ClockAlignment& clocks, DatasetSink& sink, DatasetPart part,
-                               int64_t id_base)
+                               int64_t id_base, const StackDisplayOptions& display)
     : LaunchSink(correlator),
+      display_(display),
       scan_(scan),
       clocks_(clocks),
       sink_(sink),
@@ -540,11 +541,13 @@ void PartRowBuilder::WriteProcesses() {
 void PartRowBuilder::WriteStacksAndFrames() {
   if (stack_ids_.empty()) return;
   // Named as the flame graph names them (one resolver), so its folded lines can be rebuilt.
-  SymbolTable symbols(strings);
+  SymbolTable symbols(strings, display_);
   symbols.AddAll(modules, LaunchSink::symbols, python_codes, threads);
   const std::vector<RankRecord> no_ranks;
   flame::NameSources names{strings, stacks, symbols, processes, threads, no_ranks};
   FlameGraphOptions options;
+  options.python_internals = display_.python_internals;
+  options.native_detail = display_.native_detail;
   FlameGraph graph;
   flame::GraphResolver resolver(names, options, graph);
   std::map<std::tuple<std::string, std::string, std::string, uint32_t, std::string, uint32_t>,

@@ -40,7 +40,8 @@ class PartRowBuilder final : public LaunchSink {
  public:
   // `id_base` makes the part's stack and frame ids unique in the dataset.
   PartRowBuilder(Correlator& correlator, const RankScan& scan, const ClockAlignment& clocks,
-                 DatasetSink& sink, DatasetPart part, int64_t id_base);
+                 DatasetSink& sink, DatasetPart part, int64_t id_base,
+                 const StackDisplayOptions& display = {});
 
   // The links are all in: records from now on join on arrival.
   void BeginSecondPass();
@@ -102,6 +103,7 @@ class PartRowBuilder final : public LaunchSink {
   void WriteProcesses();
   void WriteStacksAndFrames();
 
+  StackDisplayOptions display_;  // how frames are named (the flame graph's options)
   const RankScan& scan_;
   const ClockAlignment& clocks_;
   DatasetSink& sink_;
