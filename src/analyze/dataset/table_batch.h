@@ -1,4 +1,4 @@
-// Rows of a table, column by column: what the dataset analysis (dataset_builder.h) hands to
+// Rows of a table, column by column: what the dataset analysis (dataset.h, part_builder.h) hands to
 // a writer (export/parquet/), which only serializes them. A column is 64-bit integers or
 // strings; strings are ids into a pool shared by the batches of one trace file, so a writer
 // dictionary-encodes them without hashing a string per row.
