@@ -1,5 +1,6 @@
 #include "analyze/symbols/pytorch_view.h"
 
+#include <span>
 #include <utility>
 
 #include "analyze/symbols/python_stacks.h"
@@ -16,9 +17,9 @@ bool HasSymbol(const Frame& frame) {
 // Whether an op's entry comes at or after `i` before anything that is neither plumbing nor an
 // op: plumbing that leads into an op (the Python binding) folds into it; plumbing that leads
 // nowhere is kept, so no frame vanishes without a name taking its place.
-bool LeadsIntoOp(const std::vector<Frame>& frames, size_t i) {
-  for (; i < frames.size(); ++i) {
-    const TorchFrameRole role = ClassifyTorchFrame(frames[i]).role;
+bool LeadsIntoOp(std::span<const TorchFrameClass> classes, size_t i) {
+  for (; i < classes.size(); ++i) {
+    const TorchFrameRole role = classes[i].role;
     if (role == TorchFrameRole::kOpEntry || role == TorchFrameRole::kBackwardNode) return true;
     if (role != TorchFrameRole::kOpPlumbing) return false;
   }
@@ -39,6 +40,10 @@ Frame NamedFrame(const Frame& like, std::string_view name) {
 void FoldPyTorchFrames(std::vector<Frame>& frames, size_t from,
                        const std::function<std::string_view(std::string)>& intern) {
   if (from >= frames.size() || !IsTorchStack(frames, from)) return;
+  // Each frame looked up once: the plumbing's look-ahead and the library runs read these.
+  std::vector<TorchFrameClass> classes;
+  classes.reserve(frames.size() - from);
+  for (size_t i = from; i < frames.size(); ++i) classes.push_back(ClassifyTorchFrame(frames[i]));
   std::vector<Frame> folded;
   folded.reserve(frames.size() - from);
   std::string_view op_shown;  // the op whose frame was emitted last, while inside it
@@ -47,7 +52,7 @@ void FoldPyTorchFrames(std::vector<Frame>& frames, size_t from,
   bool engine_frames = false;
   for (size_t i = from; i < frames.size(); ++i) {
     const Frame& frame = frames[i];
-    const TorchFrameClass what = ClassifyTorchFrame(frame);
+    const TorchFrameClass& what = classes[i - from];
     if (frame.kind == FrameKind::kLabel && frame.function == kAutogradBackwardLabel) {
       folded.push_back(frame);
       engine_frames = true;
@@ -75,7 +80,7 @@ void FoldPyTorchFrames(std::vector<Frame>& frames, size_t from,
         }
         break;
       case TorchFrameRole::kOpPlumbing:
-        if (op_shown.empty() && !LeadsIntoOp(frames, i)) folded.push_back(frame);
+        if (op_shown.empty() && !LeadsIntoOp(classes, i - from)) folded.push_back(frame);
         break;
       case TorchFrameRole::kLibrary:
       case TorchFrameRole::kCudaRuntime: {
@@ -84,7 +89,7 @@ void FoldPyTorchFrames(std::vector<Frame>& frames, size_t from,
         size_t end = i;
         const Frame* entry = nullptr;
         while (end < frames.size()) {
-          const TorchFrameClass next = ClassifyTorchFrame(frames[end]);
+          const TorchFrameClass& next = classes[end - from];
           if (next.role != what.role || next.library != what.library) break;
           if (entry == nullptr && HasSymbol(frames[end])) entry = &frames[end];
           ++end;

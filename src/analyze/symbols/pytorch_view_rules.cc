@@ -1,7 +1,6 @@
 // The PyTorch view's table of frame patterns (pytorch_view.h), checked on the recorded
 // PyTorch fixtures (tests/data/*/pytorch_*; pytorch_view_test.cc). Written against PyTorch 2.x
 // (libtorch 2.5 to 2.9 frame names): when a release renames its plumbing, edit here.
-#include <array>
 #include <span>
 #include <string_view>
 
