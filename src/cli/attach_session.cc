@@ -103,13 +103,17 @@ std::string AttachSettingsText(const std::vector<std::pair<std::string, std::str
   return text;
 }
 
+std::string AttachFilesName(uint32_t pid) {
+  return ".gpuperf-attach-" + std::to_string(pid);
+}
+
 Result<std::unique_ptr<AttachSession>> AttachSession::Start(const attach::Target& target,
                                                             const AttachRequest& request) {
   const pid_t pid = target.pid;
   std::unique_ptr<AttachSession> session(new AttachSession());
   session->pid_ = pid;
   session->name_ = target.name;
-  const std::string base = request.dir + "/.gpuperf-attach-" + std::to_string(pid);
+  const std::string base = request.dir + "/" + AttachFilesName(static_cast<uint32_t>(pid));
   session->state_path_ = base + ".state";
   session->stop_path_ = base + ".stop";
   session->log_path_ = base + ".log";

@@ -77,6 +77,11 @@ class AttachSession {
   std::map<std::string, std::string> last_;
 };
 
+// The window's files in its output directory: this name with .state (how it goes), .stop
+// (gpuperf asks it to end) and .log (the library's lines, open in the process while the window
+// is: dump-now finds a window by it).
+std::string AttachFilesName(uint32_t pid);
+
 // One NAME=VALUE line per variable of record's environment that the library reads
 // (GPUPERF_*), for `settings`.
 std::string AttachSettingsText(const std::vector<std::pair<std::string, std::string>>& env);

@@ -31,6 +31,7 @@
 #include "base/process_owner.h"
 #include "base/text_escape.h"
 #include "base/units.h"
+#include "cli/attach_session.h"
 #include "cli/command.h"
 #include "cli/quantity_options.h"
 #include "cli/record_flight.h"
@@ -188,7 +189,7 @@ bool ReadState(const FlightTarget& target, std::map<std::string, std::string>* s
 // window's output directory is found through the window's log file, which the process holds
 // open for the window's length (DIR/.gpuperf-attach-PID.log). Empty when no window is open.
 std::string AttachWindowDir(const std::string& proc, uint32_t pid) {
-  const std::string suffix = "/.gpuperf-attach-" + std::to_string(pid) + ".log";
+  const std::string suffix = "/" + AttachFilesName(pid) + ".log";
   DIR* fds = opendir((proc + "/fd").c_str());
   if (fds == nullptr) return "";
   std::string found;
