@@ -221,7 +221,8 @@ std::string AttachSession::DetachNote() const {
            "one)";
   }
   if (cupti == "unsubscribed") {
-    return " (a CUDA call stayed inside gpuperf's callback: CUPTI unsubscribed, not finalized)";
+    return " (CUPTI unsubscribed, not finalized: a CUDA call stayed inside gpuperf's callback, "
+           "or CUPTI refused the finalize)";
   }
   return "";
 }

@@ -47,4 +47,24 @@ finish_app syncs "$pid" 3
 [[ $app_rc -eq 5 ]] || fail "the app exited $app_rc, want 5: $(tail -3 "$dir/syncs.err")"
 [[ ! -s $dir/syncs.err ]] || fail "the app wrote to its stderr: $(head -3 "$dir/syncs.err")"
 
+# CUPTI refusing the finalize (FAKE_CUPTI_FAIL): our subscriber is given up instead, so the
+# next window subscribes again, and the process is left with no subscriber of ours.
+app_env=(FAKE_CUPTI_FAIL=cuptiFinalize=999)
+start_app refused 3 syncs:2 3
+pid=$app_pid
+touch "$dir/refused.go/go-1"
+for window in 1 2; do
+  attach_start "$dir/r$window" "$pid"
+  attach_end
+  [[ $attach_rc -eq 0 ]] || fail "refused finalize, window $window: attach exited $attach_rc: $(tail -3 "$dir/r$window.log")"
+done
+grep -q "CUPTI refused the finalize" "$dir/r1.log" || fail "the refused finalize is not said: $(cat "$dir/r1.log")"
+touch "$dir/refused.go/stop-2"
+wait_file "$dir/refused.go/done-2"
+line=$(cupti_line refused 2)
+[[ $(field subscribed "$line") -eq 0 && $(field finalized "$line") -eq 0 ]] ||
+  fail "after refused finalizes CUPTI still has gpuperf's subscriber: $line"
+finish_app refused "$pid" 3
+[[ $app_rc -eq 5 ]] || fail "refused finalize: the app exited $app_rc, want 5"
+
 finish

@@ -109,7 +109,12 @@ void FinalizeAtApiExit(int domain, const void* callback_data, bool flush_running
     g_finalize.store(kGaveUp);
     return;
   }
-  GP_CUPTI_CALL(cuptiFinalize());
+  if (GP_CUPTI_CALL(cuptiFinalize()) != CUPTI_SUCCESS) {
+    // Refused: our subscriber is still CUPTI's; given up, so the next window can subscribe.
+    UnsubscribeCallbacks();
+    g_finalize.store(kGaveUp);
+    return;
+  }
   ForgetSubscriber();  // finalizing took it
   g_finalize.store(kDone);
 }

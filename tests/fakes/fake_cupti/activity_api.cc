@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fake_cupti/hw_injected.h"
 #include "fake_cupti/state.h"
 
 using fake_cupti::Fail;
@@ -377,6 +378,7 @@ CUptiResult CUPTIAPI cuptiGetGraphNodeId(CUgraphNode node, uint64_t* id) {
 // Detach: unsubscribe, disable every kind, forget the buffer callbacks. Buffers not flushed
 // before are lost, as the header warns.
 CUptiResult CUPTIAPI cuptiFinalize(void) {
+  FAKE_CUPTI_INJECTED(cuptiFinalize);  // refused: everything stays as it was
   fake_cupti::State& g = G();
   CUpti_Subscriber_st* subscriber = g.subscriber.load();
   if (subscriber != nullptr && !subscriber->foreign) {
