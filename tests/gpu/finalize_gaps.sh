@@ -1,8 +1,10 @@
 #!/bin/bash
 # Attached PyTorch loops under glibc's malloc checks, windows of 1 s again and again with
-# GAP seconds between them, several loops side by side: "NAME:WINDOWS:GAP[:OPTIONS] ..."
-# (default a:15:0.5 b:15:0.5 c:6:5; OPTIONS are attach's, commas for spaces:
-# d:15:0.5:--no-stacks,--activities,kernel). Each loop says how many windows it lived through and how it ended.
+# GAP seconds between them, several loops side by side (docs/attach.md, "Detaching"):
+#   bash tests/gpu/finalize_gaps.sh NAME:WINDOWS:GAP[:OPTIONS] ...
+# (default a:15:0.5 b:15:0.5 c:6:5). OPTIONS are attach's, commas for spaces
+# (d:15:0.5:--no-stacks,--activities,kernel). Each loop says how many windows it lived through
+# and how it ended.
 o=${OUT:-/tmp}/fingaps; mkdir -p $o
 gp=.carry/bin/gpuperf
 dbg=/lib/x86_64-linux-gnu/libc_malloc_debug.so.0
